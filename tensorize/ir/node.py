@@ -1,0 +1,83 @@
+"""The base of every IR node: immutable objects with ``__slots__``.
+
+Identity (``same_as``) and structure (``tensorize.ir.structural_equal``) are separate.
+Each concrete class lists its structural fields in ``_fields`` (in definition order: fields
+that define variables come before fields that use them) and names itself with ``_type_key``
+(``"tir.For"``), the key ``ir_transform`` filters on.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+_set = object.__setattr__
+
+
+class Span:
+    """Where a node came from in TVMScript source: file name, line and column (1-based)."""
+
+    __slots__ = ("source_name", "line", "column", "end_line", "end_column")
+
+    def __init__(self, source_name: str, line: int, column: int, end_line: int | None = None, end_column: int | None = None):
+        self.source_name, self.line, self.column = source_name, line, column
+        self.end_line, self.end_column = end_line, end_column
+
+    def __repr__(self) -> str:
+        return f"{self.source_name}:{self.line}:{self.column}"
+
+
+class Node:
+    """Base class of all IR nodes. Nodes are immutable: build a new one with ``replace``."""
+
+    __slots__ = ("span",)
+    _fields: tuple[str, ...] = ()
+    _type_key = "Node"
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable; use node.replace({name}=...) to make a changed copy")
+
+    def same_as(self, other: object) -> bool:
+        """Identity: the very same node object."""
+        return self is other
+
+    def replace(self, **changes: Any) -> "Node":
+        """A copy with some fields changed; unchanged fields are shared, ``span`` is kept."""
+        new = object.__new__(type(self))
+        for cls in type(self).__mro__:
+            for name in getattr(cls, "__slots__", ()):
+                if name == "__weakref__":
+                    continue
+                if name in changes:
+                    _set(new, name, changes[name])
+                elif hasattr(self, name):
+                    _set(new, name, getattr(self, name))
+        return new
+
+    def with_span(self, span: Span | None) -> "Node":
+        _set(self, "span", span)
+        return self
+
+    def script(self, **kwargs: Any) -> str:
+        """TVMScript text of this node."""
+        from ..script.printer import script
+
+        return script(self, **kwargs)
+
+    def show(self, **kwargs: Any) -> None:
+        """Print the TVMScript text of this node."""
+        print(self.script(**kwargs))  # noqa: T201 - user-facing display
+
+    def __str__(self) -> str:
+        try:
+            return self.script()
+        except Exception:  # the printer may not cover a half-built node; fall back to repr
+            return object.__repr__(self)
+
+    def __repr__(self) -> str:
+        return self.__str__()
+
+    def __getstate__(self):
+        return {name: getattr(self, name) for cls in type(self).__mro__ for name in getattr(cls, "__slots__", ()) if hasattr(self, name) and name != "__weakref__"}
+
+    def __setstate__(self, state):
+        for key, value in state.items():
+            _set(self, key, value)

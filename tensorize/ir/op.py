@@ -1,0 +1,229 @@
+"""Built-in operators and the functions that build calls of them (``tvm.tir.exp``, ``T.max``, ...).
+
+>>> from tensorize.ir.expr import Var
+>>> x = Var("x", "float32")
+>>> exp(x).op.name
+'tir.exp'
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+from . import dtype as dt
+from .expr import (
+    Call,
+    CallEffectKind,
+    FloatImm,
+    IntImm,
+    Op,
+    PrimExpr,
+    Select,
+    StringImm,
+    cast,
+    convert,
+    logical_and,
+    logical_or,
+    make_const,
+    match_types,
+    max_value_expr,
+    min_value_expr,
+)
+
+UNARY_MATH = (
+    "exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "tanh", "sigmoid",
+    "fabs", "floor", "ceil", "round", "nearbyint", "trunc", "erf", "sin", "cos", "tan", "sinh", "cosh",
+    "asin", "acos", "atan", "asinh", "acosh", "atanh", "isnan", "isinf", "isfinite", "popcount", "clz",
+)
+BINARY_MATH = ("pow", "atan2", "fmod", "hypot", "copysign", "nextafter", "ldexp")
+BITWISE = ("bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "shift_left", "shift_right")
+
+for _name in UNARY_MATH + BINARY_MATH + BITWISE:
+    Op.register("tir." + _name)
+for _name in ("if_then_else", "reinterpret", "likely", "call_pure_extern", "call_llvm_pure_intrin",
+              "vectorlow", "vectorhigh", "vectorcombine", "ret"):
+    Op.register("tir." + _name)
+for _name in ("call_extern", "call_llvm_intrin", "call_packed", "tvm_access_ptr", "address_of",
+              "tvm_storage_sync", "tvm_thread_allreduce", "ptx_mma", "ptx_ldmatrix",
+              "tvm_load_matrix_sync", "tvm_store_matrix_sync", "tvm_mma_sync", "tvm_fill_fragment",
+              "type_annotation", "assume", "undef", "tvm_stack_make_shape", "prefetch"):
+    Op.register("tir." + _name, CallEffectKind.OPAQUE)
+
+
+def call_intrin(dtype: str, op_name: str, *args) -> Call:
+    """A call of the built-in ``op_name`` (``"tir.exp"``) returning ``dtype``."""
+    return Call(dtype, Op.get(op_name), args)
+
+
+def _unary(name: str):
+    def build(x: PrimExpr) -> PrimExpr:
+        x = convert(x)
+        result_dtype = dt.with_lanes("bool", dt.lanes_of(x.dtype)) if name in ("isnan", "isinf", "isfinite") else x.dtype
+        return Call(result_dtype, Op.get("tir." + name), (x,))
+
+    build.__name__ = name
+    build.__doc__ = f"``{name}(x)`` elementwise."
+    return build
+
+
+def _binary(name: str):
+    def build(x, y) -> PrimExpr:
+        x, y = match_types(x, y)
+        return Call(x.dtype, Op.get("tir." + name), (x, y))
+
+    build.__name__ = name
+    build.__doc__ = f"``{name}(x, y)`` elementwise."
+    return build
+
+
+exp, exp2, exp10, log, log2, log10, log1p, sqrt, rsqrt, tanh, sigmoid = (_unary(n) for n in UNARY_MATH[:11])
+fabs, floor, ceil, round, nearbyint, trunc, erf, sin, cos, tan, sinh, cosh = (_unary(n) for n in UNARY_MATH[11:23])
+asin, acos, atan, asinh, acosh, atanh, isnan, isinf, isfinite, popcount, clz = (_unary(n) for n in UNARY_MATH[23:])
+pow, atan2, fmod, hypot, copysign, nextafter, ldexp = (_binary(n) for n in BINARY_MATH)
+power = pow
+abs = fabs  # noqa: A001 - TVM names it abs too
+
+
+def bitwise_and(x, y):
+    return x & y
+
+
+def bitwise_or(x, y):
+    return x | y
+
+
+def bitwise_xor(x, y):
+    return x ^ y
+
+
+def bitwise_not(x):
+    return ~convert(x)
+
+
+def shift_left(x, y):
+    return convert(x) << y
+
+
+def shift_right(x, y):
+    return convert(x) >> y
+
+
+def min(a, b, *rest):  # noqa: A001 - TVM's name
+    """``min(a, b, ...)`` as IR."""
+    result = min_value_expr(a, b)
+    for r in rest:
+        result = min_value_expr(result, r)
+    return result
+
+
+def max(a, b, *rest):  # noqa: A001 - TVM's name
+    """``max(a, b, ...)`` as IR."""
+    result = max_value_expr(a, b)
+    for r in rest:
+        result = max_value_expr(result, r)
+    return result
+
+
+def if_then_else(cond, t, f) -> PrimExpr:
+    """``t if cond else f`` where only the taken side is evaluated (guards out-of-bounds loads)."""
+    cond = convert(cond)
+    t, f = match_types(t, f)
+    if isinstance(cond, IntImm):
+        return t if cond.value else f
+    return Call(t.dtype, Op.get("tir.if_then_else"), (cond, t, f))
+
+
+def Select_(cond, t, f) -> Select:  # noqa: N802
+    return Select(cond, t, f)
+
+
+def likely(cond) -> PrimExpr:
+    cond = convert(cond)
+    return Call(cond.dtype, Op.get("tir.likely"), (cond,))
+
+
+def reinterpret(dtype: str, value) -> PrimExpr:
+    """The bits of ``value`` read as ``dtype`` (same total width)."""
+    value = convert(value)
+    return Call(dtype, Op.get("tir.reinterpret"), (value,))
+
+
+def call_extern(dtype: str, func_name: str, *args) -> Call:
+    """A call of the C function ``func_name``."""
+    return Call(dtype, Op.get("tir.call_extern"), (StringImm(func_name),) + tuple(args))
+
+
+def call_pure_extern(dtype: str, func_name: str, *args) -> Call:
+    return Call(dtype, Op.get("tir.call_pure_extern"), (StringImm(func_name),) + tuple(args))
+
+
+def call_llvm_intrin(dtype: str, name: str, *args) -> Call:
+    """A call of the LLVM intrinsic ``name`` (``"llvm.x86.avx512.vpdpbusd.512"``) with side effects."""
+    return Call(dtype, Op.get("tir.call_llvm_intrin"), (StringImm(name),) + _num_args(args))
+
+
+def call_llvm_pure_intrin(dtype: str, name: str, *args) -> Call:
+    """A call of the pure LLVM intrinsic ``name``; TVM's optional leading argument count is accepted."""
+    return Call(dtype, Op.get("tir.call_llvm_pure_intrin"), (StringImm(name),) + _num_args(args))
+
+
+def _num_args(args: Sequence) -> tuple:
+    # TVM's older spelling passes the argument count first: drop it when it matches.
+    if args and isinstance(args[0], (int, IntImm)) and int(args[0]) == len(args) - 1 and dt.is_uint(convert(args[0]).dtype):
+        return tuple(args[1:])
+    return tuple(args)
+
+
+def max_value(dtype: str) -> PrimExpr:
+    """The largest value of ``dtype``."""
+    t = dt.parse(dtype)
+    if t.code == "int":
+        return IntImm(dtype, (1 << (t.bits - 1)) - 1)
+    if t.code == "uint":
+        return IntImm(dtype, (1 << t.bits) - 1)
+    if t.code == "bool":
+        return IntImm(dtype, 1)
+    if t.code == "float":
+        return FloatImm(dtype, {16: 65504.0, 32: 3.4028234663852886e38, 64: 1.7976931348623157e308}[t.bits])
+    if t.code == "bfloat":
+        return FloatImm(dtype, 3.3895313892515355e38)
+    raise ValueError(f"no max_value for {dtype}")
+
+
+def min_value(dtype: str) -> PrimExpr:
+    """The smallest value of ``dtype``."""
+    t = dt.parse(dtype)
+    if t.code == "int":
+        return IntImm(dtype, -(1 << (t.bits - 1)))
+    if t.code in ("uint", "bool"):
+        return IntImm(dtype, 0)
+    return FloatImm(dtype, -max_value(dtype).value)
+
+
+def infinity(dtype: str) -> PrimExpr:
+    return FloatImm(dtype, float("inf"))
+
+
+def all(*conds) -> PrimExpr:  # noqa: A001 - TVM's name
+    """Logical and of all ``conds``."""
+    result = convert(True)
+    for c in conds:
+        result = logical_and(result, c)
+    return result
+
+
+def any(*conds) -> PrimExpr:  # noqa: A001 - TVM's name
+    """Logical or of all ``conds``."""
+    result = convert(False)
+    for c in conds:
+        result = logical_or(result, c)
+    return result
+
+
+def const(value, dtype: str | None = None) -> PrimExpr:
+    """``tvm.tir.const(value, dtype)``: a constant; dtype defaults to int32/float32 by the value."""
+    if dtype is None:
+        return convert(value)
+    return make_const(dtype, value)
+
+
+__all__ = [n for n in dir() if not n.startswith("_")] + ["cast"]

@@ -1,0 +1,186 @@
+"""Structural equality and hashing of IR.
+
+Two programs are structurally equal when they have the same shape, with variables and buffers
+matched by position of first occurrence (never by name). ``assert_structural_equal`` says where
+they first differ.
+
+>>> from tensorize.ir.expr import Var
+>>> x, y = Var("x"), Var("y")
+>>> structural_equal(x + 1, y + 1), structural_equal(x + 1, x + 2)
+(True, False)
+"""
+from __future__ import annotations
+
+import enum
+from typing import Any
+
+from .buffer import Buffer
+from .expr import EqualOp, Op, PointerType, Var
+from .node import Node
+
+
+class _Mismatch(Exception):
+    def __init__(self, path: list[str], lhs: Any, rhs: Any, reason: str):
+        super().__init__(reason)
+        self.path, self.lhs, self.rhs, self.reason = path, lhs, rhs, reason
+
+
+class _Equal:
+    def __init__(self, map_free_vars: bool):
+        self.map_free_vars = map_free_vars
+        self.lmap: dict[int, Any] = {}
+        self.rmap: dict[int, Any] = {}
+        self.path: list[str] = []
+
+    def fail(self, lhs, rhs, reason):
+        raise _Mismatch(list(self.path), lhs, rhs, reason)
+
+    def bind(self, lhs, rhs) -> None:
+        """Match two defining objects (vars or buffers) or check they were matched consistently."""
+        got = self.lmap.get(id(lhs))
+        if got is not None:
+            if got is not rhs:
+                self.fail(lhs, rhs, f"{_name(lhs)} was matched with {_name(got)} earlier, not with {_name(rhs)}")
+            return False
+        if id(rhs) in self.rmap:
+            self.fail(lhs, rhs, f"{_name(rhs)} was matched with another object earlier")
+        self.lmap[id(lhs)] = rhs
+        self.rmap[id(rhs)] = lhs
+        return True
+
+    def eq(self, lhs, rhs) -> None:
+        if isinstance(lhs, Var):
+            if not isinstance(rhs, Var):
+                self.fail(lhs, rhs, f"a variable on the left, a {type(rhs).__name__} on the right")
+            if lhs.dtype != rhs.dtype or lhs.type_annotation != rhs.type_annotation:
+                self.fail(lhs, rhs, f"variable types differ: {lhs.dtype} vs {rhs.dtype}")
+            self.bind(lhs, rhs)
+            return
+        if isinstance(lhs, Buffer):
+            if not isinstance(rhs, Buffer):
+                self.fail(lhs, rhs, f"a buffer on the left, a {type(rhs).__name__} on the right")
+            if self.bind(lhs, rhs):
+                self.fields(lhs, rhs)
+            return
+        if isinstance(lhs, Node):
+            if type(lhs) is not type(rhs):
+                self.fail(lhs, rhs, f"node types differ: {type(lhs).__name__} vs {type(rhs).__name__}")
+            if getattr(lhs, "dtype", None) != getattr(rhs, "dtype", None) and hasattr(lhs, "dtype"):
+                self.fail(lhs, rhs, f"dtypes differ: {lhs.dtype} vs {rhs.dtype}")
+            self.fields(lhs, rhs)
+            return
+        if isinstance(lhs, (list, tuple)):
+            if not isinstance(rhs, (list, tuple)) or len(lhs) != len(rhs):
+                self.fail(lhs, rhs, f"lengths differ: {len(lhs)} vs {len(rhs) if isinstance(rhs, (list, tuple)) else rhs!r}")
+            for i, (a, b) in enumerate(zip(lhs, rhs)):
+                self.path.append(f"[{i}]")
+                self.eq(a, b)
+                self.path.pop()
+            return
+        if isinstance(lhs, dict):
+            if not isinstance(rhs, dict) or len(lhs) != len(rhs):
+                self.fail(lhs, rhs, "dictionaries differ in size")
+            if all(isinstance(k, str) for k in lhs):
+                for k in lhs:
+                    if k not in rhs:
+                        self.fail(lhs, rhs, f"key {k!r} is missing on the right")
+                    self.path.append(f"[{k!r}]")
+                    self.eq(lhs[k], rhs[k])
+                    self.path.pop()
+            else:  # keyed by nodes (buffer_map): match in insertion order
+                for i, ((ka, va), (kb, vb)) in enumerate(zip(lhs.items(), rhs.items())):
+                    self.path.append(f"<entry {i}>")
+                    self.eq(ka, kb)
+                    self.eq(va, vb)
+                    self.path.pop()
+            return
+        if isinstance(lhs, (Op, PointerType, enum.Enum)) or lhs is None or isinstance(lhs, (int, float, str, bool)):
+            if isinstance(lhs, float) and isinstance(rhs, float) and lhs != lhs and rhs != rhs:
+                return  # NaN == NaN structurally
+            if type(lhs) is not type(rhs) and not (isinstance(lhs, int) and isinstance(rhs, int)):
+                self.fail(lhs, rhs, f"values differ: {lhs!r} vs {rhs!r}")
+            if lhs != rhs:
+                self.fail(lhs, rhs, f"values differ: {lhs!r} vs {rhs!r}")
+            return
+        if lhs != rhs:
+            self.fail(lhs, rhs, f"values differ: {lhs!r} vs {rhs!r}")
+
+    def fields(self, lhs: Node, rhs: Node) -> None:
+        for name in type(lhs)._fields:
+            self.path.append("." + name)
+            self.eq(getattr(lhs, name), getattr(rhs, name))
+            self.path.pop()
+
+
+def _name(obj) -> str:
+    if isinstance(obj, Var):
+        return f"variable {obj.name!r}"
+    if isinstance(obj, Buffer):
+        return f"buffer {obj.name!r}"
+    return type(obj).__name__
+
+
+def structural_equal(lhs, rhs, map_free_vars: bool = True) -> bool:
+    """Whether ``lhs`` and ``rhs`` have the same structure (variables matched by position)."""
+    try:
+        _Equal(map_free_vars).eq(lhs, rhs)
+    except _Mismatch:
+        return False
+    return True
+
+
+def assert_structural_equal(lhs, rhs, map_free_vars: bool = True) -> None:
+    """Raise ``ValueError`` naming the first place where ``lhs`` and ``rhs`` differ, with both sides printed."""
+    try:
+        _Equal(map_free_vars).eq(lhs, rhs)
+    except _Mismatch as m:
+        where = "root" + "".join(m.path)
+        raise ValueError(
+            f"structural mismatch at {where}: {m.reason}\n"
+            f"  left:  {_short(m.lhs)}\n  right: {_short(m.rhs)}\n"
+            f"--- left program ---\n{_short(lhs, 4000)}\n--- right program ---\n{_short(rhs, 4000)}"
+        ) from None
+
+
+def _short(obj, limit: int = 300) -> str:
+    try:
+        text = obj.script() if isinstance(obj, Node) else repr(obj)
+    except Exception:  # printing is best effort inside an error message
+        text = object.__repr__(obj)
+    return text if len(text) <= limit else text[:limit] + " ..."
+
+
+class _Hasher:
+    def __init__(self):
+        self.ids: dict[int, int] = {}
+
+    def h(self, obj) -> int:
+        if isinstance(obj, (Var, Buffer)):
+            n = self.ids.get(id(obj))
+            if n is None:
+                n = self.ids[id(obj)] = len(self.ids)
+                if isinstance(obj, Buffer):
+                    return hash(("buf", n, self.fields(obj)))
+                return hash(("var", n, obj.dtype))
+            return hash(("ref", n))
+        if isinstance(obj, Node):
+            return hash((type(obj).__name__, getattr(obj, "dtype", None), self.fields(obj)))
+        if isinstance(obj, (list, tuple)):
+            return hash(tuple(self.h(x) for x in obj))
+        if isinstance(obj, dict):
+            return hash(tuple((self.h(k) if not isinstance(k, str) else hash(k), self.h(v)) for k, v in obj.items()))
+        if isinstance(obj, Op):
+            return hash(obj.name)
+        try:
+            return hash(obj)
+        except TypeError:
+            return hash(repr(obj))
+
+    def fields(self, node: Node) -> int:
+        return hash(tuple(self.h(getattr(node, name)) for name in type(node)._fields))
+
+
+def structural_hash(node, map_free_vars: bool = True) -> int:
+    """A hash consistent with ``structural_equal``: equal programs hash equal."""
+    return _Hasher().h(node) & 0xFFFFFFFFFFFFFFFF
+
