@@ -1,0 +1,2 @@
+"""``tvm.s_tir``: where current Apache TVM keeps the block schedule (``tvm.s_tir.Schedule``)."""
+from ..schedule import BlockRV, ExprRV, LoopRV, SBlockRV, Schedule, ScheduleError, Trace  # noqa: F401

@@ -1,0 +1,226 @@
+"""The machinery every schedule primitive shares: current module, handle resolution, tracing, and
+all-or-nothing application.
+
+Primitives are methods decorated with ``@primitive``. The decorator records the call in the trace
+(only the outermost call when primitives use each other) and, if the primitive raises, restores
+the module, the random state and the trace exactly as they were.
+
+How a primitive is written::
+
+    @primitive
+    def fuse(self, *loops, preserve_unit_iters=True) -> LoopRV:
+        func_name, index, fors = ...  # resolve handles with self._loop(rv) / self._block(rv)
+        ...                         # build new statements (nodes are immutable)
+        self._replace(func_name, old_stmt, new_stmt)   # or self._set_body(func_name, body)
+        return LoopRV(new_var, func_name)
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import random
+from typing import Any
+
+from ..ir.expr import IntImm, PrimExpr
+from ..ir.function import IRModule, PrimFunc
+from ..ir.stmt import BlockRealize, For, Stmt
+from .error import ScheduleError, render
+from .rv import BlockRV, ExprRV, LoopRV
+from .trace import Instruction, Trace, _flatten_outputs
+from .tree import StmtIndex, replace_stmt
+
+
+def primitive(fn):
+    """Make ``fn`` a traced, all-or-nothing schedule primitive (see the module docstring)."""
+    sig = inspect.signature(fn)
+    params = list(sig.parameters.values())[1:]
+    var_positional = next((p.name for p in params if p.kind is p.VAR_POSITIONAL), None)
+
+    @functools.wraps(fn)
+    def wrapper(self, *args, **kwargs):
+        outermost = self._depth == 0
+        if outermost:
+            saved = (self._mod, self._rng.getstate(), len(self._trace.insts))
+            self._last_decision = None
+        self._depth += 1
+        try:
+            result = fn(self, *args, **kwargs)
+        except BaseException:
+            if outermost:
+                self._mod, rng_state, n = saved
+                self._rng.setstate(rng_state)
+                del self._trace.insts[n:]
+                self._indices.clear()
+            raise
+        finally:
+            self._depth -= 1
+        if outermost:
+            bound = sig.bind(self, *args, **kwargs)
+            bound.apply_defaults()
+            recorded = {}
+            for name, value in list(bound.arguments.items())[1:]:
+                if name == "decision":
+                    continue
+                if name == var_positional:
+                    value = list(value)
+                recorded[name] = value
+            self._trace.append(Instruction(fn.__name__, recorded, _flatten_outputs(result), self._last_decision))
+        return result
+
+    wrapper.is_primitive = True
+    return wrapper
+
+
+class ScheduleBase:
+    """State shared by all primitive groups: the current IRModule, the trace and the random state."""
+
+    def __init__(self, mod, *, seed: int | None = None, debug_mask: str | int = "all",
+                 error_render_level: str = "detail", enable_check: bool = True):
+        if isinstance(mod, PrimFunc):
+            mod = IRModule({mod.attrs.get("global_symbol", "main"): mod})
+        if not isinstance(mod, IRModule):
+            raise TypeError(f"Schedule takes an IRModule or a PrimFunc, got {type(mod).__name__}")
+        self._mod = mod
+        self._trace = Trace()
+        self._rng = random.Random(seed if seed is not None and seed != -1 else random.randrange(1 << 31))
+        self._depth = 0
+        self._last_decision = None
+        self._indices: dict[int, StmtIndex] = {}
+        self._func_working_on = mod.function_names()[0] if len(mod) == 1 else None
+        self.debug_mask = debug_mask
+        self.error_render_level = error_render_level
+        self.enable_check = enable_check
+
+    # -- public state -----------------------------------------------------------------------
+    @property
+    def mod(self) -> IRModule:
+        """The module as transformed so far."""
+        return self._mod
+
+    @property
+    def trace(self) -> Trace:
+        """The trace of every primitive applied so far."""
+        return self._trace
+
+    @property
+    def func_working_on(self) -> str | None:
+        return self._func_working_on
+
+    def work_on(self, func_name: str) -> None:
+        """Make ``func_name`` the function that ``get_block`` looks in by default."""
+        if func_name not in self._mod:
+            raise ScheduleError(f"no function named {func_name!r}; the module has {self._mod.function_names()}")
+        self._func_working_on = func_name
+
+    def copy(self) -> "ScheduleBase":
+        """An independent schedule with the same module, trace and random state; handles stay valid in both."""
+        new = object.__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        new._trace = self._trace.copy()
+        new._rng = random.Random()
+        new._rng.setstate(self._rng.getstate())
+        new._indices = dict(self._indices)
+        return new
+
+    def seed(self, seed: int) -> None:
+        self._rng.seed(seed)
+
+    def fork_seed(self) -> int:
+        """A new seed drawn from this schedule's random state (to seed another schedule)."""
+        return self._rng.randrange(1 << 31)
+
+    def get(self, rv):
+        """The value behind a handle: the Block of a BlockRV, the For of a LoopRV, the int of an ExprRV."""
+        if isinstance(rv, BlockRV):
+            return self._block(rv)[2].block
+        if isinstance(rv, LoopRV):
+            return self._loop(rv)[2]
+        if isinstance(rv, ExprRV):
+            return rv.value
+        raise TypeError(f"Schedule.get takes a BlockRV, LoopRV or ExprRV, got {type(rv).__name__}")
+
+    def remove_rv(self, rv) -> None:
+        """Kept for TVM compatibility: handles here hold no resources."""
+
+    def show(self, *args, **kwargs) -> None:
+        """Print the module and the trace."""
+        self._mod.show()
+        self._trace.show()
+
+    def __repr__(self) -> str:
+        return f"<tensorize Schedule with {len(self._trace)} instructions>"
+
+    # -- helpers for primitive implementations ----------------------------------------------
+    def _func_name(self, func_name: str | None) -> str:
+        name = func_name or self._func_working_on
+        if name is None:
+            raise ScheduleError("the module has several functions; pass func_name=... or call sch.work_on(name) first")
+        if name not in self._mod:
+            raise ScheduleError(f"no function named {name!r}; the module has {self._mod.function_names()}")
+        return name
+
+    def _func(self, func_name: str) -> PrimFunc:
+        return self._mod[func_name]
+
+    def _index(self, func_name: str) -> StmtIndex:
+        body = self._mod[func_name].body
+        index = self._indices.get(id(body))
+        if index is None or index.root is not body:
+            index = StmtIndex(body)
+            self._indices = {id(body): index} if len(self._indices) > 8 else {**self._indices, id(body): index}
+        return index
+
+    def _block(self, rv: BlockRV) -> tuple[str, StmtIndex, BlockRealize]:
+        """Resolve a block handle to (function name, index, its BlockRealize)."""
+        if not isinstance(rv, BlockRV):
+            raise TypeError(f"expected a BlockRV, got {type(rv).__name__}")
+        index = self._index(rv.func_name)
+        realize = index.block(rv.name)
+        if realize is None:
+            raise ScheduleError(f"block {rv.name!r} no longer exists in function {rv.func_name!r}: a primitive "
+                                "removed it (e.g. compute_inline or blockize); get a new handle with get_block")
+        return rv.func_name, index, realize
+
+    def _loop(self, rv: LoopRV) -> tuple[str, StmtIndex, For]:
+        """Resolve a loop handle to (function name, index, its For)."""
+        if not isinstance(rv, LoopRV):
+            raise TypeError(f"expected a LoopRV, got {type(rv).__name__}")
+        index = self._index(rv.func_name)
+        loop = index.loop(rv.var)
+        if loop is None:
+            raise ScheduleError(f"loop {rv.var.name if rv.var is not None else '?'!s} no longer exists: a primitive "
+                                "replaced or removed it (e.g. split, fuse or compute_at); use the loops it returned")
+        return rv.func_name, index, loop
+
+    def _set_body(self, func_name: str, body: Stmt) -> None:
+        func = self._mod[func_name]
+        functions = dict(self._mod.functions)
+        functions[self._mod.get_global_var(func_name)] = func.with_body(body)
+        self._mod = IRModule(functions, self._mod.attrs, self._mod.global_infos)
+
+    def _replace(self, func_name: str, old: Stmt, new: Stmt | None) -> None:
+        """Replace statement ``old`` (found in the function's current body) by ``new``."""
+        self._set_body(func_name, replace_stmt(self._index(func_name), old, new))
+
+    def _error(self, message: str, node=None) -> ScheduleError:
+        """A ScheduleError with the IR around ``node`` rendered (per ``error_render_level``)."""
+        if node is None or self.error_render_level == "none":
+            return ScheduleError(message)
+        return ScheduleError(message, render(node))
+
+    @staticmethod
+    def _int(value, what: str = "value") -> int:
+        """An integer from an int, IntImm or ExprRV."""
+        if isinstance(value, ExprRV):
+            return value.value
+        if isinstance(value, IntImm):
+            return value.value
+        if isinstance(value, int):
+            return value
+        if isinstance(value, PrimExpr):
+            raise ScheduleError(f"{what} must be a constant integer, got the expression {value}")
+        raise TypeError(f"{what} must be an integer, got {type(value).__name__}")
+
+    def _record_decision(self, decision: Any) -> None:
+        """Sampling primitives call this with the decision they took."""
+        self._last_decision = decision

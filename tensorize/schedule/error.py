@@ -1,0 +1,26 @@
+"""The error every schedule primitive raises when it cannot apply."""
+from __future__ import annotations
+
+from ..errors import TVMError
+
+
+class ScheduleError(TVMError):
+    """A primitive could not apply. The message names the violated condition and shows the IR around
+    the offending block or loop; the schedule is left exactly as it was before the call."""
+
+    def __init__(self, message: str, ir: str | None = None):
+        self.reason = message
+        text = message if not ir else f"{message}\nThe IR around the offending part:\n{ir}"
+        super().__init__(text)
+
+
+def render(node, limit: int = 60) -> str:
+    """TVMScript of ``node`` for error messages, cut to ``limit`` lines."""
+    try:
+        text = node.script()
+    except Exception:  # the printer is best effort inside an error message
+        return repr(node)
+    lines = text.splitlines()
+    if len(lines) > limit:
+        lines = lines[:limit] + [f"... ({len(lines) - limit} more lines)"]
+    return "\n".join(lines)

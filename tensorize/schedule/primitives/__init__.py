@@ -1,0 +1,1 @@
+"""Schedule primitives, grouped by kind; each module holds one mixin of ``Schedule``."""

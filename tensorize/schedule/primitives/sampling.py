@@ -1,0 +1,76 @@
+"""Sampling: ``sample_perfect_tile`` and ``sample_categorical``. Decisions are recorded in the trace
+and can be given back (``decision=``) to replay or mutate a schedule."""
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Sequence
+
+from ..base import ScheduleBase, primitive
+from ..error import ScheduleError
+from ..rv import ExprRV, LoopRV
+
+
+@lru_cache(maxsize=4096)
+def perfect_tilings(extent: int, n: int, max_innermost_factor: int) -> tuple[tuple[int, ...], ...]:
+    """All ordered ways to write ``extent`` as a product of ``n`` factors with the innermost at most
+    ``max_innermost_factor`` (0 or less: no limit)."""
+    def rec(rest: int, k: int) -> list[tuple[int, ...]]:
+        if k == 1:
+            return [(rest,)]
+        out = []
+        for d in range(1, rest + 1):
+            if rest % d == 0:
+                out.extend((d,) + tail for tail in rec(rest // d, k - 1))
+        return out
+
+    tilings = rec(extent, n)
+    if max_innermost_factor > 0:
+        tilings = [t for t in tilings if t[-1] <= max_innermost_factor]
+    return tuple(tilings)
+
+
+class Sampling(ScheduleBase):
+    @primitive
+    def sample_perfect_tile(self, loop: LoopRV, n: int, max_innermost_factor: int = 16,
+                            decision: Sequence[int] | None = None) -> list[ExprRV]:
+        """Sample ``n`` factors whose product is the loop's extent (innermost at most
+        ``max_innermost_factor``), uniformly over all such tilings.
+
+        Example::
+
+            i, j, k = sch.get_loops(sch.get_block("C"))
+            factors = sch.sample_perfect_tile(i, n=4, max_innermost_factor=16)
+            sch.split(i, factors=factors)
+        """
+        _, _, for_node = self._loop(loop)
+        extent = self._int(for_node.extent, "the loop extent")
+        if decision is not None:
+            decision = [int(d) for d in decision]
+            prod = 1
+            for d in decision:
+                prod *= d
+            if len(decision) != n or prod != extent:
+                raise ScheduleError(f"decision {decision} is not a perfect tiling of extent {extent} into {n} factors")
+        else:
+            tilings = perfect_tilings(extent, n, max_innermost_factor)
+            if not tilings:
+                raise ScheduleError(f"no tiling of extent {extent} into {n} factors has the innermost factor "
+                                    f"at most {max_innermost_factor}")
+            decision = list(self._rng.choice(tilings))
+        self._record_decision(list(decision))
+        return [ExprRV(d) for d in decision]
+
+    @primitive
+    def sample_categorical(self, candidates: Sequence[int], probs: Sequence[float],
+                           decision: int | None = None) -> ExprRV:
+        """Pick one of ``candidates`` with probabilities ``probs``; the decision is the chosen index."""
+        candidates = [int(c) for c in candidates]
+        if len(candidates) != len(probs) or not candidates:
+            raise ScheduleError("sample_categorical needs as many probabilities as candidates (and at least one)")
+        if decision is None:
+            decision = self._rng.choices(range(len(candidates)), weights=[float(p) for p in probs])[0]
+        elif not 0 <= int(decision) < len(candidates):
+            raise ScheduleError(f"decision {decision} is not an index into {len(candidates)} candidates")
+        decision = int(decision)
+        self._record_decision(decision)
+        return ExprRV(candidates[decision])
