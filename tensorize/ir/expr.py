@@ -545,6 +545,63 @@ class Call(PrimExpr):
         _set(self, "span", span)
 
 
+class CommReducer(Node):
+    """A commutative reducer: ``result`` combines ``lhs`` and ``rhs`` (one variable per value);
+    ``identity_element`` starts the reduction. ``te.sum`` / ``te.comm_reducer`` build these.
+
+    >>> x, y = Var("x", "float32"), Var("y", "float32")
+    >>> r = CommReducer([x], [y], [x + y], [FloatImm("float32", 0.0)])
+    >>> type(r([FloatImm("float32", 1.0)], [y])[0]).__name__
+    'Add'
+    """
+
+    __slots__ = ("lhs", "rhs", "result", "identity_element")
+    _fields = ("lhs", "rhs", "result", "identity_element")
+    _type_key = "tir.CommReducer"
+
+    def __init__(self, lhs: Sequence[Var], rhs: Sequence[Var], result: Sequence, identity_element: Sequence, span=None):
+        _set(self, "lhs", tuple(lhs))
+        _set(self, "rhs", tuple(rhs))
+        _set(self, "result", tuple(convert(r) for r in result))
+        _set(self, "identity_element", tuple(convert(e) for e in identity_element))
+        _set(self, "span", span)
+
+    def __call__(self, a: Sequence, b: Sequence) -> list:
+        """The combined values for operands ``a`` (accumulators) and ``b`` (new values)."""
+        from .functor import substitute
+
+        if len(a) != len(self.lhs) or len(b) != len(self.rhs):
+            raise ValueError(f"reducer takes {len(self.lhs)} value(s) per side, got {len(a)} and {len(b)}")
+        mapping = {}
+        for var, value in zip(self.lhs, a):
+            mapping[var] = value
+        for var, value in zip(self.rhs, b):
+            mapping[var] = value
+        return [substitute(r, mapping) for r in self.result]
+
+
+class Reduce(PrimExpr):
+    """A reduction of ``source`` over the reduction ``axis`` IterVars with ``combiner``, counting only
+    points where ``condition`` holds; value number ``value_index`` of a multi-value reduction.
+    Only ``te.compute`` bodies hold these (at the top level)."""
+
+    __slots__ = ("combiner", "source", "init", "axis", "condition", "value_index")
+    _fields = ("combiner", "source", "init", "axis", "condition", "value_index")
+    _type_key = "tir.Reduce"
+
+    def __init__(self, combiner: CommReducer, source: Sequence, axis: Sequence["IterVar"], condition=True,
+                 value_index: int = 0, init: Sequence = (), span=None):
+        source = tuple(convert(s) for s in source)
+        _set(self, "combiner", combiner)
+        _set(self, "source", source)
+        _set(self, "init", tuple(convert(i) for i in (init or ())))
+        _set(self, "axis", tuple(axis))
+        _set(self, "condition", convert(condition))
+        _set(self, "value_index", int(value_index))
+        _set(self, "dtype", source[int(value_index)].dtype)
+        _set(self, "span", span)
+
+
 class IterVar(Node):
     """An iteration variable with domain ``dom`` (a Range) and kind ``iter_type``.
 
@@ -576,6 +633,16 @@ class IterVar(Node):
         _set(self, "iter_type", int(iter_type))
         _set(self, "thread_tag", thread_tag)
         _set(self, "span", span)
+
+    # In expressions an IterVar stands for its variable (``k + 1`` with ``k = te.reduce_axis(...)``).
+    __add__ = lambda self, o: add(self.var, o)  # noqa: E731
+    __radd__ = lambda self, o: add(o, self.var)  # noqa: E731
+    __sub__ = lambda self, o: sub(self.var, o)  # noqa: E731
+    __rsub__ = lambda self, o: sub(o, self.var)  # noqa: E731
+    __mul__ = lambda self, o: mul(self.var, o)  # noqa: E731
+    __rmul__ = lambda self, o: mul(o, self.var)  # noqa: E731
+    __floordiv__ = lambda self, o: floordiv(self.var, o)  # noqa: E731
+    __mod__ = lambda self, o: floormod(self.var, o)  # noqa: E731
 
 
 class Range(Node):
@@ -629,6 +696,8 @@ def convert(value: Any) -> Any:
         return value
     if isinstance(value, EqualOp):
         return value.asobject()
+    if isinstance(value, IterVar):  # TVM converts an IterVar to its variable in expressions
+        return value.var
     if isinstance(value, bool):
         return IntImm("bool", value)
     if isinstance(value, int):

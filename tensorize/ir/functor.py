@@ -126,6 +126,13 @@ class StmtExprVisitor:
         for a in op.args:
             self.visit_expr(a)
 
+    def visit_reduce_(self, op):
+        for s in op.source:
+            self.visit_expr(s)
+        for i in op.init:
+            self.visit_expr(i)
+        self.visit_expr(op.condition)
+
     # -- statements -----------------------------------------------------------------------
     def visit_buffer_store_(self, op):
         self.visit_expr(op.value)
@@ -293,6 +300,13 @@ class StmtExprMutator:
     def visit_call_(self, op):
         args = self._exprs(op.args)
         return op if args is op.args else E.Call(op.dtype, op.op, args)
+
+    def visit_reduce_(self, op):
+        source, init = self._exprs(op.source), self._exprs(op.init)
+        condition = self.visit_expr(op.condition)
+        if source is op.source and init is op.init and condition is op.condition:
+            return op
+        return E.Reduce(op.combiner, source, op.axis, condition, op.value_index, init)
 
     # -- statements -----------------------------------------------------------------------
     def visit_buffer_store_(self, op):
