@@ -1,0 +1,79 @@
+"""Hand-written schedules by (workload, name). ``default`` leaves the program as ``te`` built it;
+the others are CPU schedules a performance engineer would write. The search plugs in beside these.
+
+>>> # sch = apply_schedule("dep_conv", "cpu_hand", tvm.tir.Schedule(mod), target)
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from tensorize import tir
+
+_SCHEDULES: dict[tuple[str, str], Callable] = {}
+
+
+def register(workload: str, name: str):
+    def wrap(fn):
+        _SCHEDULES[(workload, name)] = fn
+        return fn
+
+    return wrap
+
+
+def schedule_names(workload: str) -> list[str]:
+    return ["default"] + sorted(n for (w, n) in _SCHEDULES if w == workload)
+
+
+def apply_schedule(workload: str, name: str, sch: "tir.Schedule", vector_lanes: int = 16) -> "tir.Schedule":
+    """Apply the schedule ``name`` of ``workload`` to ``sch`` (in place) and return it."""
+    if name == "default":
+        return sch
+    fn = _SCHEDULES.get((workload, name))
+    if fn is None:
+        raise KeyError(f"no schedule {name!r} for workload {workload!r}; known: {schedule_names(workload)}")
+    fn(sch, vector_lanes)
+    return sch
+
+
+def _largest_divisor_at_most(n: int, limit: int) -> int:
+    return max(d for d in range(1, min(n, limit) + 1) if n % d == 0)
+
+
+@register("dep_conv", "cpu_hand")
+def depthwise_cpu(sch: "tir.Schedule", vector_lanes: int = 16) -> None:
+    """Inline the padding, tile output rows/columns, vectorize channels, parallelize the outer rows,
+    put the 3x3 window outside the register tile, and split the init out of the reduction."""
+    sch.compute_inline(sch.get_block("pad"))
+    conv = sch.get_block("depthwise")
+    n, h, w, c, rh, rw = sch.get_loops(conv)
+    C = int(sch.get(c).extent)
+    lanes = _largest_divisor_at_most(C, vector_lanes)
+    W = int(sch.get(w).extent)
+    wi_factor = _largest_divisor_at_most(W, 4)
+    co, ci = sch.split(c, factors=[None, lanes])
+    wo, wi = sch.split(w, factors=[None, wi_factor])
+    sch.reorder(n, h, wo, co, rh, rw, wi, ci)
+    outer = sch.fuse(n, h)
+    sch.parallel(outer)
+    sch.vectorize(ci)
+    sch.unroll(wi)
+    sch.decompose_reduction(conv, rh)
+
+
+@register("conv2d", "cpu_hand")
+def conv2d_cpu(sch: "tir.Schedule", vector_lanes: int = 16) -> None:
+    """Register-tile output columns x output channels, vectorize output channels, parallelize rows."""
+    sch.compute_inline(sch.get_block("pad"))
+    conv = sch.get_block("conv2d")
+    n, h, w, o, rh, rw, rc = sch.get_loops(conv)
+    CO = int(sch.get(o).extent)
+    lanes = _largest_divisor_at_most(CO, vector_lanes)
+    W = int(sch.get(w).extent)
+    oo, oi = sch.split(o, factors=[None, lanes])
+    wo, wi = sch.split(w, factors=[None, _largest_divisor_at_most(W, 7)])
+    sch.reorder(n, h, wo, oo, rh, rw, rc, wi, oi)
+    outer = sch.fuse(n, h)
+    sch.parallel(outer)
+    sch.vectorize(oi)
+    sch.unroll(wi)
+    sch.decompose_reduction(conv, rh)
