@@ -1,8 +1,71 @@
-"""Schedule primitives: annotate, unannotate."""
+"""Schedule primitives that attach annotations to blocks and loops: annotate, unannotate."""
 from __future__ import annotations
 
-from ..base import ScheduleBase, primitive  # noqa: F401
+from ...ir import expr as E
+from ..base import ScheduleBase, primitive
+from ..rv import BlockRV, ExprRV, LoopRV
+
+
+def _annotation_value(value):
+    """Annotation values as the IR stores them: ExprRVs and ints become integer constants, floats
+    float constants; strings, bools, lists and dicts stay Python values."""
+    if isinstance(value, ExprRV):
+        return E.IntImm("int32", value.value)
+    if isinstance(value, bool) or isinstance(value, str):
+        return value
+    if isinstance(value, int):
+        return E.convert(value)
+    if isinstance(value, float):
+        return E.FloatImm("float32", value)
+    if isinstance(value, (list, tuple)):
+        return [_annotation_value(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _annotation_value(v) for k, v in value.items()}
+    return value
 
 
 class Annotation(ScheduleBase):
     """annotate, unannotate."""
+
+    def _target(self, block_or_loop):
+        if isinstance(block_or_loop, BlockRV):
+            func_name, _index, realize = self._block(block_or_loop)
+            return func_name, realize.block
+        if isinstance(block_or_loop, LoopRV):
+            func_name, _index, loop = self._loop(block_or_loop)
+            return func_name, loop
+        raise TypeError(f"expected a BlockRV or LoopRV, got {type(block_or_loop).__name__}")
+
+    @primitive
+    def annotate(self, block_or_loop, ann_key: str, ann_val) -> None:
+        """Set annotation ``ann_key`` to ``ann_val`` on a block or a loop (replacing an old value).
+
+        Example::
+
+            sch.annotate(sch.get_block("C"), "meta_schedule.unroll_explicit", 16)
+            # with T.block("C"):
+            #     T.block_attr({"meta_schedule.unroll_explicit": 16})
+            sch.annotate(i, "pragma_auto_unroll_max_step", 64)
+            # for i in T.serial(128, annotations={"pragma_auto_unroll_max_step": 64}):
+        """
+        if not isinstance(ann_key, str):
+            raise TypeError(f"annotation keys are strings, got {type(ann_key).__name__}")
+        func_name, node = self._target(block_or_loop)
+        annotations = dict(node.annotations)
+        annotations[ann_key] = _annotation_value(ann_val)
+        self._replace(func_name, node, node.replace(annotations=annotations))
+
+    @primitive
+    def unannotate(self, block_or_loop, ann_key: str) -> None:
+        """Remove annotation ``ann_key`` from a block or a loop; an error if it is not there.
+
+        Example::
+
+            sch.unannotate(sch.get_block("C"), "meta_schedule.unroll_explicit")
+        """
+        func_name, node = self._target(block_or_loop)
+        if ann_key not in node.annotations:
+            raise self._error(f"unannotate: no annotation {ann_key!r} here; the annotations are "
+                              f"{sorted(node.annotations)}", node)
+        annotations = {k: v for k, v in node.annotations.items() if k != ann_key}
+        self._replace(func_name, node, node.replace(annotations=annotations))

@@ -1,8 +1,397 @@
-"""Schedule primitives: split, fuse, reorder, merge, add_unit_loop."""
+"""Schedule primitives that restructure loops: split, fuse, reorder, merge, add_unit_loop."""
 from __future__ import annotations
 
-from ..base import ScheduleBase, primitive  # noqa: F401
+from typing import Sequence
+
+from ...ir import dtype as dt
+from ...ir import expr as E
+from ...ir.stmt import BlockRealize, For, ForKind, SeqStmt, Stmt
+from ..analysis import (
+    COMM_REDUCE, DATA_PAR, block_realizes_under, conjoin, const_value, iter_kind_name, simplify,
+    substitute_in_nest, uses_any,
+)
+from ..base import ScheduleBase, primitive
+from ..rv import BlockRV, ExprRV, LoopRV
+from ..tree import replace_many
+
+
+def _wider_dtype(dtypes: Sequence[str]) -> str:
+    return max(dtypes, key=lambda d: dt.parse(d).bits)
+
+
+def _add_predicate(stmt: Stmt, pred: E.PrimExpr) -> Stmt:
+    """Conjoin ``pred`` to the predicate of every block realize in the nest ``stmt``."""
+    replacements = {}
+    for realize in block_realizes_under(stmt):
+        replacements[id(realize)] = realize.replace(predicate=simplify(conjoin(realize.predicate, pred)))
+    return replace_many(stmt, replacements) if replacements else stmt
 
 
 class LoopTransform(ScheduleBase):
     """split, fuse, reorder, merge, add_unit_loop."""
+
+    # -- split ----------------------------------------------------------------------------------
+    @primitive
+    def split(self, loop: LoopRV, factors: Sequence, preserve_unit_iters: bool = True,
+              disable_predication: bool = False) -> list[LoopRV]:
+        """Split a loop into a nest of loops with extents ``factors`` (outermost first).
+
+        At most one factor may be ``None``; it is inferred as ``ceil(extent / product(others))``.
+        When the product of the factors exceeds the extent, the blocks under the loop get a
+        ``T.where`` predicate that masks the extra iterations (unless ``disable_predication``,
+        which is only correct when the extra iterations are harmless). New loops are named
+        ``<loop>_0, <loop>_1, ...``.
+
+        Parameters: ``loop`` to split; ``factors``: ints, ExprRVs (from ``sample_perfect_tile``)
+        or one ``None``; ``preserve_unit_iters``: keep unit loops in block bindings.
+        Returns the new loops, outermost first.
+
+        Example::
+
+            # before
+            for i in range(8):
+                with T.block("B"):
+                    vi = T.axis.spatial(8, i)
+                    B[vi] = A[vi] + T.float32(1)
+
+            i_0, i_1, i_2 = sch.split(i, factors=[2, 2, 2])
+
+            # after
+            for i_0, i_1, i_2 in T.grid(2, 2, 2):
+                with T.block("B"):
+                    vi = T.axis.spatial(8, i_0 * 4 + i_1 * 2 + i_2)
+                    B[vi] = A[vi] + T.float32(1)
+        """
+        func_name, index, for_node = self._loop(loop)
+        if not isinstance(factors, (list, tuple)) or not factors:
+            raise self._error(f"split needs a non-empty list of factors, got {factors!r}")
+        values: list[int | None] = []
+        for f in factors:
+            if f is None:
+                values.append(None)
+            else:
+                v = self._int(f, "a split factor")
+                if v <= 0:
+                    raise self._error(f"split factors must be positive, got {v} in {list(factors)!r}", for_node)
+                values.append(v)
+        n_none = values.count(None)
+        if n_none > 1:
+            raise self._error(f"at most one split factor may be None, got {list(factors)!r}", for_node)
+        extent = const_value(for_node.extent)
+        known = 1
+        for v in values:
+            if v is not None:
+                known *= v
+        if extent is None:
+            raise self._error(f"split needs a loop of constant extent; loop {for_node.loop_var.name} has extent "
+                              f"{for_node.extent}", for_node)
+        if n_none:
+            values[values.index(None)] = -(-extent // known)
+        total = 1
+        for v in values:
+            total *= v
+        if total < extent:
+            raise self._error(f"the product of the split factors {values} is {total}, smaller than the extent "
+                              f"{extent} of loop {for_node.loop_var.name}; give factors whose product covers it "
+                              "(or one None factor to infer)", for_node)
+
+        var = for_node.loop_var
+        new_vars = [E.Var(f"{var.name}_{k}", var.dtype) for k in range(len(values))]
+        fused: E.PrimExpr | None = None
+        stride = total
+        for v, f in zip(new_vars, values):
+            stride //= f
+            if f == 1 and not preserve_unit_iters:
+                continue
+            term = E.mul(v, E.make_const(var.dtype, stride))
+            fused = term if fused is None else E.add(fused, term)
+        if fused is None:
+            fused = E.make_const(var.dtype, 0)
+        if const_value(for_node.min) != 0:
+            fused = E.add(fused, for_node.min)
+        body = substitute_in_nest(for_node.body, {var: fused})
+        if total != extent and not disable_predication:
+            limit = E.add(for_node.min, for_node.extent) if const_value(for_node.min) != 0 else for_node.extent
+            body = _add_predicate(body, E.LT(fused, E.make_const(var.dtype, const_value(limit)))
+                                  if const_value(limit) is not None else fused < limit)
+        for v, f in reversed(list(zip(new_vars, values))):
+            body = For(v, E.make_const(var.dtype, 0), E.make_const(var.dtype, f), ForKind.SERIAL, body)
+        self._replace(func_name, for_node, body)
+        return [LoopRV(v, func_name) for v in new_vars]
+
+    # -- fuse -----------------------------------------------------------------------------------
+    @primitive
+    def fuse(self, *loops: LoopRV, preserve_unit_iters: bool = True) -> LoopRV:
+        """Fuse consecutive loops (each the only child of the one before) into one loop.
+
+        The fused loop is named after the loops, ``<i>_<j>_fused``, and has the product of their
+        extents; block bindings use ``fused // extent_j`` and ``fused % extent_j``.
+        Returns the fused loop.
+
+        Example::
+
+            # before
+            for i, j in T.grid(128, 128):
+                with T.block("B"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    B[vi, vj] = A[vi, vj] * T.float32(2)
+
+            ij = sch.fuse(i, j)
+
+            # after
+            for i_j_fused in range(16384):
+                with T.block("B"):
+                    vi = T.axis.spatial(128, i_j_fused // 128)
+                    vj = T.axis.spatial(128, i_j_fused % 128)
+                    B[vi, vj] = A[vi, vj] * T.float32(2)
+        """
+        if len(loops) == 1 and isinstance(loops[0], (list, tuple)):
+            loops = tuple(loops[0])
+        if not loops:
+            raise self._error("fuse needs at least one loop")
+        resolved = [self._loop(rv) for rv in loops]
+        func_name = resolved[0][0]
+        fors = [r[2] for r in resolved]
+        if len({id(f) for f in fors}) != len(fors):
+            raise self._error("fuse got the same loop twice; pass each loop once, outermost first", fors[0])
+        for outer, inner in zip(fors, fors[1:]):
+            if outer.body is not inner:
+                raise self._error(f"fuse needs consecutive loops, each the only child of the one before: loop "
+                                  f"{inner.loop_var.name} is not the direct and only child of loop "
+                                  f"{outer.loop_var.name}", outer)
+        extents = []
+        for f in fors:
+            ext = const_value(f.extent)
+            if ext is None:
+                raise self._error(f"fuse needs loops of constant extent; loop {f.loop_var.name} has extent {f.extent}", f)
+            extents.append(ext)
+        outer_ids = set()
+        for f in fors:
+            if uses_any(f.extent, outer_ids) or uses_any(f.min, outer_ids):
+                raise self._error(f"loop {f.loop_var.name}'s range depends on an outer loop being fused", f)
+            outer_ids.add(id(f.loop_var))
+        dtype = _wider_dtype([f.loop_var.dtype for f in fors])
+        fused = E.Var("_".join(f.loop_var.name for f in fors) + "_fused", dtype)
+        kept = [k for k, e in enumerate(extents) if e != 1 or preserve_unit_iters]
+        vmap: dict[E.Var, E.PrimExpr] = {}
+        stride = 1
+        for pos in range(len(fors) - 1, -1, -1):
+            f = fors[pos]
+            if pos not in kept:
+                value: E.PrimExpr = E.make_const(dtype, 0)
+            else:
+                value = fused
+                if stride != 1:
+                    value = E.floordiv(value, E.make_const(dtype, stride))
+                if pos != kept[0]:
+                    value = E.floormod(value, E.make_const(dtype, extents[pos]))
+                stride *= extents[pos]
+            if const_value(f.min) != 0:
+                value = E.add(value, f.min)
+            if f.loop_var.dtype != dtype:
+                value = E.cast(f.loop_var.dtype, value)
+            vmap[f.loop_var] = value
+        body = substitute_in_nest(fors[-1].body, vmap)
+        new_loop = For(fused, E.make_const(dtype, 0), E.make_const(dtype, stride), ForKind.SERIAL, body)
+        self._replace(func_name, fors[0], new_loop)
+        return LoopRV(fused, func_name)
+
+    # -- reorder --------------------------------------------------------------------------------
+    @primitive
+    def reorder(self, *ordered_loops: LoopRV) -> None:
+        """Reorder loops of one loop nest: the given loops take the positions they occupy now, in
+        the given order; loops not given stay where they are.
+
+        The loops must lie on one chain (each loop between the outermost and the innermost given
+        has exactly one child, and no block sits between them); blocks under them must not have
+        opaque iterators bound to them, and no loop's range may depend on a loop that moves
+        inside it.
+
+        Example::
+
+            # before
+            for i_0, i_1, i_2 in T.grid(2, 2, 2):
+                with T.block("B"):
+                    vi = T.axis.spatial(8, i_0 * 4 + i_1 * 2 + i_2)
+                    B[vi] = A[vi] + T.float32(1)
+
+            sch.reorder(i_0, i_2, i_1)
+
+            # after
+            for i_0, i_2, i_1 in T.grid(2, 2, 2):
+                with T.block("B"):
+                    vi = T.axis.spatial(8, i_0 * 4 + i_1 * 2 + i_2)
+                    B[vi] = A[vi] + T.float32(1)
+        """
+        if len(ordered_loops) == 1 and isinstance(ordered_loops[0], (list, tuple)):
+            ordered_loops = tuple(ordered_loops[0])
+        if not ordered_loops:
+            return
+        resolved = [self._loop(rv) for rv in ordered_loops]
+        func_name, index = resolved[0][0], resolved[0][1]
+        fors = [r[2] for r in resolved]
+        if len({id(f) for f in fors}) != len(fors):
+            raise self._error("reorder got the same loop twice; pass each loop once", fors[0])
+        if len(fors) == 1:
+            return
+        given = {id(f) for f in fors}
+        # The innermost given loop is the one with the most given loops among its ancestors.
+        depth = {id(f): sum(1 for a in index.ancestors(f) if id(a) in given) for f in fors}
+        bottom = max(fors, key=lambda f: depth[id(f)])
+        path = [bottom]
+        for a in index.ancestors(bottom):
+            if sum(1 for p in path if id(p) in given) == len(fors):
+                break
+            path.append(a)
+        path.reverse()
+        if sum(1 for p in path if id(p) in given) != len(fors):
+            raise self._error("reorder needs loops of one loop nest, each inside the other; these loops are in "
+                              "different branches of the program", index.root)
+        for outer, inner in zip(path, path[1:]):
+            if not isinstance(outer, For):
+                raise self._error(f"reorder cannot move loops across a {type(outer).__name__}: there is one "
+                                  f"between the loops to reorder", outer)
+            if outer.body is not inner:
+                raise self._error(f"reorder needs a single-branch loop nest: loop {outer.loop_var.name} has more "
+                                  f"than one child between the loops to reorder", outer)
+        # Blocks under the nest: opaque iterators must not be bound to a moving loop.
+        chain_ids = {id(p.loop_var) for p in path}
+        for realize in block_realizes_under(bottom.body):
+            for iv, value in zip(realize.block.iter_vars, realize.iter_values):
+                if iv.iter_type not in (DATA_PAR, COMM_REDUCE) and uses_any(value, chain_ids):
+                    raise self._error(f"block {realize.block.name_hint!r} has the {iter_kind_name(iv.iter_type)} "
+                                      f"iterator {iv.var.name} bound to a loop being reordered; only spatial and "
+                                      "reduction iterators can be reordered", realize)
+        positions = [k for k, p in enumerate(path) if id(p) in given]
+        new_path = list(path)
+        for pos, f in zip(positions, fors):
+            new_path[pos] = f
+        seen: set[int] = set()
+        for f in new_path:
+            if uses_any(f.min, chain_ids - seen) or uses_any(f.extent, chain_ids - seen):
+                raise self._error(f"the range of loop {f.loop_var.name} depends on a loop that would move inside "
+                                  "it; reorder cannot apply", f)
+            seen.add(id(f.loop_var))
+        body = bottom.body
+        for f in reversed(new_path):
+            body = f.replace(body=body)
+        self._replace(func_name, path[0], body)
+
+    # -- merge ----------------------------------------------------------------------------------
+    @primitive
+    def merge(self, *loops: LoopRV) -> LoopRV:
+        """Merge loop nests that run one after another into one nest running their bodies in turn.
+
+        The given loops must sit at the same depth below their lowest common ancestor, start at
+        0, have equal extents, and each loop on the way up must be the only child of its parent;
+        loops on those paths must be serial without annotations. Returns the merged loop (the
+        first nest's loop, whose variables are kept).
+
+        Example::
+
+            # before
+            for i, j in T.grid(128, 128):
+                with T.block("C"):
+                    ...
+            for i, j in T.grid(128, 128):
+                with T.block("D"):
+                    ...
+
+            sch.merge(j_c, j_d)
+
+            # after
+            for i, j in T.grid(128, 128):
+                with T.block("C"):
+                    ...
+                with T.block("D"):
+                    ...
+        """
+        if len(loops) == 1 and isinstance(loops[0], (list, tuple)):
+            loops = tuple(loops[0])
+        if len(loops) < 2:
+            raise self._error("merge needs at least two loops")
+        resolved = [self._loop(rv) for rv in loops]
+        func_name, index = resolved[0][0], resolved[0][1]
+        fors = [r[2] for r in resolved]
+        ancestor_sets = [{id(a) for a in index.ancestors(f)} for f in fors]
+        common = set.intersection(*ancestor_sets)
+        lca = next((a for a in index.ancestors(fors[0]) if id(a) in common), None)
+        if lca is None:
+            raise self._error("merge needs loops with a common ancestor in one function")
+        paths = []
+        for f in fors:
+            path = [f]
+            for a in index.ancestors(f):
+                if a is lca:
+                    break
+                path.append(a)
+            path.reverse()
+            paths.append(path)
+        depth = len(paths[0])
+        for f, path in zip(fors, paths):
+            if len(path) != depth:
+                raise self._error(f"merge needs loops at the same depth below their common ancestor; loop "
+                                  f"{f.loop_var.name} is at depth {len(path)}, the first at {depth}", f)
+            for outer, inner in zip(path, path[1:]):
+                if not isinstance(outer, For) or outer.body is not inner:
+                    raise self._error("merge needs single-branch loop nests below the common ancestor: "
+                                      f"{type(outer).__name__} has more than one child", outer)
+            for node in path:
+                if not isinstance(node, For):
+                    raise self._error(f"merge cannot merge across a {type(node).__name__}", node)
+                if node.kind != ForKind.SERIAL or node.annotations or node.thread_binding is not None:
+                    raise self._error(f"merge needs serial loops without annotations; loop {node.loop_var.name} "
+                                      "is not", node)
+                if const_value(node.min) != 0:
+                    raise self._error(f"merge needs loops starting at 0; loop {node.loop_var.name} starts at "
+                                      f"{node.min}", node)
+        for level in range(depth):
+            extents = {const_value(p[level].extent) for p in paths}
+            if len(extents) != 1 or None in extents:
+                raise self._error(f"merge needs equal constant extents at each level; got "
+                                  f"{[str(p[level].extent) for p in paths]}", paths[0][level])
+        bodies = [paths[0][-1].body]
+        for path in paths[1:]:
+            vmap = {node.loop_var: ref.loop_var for node, ref in zip(path, paths[0])}
+            bodies.append(substitute_in_nest(path[-1].body, vmap))
+        body: Stmt = SeqStmt.flatten(*bodies)
+        for node in reversed(paths[0]):
+            body = node.replace(body=body)
+        replacements = {id(paths[0][0]): body}
+        for path in paths[1:]:
+            replacements[id(path[0])] = None
+        self._set_body(func_name, replace_many(index.root, replacements))
+        return LoopRV(fors[0].loop_var, func_name)
+
+    # -- add_unit_loop --------------------------------------------------------------------------
+    @primitive
+    def add_unit_loop(self, block_or_loop) -> LoopRV:
+        """Wrap a block or a loop in a new loop of extent 1, named ``u``; returns the new loop.
+
+        Example::
+
+            # before
+            with T.block("C"):
+                C[()] = A[()] + B[()]
+
+            u = sch.add_unit_loop(sch.get_block("C"))
+
+            # after
+            for u in range(1):
+                with T.block("C"):
+                    C[()] = A[()] + B[()]
+        """
+        if isinstance(block_or_loop, BlockRV):
+            func_name, index, stmt = self._block(block_or_loop)
+            if index.parent_of(stmt) is None:
+                raise self._error("add_unit_loop cannot wrap the root block of a function", stmt)
+        elif isinstance(block_or_loop, LoopRV):
+            func_name, index, stmt = self._loop(block_or_loop)
+        else:
+            raise TypeError(f"add_unit_loop takes a BlockRV or LoopRV, got {type(block_or_loop).__name__}")
+        var = E.Var("u", "int32")
+        self._replace(func_name, stmt, For(var, 0, 1, ForKind.SERIAL, stmt))
+        return LoopRV(var, func_name)
+
+
+__all__ = ["LoopTransform", "ExprRV"]
