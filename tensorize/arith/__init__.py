@@ -10,5 +10,12 @@ True
 from .analyzer import Analyzer
 from .bound import ConstIntBound
 from .evaluate import evaluate
+from .iter_map import (
+    IterMapResult, IterMark, IterSplitExpr, IterSumExpr, detect_iter_map, iter_map_simplify, normalize_iter_map_to_expr,
+)
+from .subspace import subspace_divide
 
-__all__ = ["Analyzer", "ConstIntBound", "evaluate"]
+__all__ = [
+    "Analyzer", "ConstIntBound", "evaluate", "IterMapResult", "IterMark", "IterSplitExpr", "IterSumExpr",
+    "detect_iter_map", "iter_map_simplify", "normalize_iter_map_to_expr", "subspace_divide",
+]
