@@ -1,8 +1,430 @@
-"""Schedule primitives: compute_at, reverse_compute_at, sample_compute_location."""
+"""Schedule primitives: compute_at, reverse_compute_at, sample_compute_location.
+
+``compute_at`` moves a producer under a loop of its consumers and regenerates loops that cover
+exactly the region the consumers read in one iteration of that loop; ``reverse_compute_at`` moves a
+consumer under a loop of its producers, covering what they write. ``sample_compute_location``
+picks one of the loops where ``compute_at`` applies (or the special root/inline locations).
+"""
 from __future__ import annotations
 
-from ..base import ScheduleBase, primitive  # noqa: F401
+from ...ir import expr as E
+from ...ir.stmt import Block, BlockRealize, For, Stmt
+from ..base import ScheduleBase, primitive
+from ..error import ScheduleError
+from ..region_utils import (
+    block_region_in_loops, children_of, conflicts, contains, hull, loop_dom, make_analyzer, removal_target,
+    remove_stmt, seq,
+)
+from ..rv import BlockRV, ExprRV, LoopRV
+from ..tree import replace_many, replace_stmt
+
+# The special locations TVM's sample_compute_location returns: "root" (leave the block where it is)
+# and "inline" (compute_inline). compute_at accepts LoopRVs holding these marks.
+ROOT_MARK = E.Var("root")
+INLINE_MARK = E.Var("inline")
+
+
+def root_location(func_name: str = "") -> LoopRV:
+    """The LoopRV meaning "stay at the root" (TVM's ``LoopRV`` of index -1)."""
+    return LoopRV(ROOT_MARK, func_name)
+
+
+def inline_location(func_name: str = "") -> LoopRV:
+    """The LoopRV meaning "compute inline" (TVM's ``LoopRV`` of index -2)."""
+    return LoopRV(INLINE_MARK, func_name)
+
+
+def _iter_kinds_ok(block: Block, allow_reduction: bool) -> str | None:
+    """Why ``block`` is neither complete nor (if allowed) a reduction block, or None."""
+    kinds = {iv.iter_type for iv in block.iter_vars}
+    if kinds - {E.IterVar.DataPar, E.IterVar.CommReduce}:
+        return "has iterators that are neither spatial nor reduction"
+    is_reduction = E.IterVar.CommReduce in kinds or block.init is not None
+    if is_reduction:
+        if not allow_reduction:
+            return "is a reduction block; only a complete block (spatial iterators only) can be moved here"
+        if block.init is None:
+            return "has reduction iterators but no T.init()"
+        return None
+    written = {id(r.buffer) for r in block.writes}
+    if any(id(r.buffer) in written for r in block.reads):
+        return "reads a buffer it writes, so it is not a complete block"
+    return None
 
 
 class ComputeAt(ScheduleBase):
     """compute_at, reverse_compute_at, sample_compute_location."""
+
+    @primitive
+    def compute_at(self, block: BlockRV, loop: LoopRV, preserve_unit_loops: bool = False, index: int = -1) -> None:
+        """Move producer ``block`` under ``loop`` (a loop above its consumers), with new loops covering
+        the region its consumers read in one iteration of ``loop``.
+
+        ``index`` picks the position among the loop's children (-1: the last valid one, just before
+        the first consumer; -2: the first valid one). A ``loop`` from ``sample_compute_location`` may
+        also be the root mark (no change) or the inline mark (``compute_inline``).
+
+        Before::
+
+            for i, j in T.grid(128, 128):
+                with T.block("B"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    B[vi, vj] = A[vi, vj] * T.float32(2)
+            for i, j in T.grid(128, 128):
+                with T.block("C"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    C[vi, vj] = B[vi, vj] + T.float32(1)
+
+        ``sch.compute_at(sch.get_block("B"), sch.get_loops(sch.get_block("C"))[0])``::
+
+            for i in range(128):
+                for ax0 in range(128):
+                    with T.block("B"):
+                        vi = T.axis.spatial(128, i)
+                        vj = T.axis.spatial(128, ax0)
+                        B[vi, vj] = A[vi, vj] * T.float32(2)
+                for j in range(128):
+                    with T.block("C"):
+                        ...
+        """
+        if loop.var is ROOT_MARK:
+            self._block(block)
+            return
+        if loop.var is INLINE_MARK:
+            self.compute_inline(block)
+            return
+        self._move_block(block, loop, preserve_unit_loops, index, reverse=False)
+
+    @primitive
+    def reverse_compute_at(self, block: BlockRV, loop: LoopRV, preserve_unit_loops: bool = False,
+                           index: int = -1) -> None:
+        """Move consumer ``block`` under ``loop`` (a loop above its producers), with new loops covering
+        the region its producers write in one iteration of ``loop``.
+
+        Before::
+
+            for i, j in T.grid(128, 128):
+                with T.block("B"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    B[vi, vj] = A[vi, vj] * T.float32(2)
+            for i, j in T.grid(128, 128):
+                with T.block("C"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    C[vi, vj] = B[vi, vj] + T.float32(1)
+
+        ``sch.reverse_compute_at(sch.get_block("C"), sch.get_loops(sch.get_block("B"))[0])``::
+
+            for i in range(128):
+                for j in range(128):
+                    with T.block("B"):
+                        ...
+                for ax0 in range(128):
+                    with T.block("C"):
+                        vi = T.axis.spatial(128, i)
+                        vj = T.axis.spatial(128, ax0)
+                        C[vi, vj] = B[vi, vj] + T.float32(1)
+        """
+        self._move_block(block, loop, preserve_unit_loops, index, reverse=True)
+
+    @primitive
+    def sample_compute_location(self, block: BlockRV, decision: int | None = None) -> LoopRV:
+        """Sample a loop where ``block`` can be computed at: one of the loops above its first consumer
+        where ``compute_at`` applies, or the root (decision -1) or inline (-2, when the block is
+        inlinable) locations. The decision is -2, -1 or the index of the loop among the first
+        consumer's loops.
+
+        Example::
+
+            loc = sch.sample_compute_location(sch.get_block("B"))
+            sch.compute_at(sch.get_block("B"), loc)
+        """
+        func_name, index_, realize = self._block(block)
+        candidates = self._compute_location_candidates(block)
+        if decision is None:
+            decision = self._rng.choice(candidates)
+        else:
+            decision = int(decision.value if isinstance(decision, ExprRV) else decision)
+            if decision not in candidates:
+                raise self._error(f"decision {decision} is not a valid compute location of block "
+                                  f"{block.name!r}; valid ones are {candidates}", realize)
+        self._record_decision(decision)
+        if decision == -1:
+            return root_location(func_name)
+        if decision == -2:
+            return inline_location(func_name)
+        consumer = self._first_consumer(block)
+        return LoopRV(index_.loops_of(consumer)[decision].loop_var, func_name)
+
+    # -- candidates ----------------------------------------------------------------------------
+    def _first_consumer(self, block: BlockRV) -> BlockRealize | None:
+        func_name, index, realize = self._block(block)
+        scope = index.parent_block_realize(realize)
+        siblings = index.child_block_realizes(scope if scope is not None else index.root)
+        written = {id(r.buffer) for r in realize.block.writes}
+        after = False
+        for s in siblings:
+            if s is realize:
+                after = True
+            elif after and any(id(r.buffer) in written for r in s.block.reads):
+                return s
+        return None
+
+    def _compute_location_candidates(self, block: BlockRV) -> list[int]:
+        func_name, index, realize = self._block(block)
+        out = []
+        if self._can_inline(realize.block, func_name):
+            out.append(-2)
+        out.append(-1)
+        consumer = self._first_consumer(block)
+        if consumer is None:
+            return out
+        for i, loop in enumerate(index.loops_of(consumer)):
+            if index.is_ancestor(loop, realize):
+                continue
+            trial = self.copy()
+            try:
+                trial._move_block(block, LoopRV(loop.loop_var, func_name), False, -1, reverse=False)
+            except ScheduleError:  # not a valid location
+                continue
+            out.append(i)
+        return out
+
+    def _can_inline(self, block: Block, func_name: str) -> bool:
+        """Cheap test of compute_inline's preconditions: a spatial block with one write, not an output."""
+        from ...ir.stmt import BufferStore
+
+        if block.init is not None or len(block.writes) != 1 or block.alloc_buffers or block.match_buffers:
+            return False
+        if any(iv.iter_type != E.IterVar.DataPar for iv in block.iter_vars):
+            return False
+        if not isinstance(block.body, BufferStore):
+            return False
+        params = {id(b) for b in self._func(func_name).buffer_map.values()}
+        if id(block.writes[0].buffer) in params:
+            return False
+        ivars = [iv.var for iv in block.iter_vars]
+        idx = block.body.indices
+        return all(isinstance(i, E.Var) for i in idx) and len({id(i) for i in idx}) == len(idx) and all(
+            any(i is v for v in ivars) for i in idx)
+
+    # -- the shared implementation -------------------------------------------------------------
+    def _move_block(self, block: BlockRV, loop: LoopRV, preserve_unit_loops: bool, index: int,
+                    reverse: bool) -> None:
+        name = "reverse_compute_at" if reverse else "compute_at"
+        func_name, tree, realize = self._block(block)
+        loop_func, _, loop_stmt = self._loop(loop)
+        if loop_func != func_name:
+            raise self._error(f"{name}: block {block.name!r} and loop {loop.var.name} are in different functions")
+        blk = realize.block
+        if index_is_inside(tree, realize, loop_stmt):
+            raise self._error(f"{name}: loop {loop.var.name} is inside block {blk.name_hint!r}; the target loop "
+                              "must be outside the block", realize)
+        scope = tree.parent_block_realize(realize)
+        if tree.parent_block_realize(loop_stmt) is not scope:
+            raise self._error(f"{name}: block {blk.name_hint!r} and loop {loop.var.name} are not in the same scope "
+                              "block; the loop must be directly in the block's scope (not inside another block)",
+                              loop_stmt)
+        why = _iter_kinds_ok(blk, allow_reduction=not reverse)
+        if why is not None:
+            raise self._error(f"{name}: block {blk.name_hint!r} {why}", realize)
+        siblings = tree.child_block_realizes(scope if scope is not None else tree.root)
+        params = {id(b): b for b in self._func(func_name).buffer_map.values()}
+        if not reverse:
+            for w in blk.writes:
+                if id(w.buffer) in params:
+                    raise self._error(f"compute_at: block {blk.name_hint!r} is an output block (it writes the "
+                                      f"function parameter {w.buffer.name!r}); compute_at would compute only what "
+                                      "its consumers read. Use cache_write first, or move its consumer with "
+                                      "reverse_compute_at", realize)
+        # The blocks the moved one must follow (reverse) or precede (compute_at), and dependences.
+        own = {id(r.buffer) for r in (blk.reads if reverse else blk.writes)}
+        required = []
+        for s in siblings:
+            if s is realize:
+                continue
+            before = tree.precedes(s, realize)
+            if reverse and before and any(id(r.buffer) in own for r in s.block.writes):
+                required.append(s)
+            if not reverse and not before and any(id(r.buffer) in own for r in s.block.reads):
+                required.append(s)
+        role = "producer" if reverse else "consumer"
+        if not required:
+            raise self._error(f"{name}: block {blk.name_hint!r} has no {role} block in its scope, so there is "
+                              "no region to cover", realize)
+        outside = [s.block.name_hint for s in required if not tree.is_ancestor(loop_stmt, s)]
+        if outside:
+            raise self._error(f"{name}: all {role}s of block {blk.name_hint!r} must be under loop {loop.var.name}, "
+                              f"but {outside} are not; pick a loop that encloses every {role}", loop_stmt)
+        target = removal_target(tree, realize, stop=loop_stmt)
+        if target is loop_stmt or (isinstance(target, For) and target.loop_var is loop.var):
+            raise self._error(f"{name}: loop {loop.var.name} contains only block {blk.name_hint!r}", loop_stmt)
+        # Position among the loop's children.
+        children = children_of(loop_stmt)
+        lo, hi = 0, len(children)
+        for pos, child in enumerate(children):
+            for s in tree.child_block_realizes(child) if not isinstance(child, BlockRealize) else [child]:
+                if s is realize or conflicts(s.block, blk) is None:
+                    continue
+                if tree.precedes(s, realize):
+                    lo = max(lo, pos + 1)
+                else:
+                    hi = min(hi, pos)
+        # Blocks outside the loop that the move would jump over must not depend on the moved block.
+        for s in siblings:
+            if s is realize or contains(tree, loop_stmt, s):
+                continue
+            jumped = (tree.precedes(realize, s) and tree.precedes(s, loop_stmt)) if not reverse else (
+                tree.precedes(s, realize) and tree.precedes(loop_stmt, s))
+            buf = conflicts(s.block, blk) if jumped else None
+            if buf is not None:
+                raise self._error(f"{name}: moving block {blk.name_hint!r} under loop {loop.var.name} would move it "
+                                  f"past block {s.block.name_hint!r}, which depends on it through buffer "
+                                  f"{buf.name!r}", loop_stmt)
+        if lo > hi:
+            raise self._error(f"{name}: no position under loop {loop.var.name} comes after every producer and "
+                              f"before every consumer of block {blk.name_hint!r}", loop_stmt)
+        index = self._int(index, "index")
+        if index == -1:
+            pos = hi
+        elif index == -2:
+            pos = lo
+        elif lo <= index <= hi:
+            pos = index
+        else:
+            raise self._error(f"{name}: index {index} is not a valid position under loop {loop.var.name}; valid "
+                              f"positions are {lo}..{hi} (or -1 for the last, -2 for the first)", loop_stmt)
+        new_stmt = self._regenerate(tree, realize, loop_stmt, required, preserve_unit_loops, reverse, name)
+        # Build the new loop body, then splice it in (the removal may be inside or outside the loop).
+        new_children = []
+        for p, child in enumerate(children):
+            if p == pos:
+                new_children.append(new_stmt)
+            if child is target:
+                continue
+            if contains(tree, child, target):
+                child = remove_stmt(child, target)
+            new_children.append(child)
+        if pos == len(children):
+            new_children.append(new_stmt)
+        new_loop = loop_stmt.replace(body=seq(new_children))
+        if contains(tree, loop_stmt, target):
+            body = replace_stmt(tree, loop_stmt, new_loop)
+        else:
+            body = replace_many(tree.root, {id(target): None, id(loop_stmt): new_loop})
+        self._set_body(func_name, body)
+
+    def _regenerate(self, tree, realize: BlockRealize, loop_stmt: For, others: list[BlockRealize],
+                    preserve_unit_loops: bool, reverse: bool, name: str) -> Stmt:
+        """The moved block under fresh loops covering what ``others`` consume (produce) per iteration."""
+        blk = realize.block
+        outer = tree.loops_of(loop_stmt) + [loop_stmt]
+        ana = make_analyzer(outer)
+        # Region of each buffer needed (compute_at) or provided (reverse) per iteration of the loop.
+        needed: dict[int, list[E.Range]] = {}
+        own = {id(r.buffer) for r in (blk.reads if reverse else blk.writes)}
+        for s in others:
+            inner = [f for f in tree.loops_of(s) if tree.is_ancestor(loop_stmt, f)]
+            dom = loop_dom(inner)
+            for region in (s.block.writes if reverse else s.block.reads):
+                if id(region.buffer) not in own:
+                    continue
+                rng = block_region_in_loops(s, region, dom, ana)
+                key = id(region.buffer)
+                needed[key] = rng if key not in needed else hull(needed[key], rng, ana)
+        # Solve the moved block's iterator ranges from its own accesses of those buffers.
+        ranges: dict[int, E.Range] = {}
+        ivars = {id(iv.var): iv for iv in blk.iter_vars}
+        for region in (blk.reads if reverse else blk.writes):
+            req = needed.get(id(region.buffer))
+            if req is None:
+                continue
+            for axis, (acc, want) in enumerate(zip(region.region, req)):
+                var, offset = _var_plus_const(acc.min)
+                if var is None or id(var) not in ivars or not _is_one(acc.extent):
+                    if reverse and _uses_ivars(acc.min, ivars):
+                        raise self._error(f"{name}: block {blk.name_hint!r} accesses {region.buffer.name!r} on axis "
+                                          f"{axis} with the index {acc.min}, which is not an iterator plus a "
+                                          "constant; its range cannot be matched to the produced region", realize)
+                    continue
+                new = E.Range.from_min_extent(ana.simplify(E.sub(want.min, offset)), want.extent)
+                old = ranges.get(id(var))
+                if old is None:
+                    ranges[id(var)] = new
+                elif reverse:
+                    if not (ana.can_prove_equal(old.min, new.min) and ana.can_prove_equal(old.extent, new.extent)):
+                        raise self._error(f"{name}: block {blk.name_hint!r} reads {region.buffer.name!r} with "
+                                          f"iterator {var.name} in several places needing different ranges", realize)
+                else:
+                    ranges[id(var)] = hull([old], [new], ana)[0]
+        if reverse:
+            for iv in blk.iter_vars:
+                if id(iv.var) not in ranges and any(_uses_ivars(r.min, {id(iv.var): iv}) for reg in blk.reads
+                                                    if id(reg.buffer) in own for r in reg.region):
+                    raise self._error(f"{name}: iterator {iv.var.name} of block {blk.name_hint!r} is not "
+                                      "determined by the produced region", realize)
+        # New loops and bindings, in iterator order.
+        bindings, loops, preds = [], [], []
+        n_loops = 0
+        for iv in blk.iter_vars:
+            rng = ranges.get(id(iv.var), iv.dom)
+            dom_lo, dom_hi = iv.dom.min, E.add(iv.dom.min, iv.dom.extent)
+            extent = ana.simplify(rng.extent)
+            ext_c = _const(extent)
+            if ext_c is None:
+                bound = ana.const_int_bound(extent).max_value
+                if bound > (1 << 40):
+                    raise self._error(f"{name}: the region of iterator {iv.var.name} has the unbounded extent "
+                                      f"{extent}", realize)
+                ext_c = bound
+            if ext_c == 1 and not preserve_unit_loops:
+                value = ana.simplify(rng.min)
+            else:
+                var = E.Var(f"ax{n_loops}", iv.var.dtype)
+                n_loops += 1
+                loops.append((var, ext_c))
+                value = ana.simplify(E.add(rng.min, var))
+                if _const(extent) is None:
+                    preds.append(E.LT(var, extent))
+            lo_ok = ana.can_prove(E.GE(rng.min, dom_lo))
+            hi_ok = ana.can_prove(E.LE(E.add(rng.min, extent), dom_hi))
+            if not lo_ok:
+                preds.append(E.GE(value, dom_lo))
+            if not hi_ok:
+                preds.append(E.LT(value, dom_hi))
+            bindings.append(value)
+        pred = E.convert(True)
+        for p in preds:
+            pred = E.logical_and(pred, p)
+        stmt: Stmt = BlockRealize(bindings, pred, blk)
+        for var, ext in reversed(loops):
+            stmt = For(var, 0, ext, body=stmt)
+        return stmt
+
+
+def index_is_inside(tree, realize: BlockRealize, loop_stmt: For) -> bool:
+    return tree.is_ancestor(realize, loop_stmt)
+
+
+def _is_one(expr) -> bool:
+    return isinstance(expr, E.IntImm) and expr.value == 1
+
+
+def _const(expr) -> int | None:
+    return expr.value if isinstance(expr, E.IntImm) else None
+
+
+def _var_plus_const(expr):
+    """``(var, c)`` when ``expr`` is ``var + c`` (or ``var``), else ``(None, 0)``."""
+    if isinstance(expr, E.Var):
+        return expr, 0
+    if isinstance(expr, E.Add) and isinstance(expr.a, E.Var) and isinstance(expr.b, E.IntImm):
+        return expr.a, expr.b.value
+    if isinstance(expr, E.Sub) and isinstance(expr.a, E.Var) and isinstance(expr.b, E.IntImm):
+        return expr.a, -expr.b.value
+    return None, 0
+
+
+def _uses_ivars(expr, ivars) -> bool:
+    from ...ir.functor import collect_vars
+
+    return any(id(v) in ivars for v in collect_vars(expr))
