@@ -1,0 +1,209 @@
+"""Entry points: ``@T.prim_func``, ``@I.ir_module`` and ``from_source``.
+
+The decorated object *is* the IR: ``@T.prim_func def f`` evaluates to a ``PrimFunc`` and
+``@I.ir_module class M`` to an ``IRModule``. Each parsed function is checked by the verifier
+(``tensorize.ir.verify.verify_well_formed``) when that module is available.
+"""
+from __future__ import annotations
+
+import ast
+import importlib
+import importlib.util
+import inspect
+import logging
+import sys
+from typing import Any
+
+from ...ir.function import IRModule, PrimFunc
+from .core import Parser
+from .source import DiagnosticError, Source
+
+logger = logging.getLogger(__name__)
+
+_PACKAGE_PREFIX = __name__.rsplit(".", 2)[0]  # "tensorize.script"
+
+
+def _caller_frame():
+    """The first stack frame outside tensorize.script (the code that applied the decorator)."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_globals.get("__name__", "").startswith(_PACKAGE_PREFIX):
+        frame = frame.f_back
+    return frame
+
+
+def _environment(obj, frame) -> dict[str, Any]:
+    """Names visible to ``obj``: its closure, then the caller's locals (class bodies, enclosing
+    functions whose variables appear only in annotations), then its module globals."""
+    env: dict[str, Any] = dict(getattr(obj, "__globals__", None) or (frame.f_globals if frame else {}))
+    if frame is not None and frame.f_locals is not frame.f_globals:
+        env.update(frame.f_locals)
+    code, closure = getattr(obj, "__code__", None), getattr(obj, "__closure__", None)
+    if code is not None and closure:
+        for name, cell in zip(code.co_freevars, closure):
+            try:
+                env[name] = cell.cell_contents
+            except ValueError:  # an unset cell (defined later in the enclosing scope)
+                continue
+    return env
+
+
+def _verify(func: PrimFunc) -> None:
+    if importlib.util.find_spec("tensorize.ir.verify") is None:
+        return
+    verify = importlib.import_module("tensorize.ir.verify")
+    verify.verify_well_formed(func)
+
+
+def _find_def(tree: ast.Module, kind: type, name: str) -> ast.AST:
+    # inspect gives exactly the definition's lines, so it is the first statement (several
+    # functions of the same name in one file are common: each keeps its own source).
+    for node in tree.body:
+        if isinstance(node, kind) and node.name == name:
+            return node
+    raise DiagnosticError(f"cannot find the definition of {name!r} in its source")
+
+
+def parse_function_def(source: Source, fdef: ast.FunctionDef, env: dict, check_well_formed: bool = True) -> PrimFunc:
+    func = Parser(source, env).parse_function(fdef)
+    if check_well_formed:
+        _verify(func)
+    return func
+
+
+def parse_prim_func(pyfunc, check_well_formed: bool = True) -> PrimFunc:
+    """Parse a Python function object as TVMScript (what ``@T.prim_func`` does)."""
+    if isinstance(pyfunc, PrimFunc):
+        return pyfunc
+    if not inspect.isfunction(pyfunc):
+        raise TypeError(f"@T.prim_func decorates a function, not a {type(pyfunc).__name__}")
+    frame = _caller_frame()
+    source = Source.from_object(pyfunc)
+    fdef = _find_def(source.parse(), ast.FunctionDef, pyfunc.__name__)
+    return parse_function_def(source, fdef, _environment(pyfunc, frame), check_well_formed)
+
+
+def ir_module(cls) -> IRModule:
+    """``@I.ir_module class Module:`` -> an ``IRModule`` of the class's ``@T.prim_func`` methods, in order.
+
+    >>> from tensorize.script import ir as I, tir as T
+    >>> @I.ir_module
+    ... class Module:
+    ...     @T.prim_func
+    ...     def main(A: T.Buffer((4,), "float32")):
+    ...         for i in range(4):
+    ...             A[i] = T.float32(0)
+    >>> Module.function_names()
+    ['main']
+    """
+    if isinstance(cls, IRModule):
+        return cls
+    if not inspect.isclass(cls):
+        raise TypeError(f"@I.ir_module decorates a class, not a {type(cls).__name__}")
+    functions = {name: value for name, value in vars(cls).items() if isinstance(value, PrimFunc)}
+    return IRModule(functions)
+
+
+# -- from_source -----------------------------------------------------------------------------
+
+
+def _decorator_kind(node: ast.expr, env: dict) -> tuple[str | None, dict]:
+    """Which of our decorators ``node`` is (``"prim_func"``/``"ir_module"``) and its keyword arguments."""
+    from .. import ir as I
+    from .. import tir as T
+    from ... import script
+
+    kwargs: dict = {}
+    target = node
+    if isinstance(node, ast.Call):
+        target = node.func
+        kwargs = {kw.arg: ast.literal_eval(kw.value) for kw in node.keywords if kw.arg}
+    try:
+        value = _resolve(target, env)
+    except (KeyError, AttributeError):
+        value = None
+    if value is T.prim_func:
+        return "prim_func", kwargs
+    if value is I.ir_module or value is script.ir_module:
+        return "ir_module", kwargs
+    return None, kwargs
+
+
+def _resolve(node: ast.expr, env: dict):
+    if isinstance(node, ast.Name):
+        return env[node.id]
+    if isinstance(node, ast.Attribute):
+        return getattr(_resolve(node.value, env), node.attr)
+    raise KeyError(ast.dump(node))
+
+
+def default_environment() -> dict[str, Any]:
+    import tensorize
+
+    from .. import ir as I
+    from .. import tir as T
+
+    return {"T": T, "I": I, "tvm": tensorize, "tensorize": tensorize}
+
+
+def parse_module_class(source: Source, cdef: ast.ClassDef, env: dict, check_well_formed: bool = True) -> IRModule:
+    functions = {}
+    for item in cdef.body:
+        if isinstance(item, ast.FunctionDef):
+            kinds = [_decorator_kind(d, env) for d in item.decorator_list]
+            prim = next((kw for kind, kw in kinds if kind == "prim_func"), None)
+            if prim is None:
+                raise source.error(item, f"method {item.name!r} of an ir_module class must be decorated with @T.prim_func")
+            functions[item.name] = parse_function_def(source, item, env, prim.get("check_well_formed", check_well_formed))
+        elif isinstance(item, ast.Expr) and isinstance(item.value, ast.Constant):
+            continue  # docstring
+        elif isinstance(item, (ast.Assign, ast.AnnAssign, ast.Pass)):
+            continue
+        else:
+            raise source.error(item, f"unsupported statement in an ir_module class: {type(item).__name__}")
+    return IRModule(functions)
+
+
+def from_source(text: str, extra_vars: dict | None = None, check_well_formed: bool = True):
+    """Parse TVMScript text (a module class or a function, e.g. what ``.script()`` prints).
+
+    >>> from tensorize.script import from_source
+    >>> f = from_source('''
+    ... # from tvm.script import tir as T
+    ... @T.prim_func
+    ... def main(A: T.Buffer((4,), "float32")):
+    ...     for i in range(4):
+    ...         A[i] = T.float32(1)
+    ... ''')
+    >>> type(f).__name__
+    'PrimFunc'
+    """
+    source = Source(text, "<tvmscript>")
+    tree = source.parse()
+    env = default_environment()
+    env.update(extra_vars or {})
+    result = None
+    for node in tree.body:
+        if isinstance(node, (ast.Import, ast.ImportFrom, ast.Pass)):
+            continue
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+            continue
+        if isinstance(node, ast.ClassDef):
+            kinds = [_decorator_kind(d, env)[0] for d in node.decorator_list]
+            if "ir_module" not in kinds:
+                raise source.error(node, f"class {node.name!r} must be decorated with @I.ir_module")
+            result = parse_module_class(source, node, env, check_well_formed)
+        elif isinstance(node, ast.FunctionDef):
+            kinds = [_decorator_kind(d, env) for d in node.decorator_list]
+            prim = next((kw for kind, kw in kinds if kind == "prim_func"), None)
+            if prim is None:
+                raise source.error(node, f"function {node.name!r} must be decorated with @T.prim_func")
+            result = parse_function_def(source, node, env, prim.get("check_well_formed", check_well_formed))
+        elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant):
+            env.update({t.id: node.value.value for t in node.targets if isinstance(t, ast.Name)})
+        else:
+            raise source.error(node, f"unsupported top-level statement in TVMScript text: {type(node).__name__}")
+    if result is None:
+        raise DiagnosticError("the TVMScript text defines no @T.prim_func function and no @I.ir_module class",
+                              source.source_name)
+    logger.debug("parsed %s from source", type(result).__name__)
+    return result

@@ -1,0 +1,258 @@
+"""Evaluating TVMScript expressions: Python AST -> IR expressions or Python values.
+
+Names resolve to the function's scope (parameters, buffers, loop and block variables) and then
+to the enclosing Python scope, so ``M``, ``dtype`` or a helper function defined beside the
+prim_func work. Python operators on IR values build IR; on Python values they compute at parse
+time (``128 * 2`` is ``256``).
+"""
+from __future__ import annotations
+
+import ast
+import builtins
+import operator
+from typing import Any
+
+from ...ir import expr as E
+from ...ir.buffer import Buffer
+from ...ir.expr import BufferLoad, PrimExpr, Ramp, Range, convert
+from ...ir.linear import simplify_linear
+from ...ir.stmt import BufferRegion
+from .. import tir as T
+
+_BINARY = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow, ast.LShift: operator.lshift,
+    ast.RShift: operator.rshift, ast.BitAnd: operator.and_, ast.BitOr: operator.or_, ast.BitXor: operator.xor,
+}
+_COMPARE = {
+    ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge, ast.Eq: operator.eq,
+    ast.NotEq: operator.ne, ast.Is: operator.is_, ast.IsNot: operator.is_not,
+    ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b,
+}
+# Calls whose buffer arguments are regions (slices are ranges, not vector lanes).
+_REGION_CALLS = (T.reads, T.writes, T.match_buffer)
+
+_MISSING = object()
+
+
+def _is_ir(value) -> bool:
+    return isinstance(value, (PrimExpr, E.EqualOp))
+
+
+def as_index(value):
+    """A slice bound or index as IR (Python ints stay ints for folding)."""
+    return value.asobject() if isinstance(value, E.EqualOp) else value
+
+
+def slice_range(buffer: Buffer, axis: int, index: slice) -> Range:
+    """The Range ``buffer[start:stop]`` covers on ``axis`` (the extent is simplified: ``vi:vi + 4`` has extent 4)."""
+    if index.step not in (None, 1):
+        raise ValueError(f"a region slice cannot have a step ({index.step}); write start:stop")
+    start = 0 if index.start is None else as_index(index.start)
+    stop = buffer.shape[axis] if index.stop is None else as_index(index.stop)
+    start = convert(start)
+    extent = simplify_linear(convert(stop) - start)
+    return Range.from_min_extent(start, extent)
+
+
+def subscript_buffer(buffer: Buffer, indices: tuple, region: bool):
+    """``A[...]``: a BufferLoad, or a BufferRegion when ``region`` and some index is a slice; slices in
+    loads become vector (Ramp) indices."""
+    if not any(isinstance(i, slice) for i in indices):
+        return BufferLoad(buffer, [as_index(i) for i in indices])
+    if region:
+        ranges = [slice_range(buffer, axis, i) if isinstance(i, slice) else Range.from_min_extent(as_index(i), 1)
+                  for axis, i in enumerate(indices)]
+        return BufferRegion(buffer, ranges)
+    out = []
+    for axis, index in enumerate(indices):
+        if isinstance(index, slice):
+            r = slice_range(buffer, axis, slice(index.start, index.stop))
+            step = 1 if index.step is None else index.step
+            extent = r.extent
+            if not isinstance(extent, E.IntImm):
+                raise ValueError("a vector slice needs a constant length, e.g. A[i:i + 8]")
+            out.append(Ramp(r.min, step, (extent.value + step - 1) // step))
+        else:
+            out.append(as_index(index))
+    return BufferLoad(buffer, out)
+
+
+class ExprEvaluator:
+    """Evaluates expression ASTs in a parser's scope. ``parser`` provides ``lookup``, ``source``
+    and ``call_special`` (constructs that need the parser, such as ``T.axis.remap``)."""
+
+    def __init__(self, parser):
+        self.parser = parser
+        self.region_context = False
+
+    def error(self, node, message):
+        return self.parser.source.error(node, message)
+
+    def eval(self, node: ast.expr) -> Any:
+        method = getattr(self, "eval_" + type(node).__name__, None)
+        if method is None:
+            raise self.error(node, f"unsupported Python expression in TVMScript: {type(node).__name__}")
+        return method(node)
+
+    # -- leaves ------------------------------------------------------------------------------
+    def eval_Constant(self, node: ast.Constant):
+        return node.value
+
+    def eval_Name(self, node: ast.Name):
+        value = self.parser.lookup(node.id, _MISSING)
+        if value is _MISSING:
+            raise self.error(node, f"unknown name {node.id!r}: it is neither defined in the function nor in the "
+                                   "enclosing Python scope")
+        return value
+
+    def eval_Attribute(self, node: ast.Attribute):
+        base = self.eval(node.value)
+        try:
+            return getattr(base, node.attr)
+        except AttributeError:
+            owner = ast.unparse(node.value)
+            raise self.error(node, f"{owner!r} has no attribute {node.attr!r}") from None
+
+    # -- containers --------------------------------------------------------------------------
+    def eval_Tuple(self, node: ast.Tuple):
+        return tuple(self._elements(node.elts))
+
+    def eval_List(self, node: ast.List):
+        return list(self._elements(node.elts))
+
+    def _elements(self, elts):
+        for elt in elts:
+            if isinstance(elt, ast.Starred):
+                yield from self.eval(elt.value)
+            else:
+                yield self.eval(elt)
+
+    def eval_Dict(self, node: ast.Dict):
+        out = {}
+        for k, v in zip(node.keys, node.values):
+            if k is None:
+                out.update(self.eval(v))
+            else:
+                out[self.eval(k)] = self.eval(v)
+        return out
+
+    def eval_Slice(self, node: ast.Slice):
+        return slice(*(None if part is None else self.eval(part) for part in (node.lower, node.upper, node.step)))
+
+    def eval_JoinedStr(self, node: ast.JoinedStr):
+        parts = []
+        for value in node.values:
+            if isinstance(value, ast.FormattedValue):
+                parts.append(format(self.eval(value.value), self.eval(value.format_spec) if value.format_spec else ""))
+            else:
+                parts.append(self.eval(value))
+        return "".join(parts)
+
+    def eval_FormattedValue(self, node):
+        return str(self.eval(node.value))
+
+    # -- operators ---------------------------------------------------------------------------
+    def eval_BinOp(self, node: ast.BinOp):
+        lhs, rhs = as_index(self.eval(node.left)), as_index(self.eval(node.right))
+        op = _BINARY.get(type(node.op))
+        if op is None:
+            raise self.error(node, f"unsupported operator {type(node.op).__name__}")
+        return self._apply(node, op, lhs, rhs)
+
+    def eval_UnaryOp(self, node: ast.UnaryOp):
+        value = as_index(self.eval(node.operand))
+        if isinstance(node.op, ast.Not):
+            return E.logical_not(value) if _is_ir(value) else not value
+        if isinstance(node.op, ast.USub):
+            return self._apply(node, operator.neg, value)
+        if isinstance(node.op, ast.UAdd):
+            return value
+        return self._apply(node, operator.invert, value)
+
+    def eval_BoolOp(self, node: ast.BoolOp):
+        values = [as_index(self.eval(v)) for v in node.values]
+        is_and = isinstance(node.op, ast.And)
+        if not any(_is_ir(v) for v in values):
+            result = values[0]
+            for v in values[1:]:
+                result = (result and v) if is_and else (result or v)
+            return result
+        result = values[0]
+        for v in values[1:]:
+            result = E.logical_and(result, v) if is_and else E.logical_or(result, v)
+        return result
+
+    def eval_Compare(self, node: ast.Compare):
+        result = None
+        left = as_index(self.eval(node.left))
+        for op_node, right_node in zip(node.ops, node.comparators):
+            right = as_index(self.eval(right_node))
+            op = _COMPARE[type(op_node)]
+            value = as_index(self._apply(node, op, left, right))
+            if result is None:
+                result = value
+            elif _is_ir(result) or _is_ir(value):
+                result = E.logical_and(result, value)
+            else:
+                result = result and value
+            left = right
+        return result
+
+    def eval_IfExp(self, node: ast.IfExp):
+        cond = as_index(self.eval(node.test))
+        if _is_ir(cond) and not isinstance(cond, E.IntImm):
+            return E.Select(cond, self.eval(node.body), self.eval(node.orelse))
+        return self.eval(node.body) if cond else self.eval(node.orelse)
+
+    def _apply(self, node, op, *args):
+        try:
+            return op(*args)
+        except Exception as err:  # an operator on bad operands: report where
+            raise self.error(node, f"cannot evaluate {ast.unparse(node)!r}: {err}") from None
+
+    # -- subscripts and calls ----------------------------------------------------------------
+    def eval_Subscript(self, node: ast.Subscript):
+        base = self.eval(node.value)
+        index = self.eval(node.slice)
+        if isinstance(base, Buffer):
+            indices = index if isinstance(index, tuple) else (index,)
+            if len(indices) != len(base.shape) and not (len(indices) == 1 and len(base.shape) == 0):
+                raise self.error(node, f"buffer {base.name!r} has {len(base.shape)} dimensions but is indexed "
+                                       f"with {len(indices)}")
+            try:
+                return subscript_buffer(base, indices, self.region_context)
+            except (ValueError, TypeError) as err:
+                raise self.error(node, str(err)) from None
+        return self._apply(node, operator.getitem, base, index)
+
+    def eval_Call(self, node: ast.Call):
+        func = self.eval(node.func)
+        special = self.parser.call_special(func, node)
+        if special is not _MISSING:
+            return special
+        saved = self.region_context
+        self.region_context = any(func is f for f in _REGION_CALLS)
+        try:
+            args = list(self._elements(node.args))
+            kwargs = {}
+            for kw in node.keywords:
+                if kw.arg is None:
+                    kwargs.update(self.eval(kw.value))
+                else:
+                    kwargs[kw.arg] = self.eval(kw.value)
+        finally:
+            self.region_context = saved
+        try:
+            return func(*args, **kwargs)
+        except Exception as err:  # a T.xxx builder rejected its arguments: report at the call
+            name = ast.unparse(node.func)
+            raise self.error(node, f"{name}(...) failed: {err}") from None
+
+    def eval_Lambda(self, node):
+        raise self.error(node, "lambda expressions are not supported in TVMScript; define a Python function outside "
+                               "the prim_func and call it")
+
+
+builtin_lookup = builtins.__dict__
+MISSING = _MISSING
