@@ -1,0 +1,41 @@
+"""Code generators: lowered TensorIR to a runnable ``tensorize.runtime.Module``.
+
+``build_module(lowered_mod, target)`` picks the generator by ``target.kind``: ``llvm`` (CPU, see
+``codegen.llvm``). A CUDA source generator plugs in here under ``cuda``/``nvptx``.
+
+>>> # rt_mod = build_module(tvm.lower(ir_module), Target("llvm -mcpu=native"))
+"""
+from __future__ import annotations
+
+from ..errors import TVMError
+from ..target import Target, create
+
+_GENERATORS = {}
+
+
+def register(kind: str):
+    """Register ``fbuild(lowered_mod, target) -> runtime.Module`` for a target kind."""
+    def wrap(fbuild):
+        _GENERATORS[kind] = fbuild
+        return fbuild
+
+    return wrap
+
+
+@register("llvm")
+def _build_llvm(mod, target):
+    from .llvm import build
+
+    return build(mod, target)
+
+
+def build_module(lowered_mod, target: "Target | str") -> "object":
+    """Compile a lowered IRModule for ``target`` into a runtime Module."""
+    target = create(target)
+    fbuild = _GENERATORS.get(target.kind.name)
+    if fbuild is None:
+        raise TVMError(f"no code generator for target kind {target.kind.name!r} yet; available: {sorted(_GENERATORS)}")
+    return fbuild(lowered_mod, target)
+
+
+__all__ = ["build_module", "register"]

@@ -1,0 +1,102 @@
+"""LLVM itself: one-time initialisation, target machines, the O3 pipeline, JIT and object emission.
+
+LLVM is initialised once per process. Each build makes its own target machine: MCJIT takes
+ownership of the machine it is given, so machines are never shared between engines.
+"""
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import logging
+import threading
+from functools import lru_cache
+
+import llvmlite.binding as llvm
+
+from ...errors import TVMError
+from ...target import Target
+
+logger = logging.getLogger(__name__)
+_LOCK = threading.Lock()
+
+
+@lru_cache(maxsize=1)
+def initialize() -> None:
+    """Initialise LLVM's targets and printers (once per process)."""
+    llvm.initialize_all_targets()
+    llvm.initialize_all_asmprinters()
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    llvm.initialize_native_asmparser()
+
+
+@lru_cache(maxsize=1)
+def load_openmp() -> str:
+    """Load libgomp into the process so JIT code can call ``GOMP_parallel``; returns its name."""
+    candidates = [ctypes.util.find_library("gomp"), "libgomp.so.1", "libgomp.so", "libgomp.1.dylib"]
+    for name in filter(None, candidates):
+        try:
+            ctypes.CDLL(name, mode=ctypes.RTLD_GLOBAL)
+            llvm.load_library_permanently(name)
+            return name
+        except (OSError, RuntimeError):
+            continue
+    raise TVMError("parallel loops need the OpenMP runtime libgomp, which was not found; "
+                   "install it (Debian/Ubuntu: apt-get install libgomp1)")
+
+
+def normalize_triple(triple: str) -> str:
+    parts = triple.split("-")
+    if len(parts) == 3 and parts[1] == "linux":  # aarch64-linux-gnu -> aarch64-unknown-linux-gnu
+        return f"{parts[0]}-unknown-{parts[1]}-{parts[2]}"
+    return triple
+
+
+def create_target_machine(target: Target, jit: bool) -> llvm.TargetMachine:
+    """A fresh LLVM target machine for ``target`` at O3."""
+    initialize()
+    triple = normalize_triple(target.mtriple)
+    try:
+        llvm_target = llvm.Target.from_triple(triple)
+    except RuntimeError as err:
+        raise TVMError(f"LLVM has no backend for triple {triple!r} (from target {target}): {err}") from None
+    return llvm_target.create_target_machine(cpu=target.mcpu, features=target.llvm_feature_string(), opt=3,
+                                             reloc="default" if jit else "pic",
+                                             codemodel="jitdefault" if jit else "default", jit=jit)
+
+
+def parse(text: str) -> llvm.ModuleRef:
+    initialize()
+    try:
+        module = llvm.parse_assembly(text)
+        module.verify()
+    except RuntimeError as err:
+        raise TVMError(f"generated LLVM IR is invalid (a code generator bug): {err}") from None
+    return module
+
+
+def optimize(module: llvm.ModuleRef, machine: llvm.TargetMachine) -> None:
+    """Run LLVM's O3 pipeline with the loop and SLP vectorizers."""
+    tuning = llvm.create_pipeline_tuning_options(speed_level=3)
+    tuning.loop_vectorization = True
+    tuning.slp_vectorization = True
+    tuning.loop_unrolling = True
+    builder = llvm.create_pass_builder(machine, tuning)
+    builder.getModulePassManager().run(module, builder)
+
+
+class JitEngine:
+    """An MCJIT engine owning one compiled module; resolves function and global addresses."""
+
+    def __init__(self, module: llvm.ModuleRef, machine: llvm.TargetMachine):
+        with _LOCK:
+            self.engine = llvm.create_mcjit_compiler(module, machine)
+            self.engine.finalize_object()
+            self.engine.run_static_constructors()
+        self.module = module
+
+    def function_address(self, name: str) -> int:
+        return self.engine.get_function_address(name)
+
+    def global_address(self, name: str) -> int:
+        return self.engine.get_global_value_address(name)

@@ -1,0 +1,62 @@
+"""TVM dtypes as LLVM types.
+
+Registers hold ``bool`` as ``i1``; memory holds it as ``i8`` (numpy's layout). ``bfloat16`` is an
+``i16`` bit pattern everywhere (llvmlite has no ``bfloat`` type): arithmetic on it goes through
+float32 (see ``expr.py``).
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+
+import llvmlite.ir as ir
+
+from ...ir import dtype as dt
+
+I1, I8, I16, I32, I64 = (ir.IntType(b) for b in (1, 8, 16, 32, 64))
+F16, F32, F64 = ir.HalfType(), ir.FloatType(), ir.DoubleType()
+PTR = ir.PointerType()
+VOID = ir.VoidType()
+
+_FLOATS = {16: F16, 32: F32, 64: F64}
+
+
+@lru_cache(maxsize=None)
+def element_type(dtype: str, memory: bool = False) -> ir.Type:
+    """The LLVM scalar type of ``dtype``'s element (``memory``: as stored in a buffer)."""
+    t = dt.parse(dtype)
+    if t.code == "bool":
+        return I8 if memory else I1
+    if t.code in ("int", "uint"):
+        return ir.IntType(t.bits)
+    if t.code == "bfloat":
+        return I16
+    if t.code == "float":
+        if t.bits not in _FLOATS:
+            raise NotImplementedError(f"no LLVM codegen for {dtype}; use float16, float32 or float64")
+        return _FLOATS[t.bits]
+    if t.code == "handle":
+        return PTR
+    raise NotImplementedError(f"no LLVM type for dtype {dtype}")
+
+
+@lru_cache(maxsize=None)
+def llvm_type(dtype: str, memory: bool = False) -> ir.Type:
+    """The LLVM type of ``dtype``: a vector type for ``lanes > 1``."""
+    lanes = dt.lanes_of(dtype)
+    element = element_type(dtype, memory)
+    return element if lanes == 1 else ir.VectorType(element, lanes)
+
+
+def byte_size(dtype: str) -> int:
+    """Bytes of one element as stored in memory."""
+    t = dt.parse(dtype)
+    return max(t.bits, 8) // 8 * t.lanes
+
+
+def is_signed(dtype: str) -> bool:
+    return dt.parse(dtype).code == "int"
+
+
+def is_floating(dtype: str) -> bool:
+    """True for dtypes held in LLVM floating-point types (float16/32/64, not bfloat16)."""
+    return dt.parse(dtype).code == "float"

@@ -1,0 +1,214 @@
+"""Runtime modules: what ``tvm.build`` returns.
+
+A ``Module`` holds compiled functions by name. It is callable (runs the entry function), indexable
+(``mod["main"]`` is a ``PackedFunc``), and keeps its sources (``get_source("ll")``,
+``get_source("asm")``) and its object code (``export_library("k.so")``).
+
+>>> # mod = tvm.build(ir_module, target="llvm"); mod(a, b); mod["main"](a, b)
+"""
+from __future__ import annotations
+
+import ctypes
+import logging
+import os
+import shutil
+import subprocess
+import tempfile
+from typing import Any, Callable, Mapping
+
+from ..errors import TVMError
+from .signature import FunctionSignature
+
+logger = logging.getLogger(__name__)
+
+
+class PackedFunc:
+    """A callable compiled function. Arguments are checked against the function's signature
+    (``TypeError``/``ValueError`` naming the parameter) before the native code runs."""
+
+    def __init__(self, name: str, signature: FunctionSignature, address: int | None, module: "Module"):
+        self.name, self.signature, self.address, self.module = name, signature, address, module
+        self._cfunc = None
+        if address:
+            prototype = ctypes.CFUNCTYPE(ctypes.c_int32, *signature.c_argtypes)
+            self._cfunc = prototype(address)
+
+    def prepare(self, *args) -> Callable[[], None]:
+        """Check and convert ``args`` once; return a no-argument function that runs the code
+        (what ``time_evaluator`` repeats, so the checks stay out of the measurement)."""
+        if self._cfunc is None:
+            raise TVMError(f"function {self.name!r} was compiled for {self.module.target} and cannot run in this "
+                           "process; use export_library() and run it on a matching machine")
+        c_args, finish, keep = self.signature.bind(args)
+        cfunc, module = self._cfunc, self.module
+
+        def run() -> None:
+            code = cfunc(*c_args)
+            if code != 0:
+                raise TVMError(module.error_message(code, self.name))
+            finish()
+
+        run.keep_alive = keep  # type: ignore[attr-defined]
+        return run
+
+    def __call__(self, *args) -> None:
+        self.prepare(*args)()
+
+    def __repr__(self) -> str:
+        return f"ffi.Function({self.signature.describe()}, {hex(self.address or 0)})"
+
+
+class Module:
+    """A compiled module (TVM's ``runtime.Module``).
+
+    Parameters are filled by code generators: ``functions`` maps names to signatures;
+    ``resolve(name)`` gives a function's address (None for code that cannot run here); ``sources``
+    maps formats (``"ll"``, ``"asm"``) to text or to a function producing it; ``object_code`` is an
+    object file (bytes) for ``export_library``.
+    """
+
+    def __init__(self, type_key: str, functions: Mapping[str, FunctionSignature], target: Any = None,
+                 resolve: Callable[[str], int | None] | None = None, sources: Mapping[str, Any] | None = None,
+                 object_code: Callable[[], bytes] | bytes | None = None, entry_name: str | None = None,
+                 error_message: Callable[[int], str] | None = None, keep_alive: Any = None):
+        self.type_key = type_key
+        self.target = target
+        self._signatures = dict(functions)
+        self._resolve = resolve or (lambda name: None)
+        self._sources = dict(sources or {})
+        self._object_code = object_code
+        self._error_message = error_message
+        self._keep_alive = keep_alive
+        self._funcs: dict[str, PackedFunc] = {}
+        self.imported_modules: list[Module] = []
+        names = list(self._signatures)
+        self.entry_name = entry_name or ("main" if "main" in self._signatures else (names[0] if names else ""))
+
+    # -- functions --------------------------------------------------------------------------
+    def get_function(self, name: str, query_imports: bool = False) -> PackedFunc:
+        """The function ``name`` (``"__tvm_main__"`` is the entry function)."""
+        if name == "__tvm_main__":
+            name = self.entry_name
+        if name in self._funcs:
+            return self._funcs[name]
+        if name in self._signatures:
+            func = PackedFunc(name, self._signatures[name], self._resolve(name), self)
+            self._funcs[name] = func
+            return func
+        if query_imports:
+            for imported in self.imported_modules:
+                if imported.implements_function(name):
+                    return imported.get_function(name)
+        raise AttributeError(f"module has no function {name!r}; it has {sorted(self._signatures)}")
+
+    def implements_function(self, name: str, query_imports: bool = False) -> bool:
+        if name in self._signatures or (name == "__tvm_main__" and self.entry_name):
+            return True
+        return query_imports and any(m.implements_function(name, True) for m in self.imported_modules)
+
+    def __getitem__(self, name: str) -> PackedFunc:
+        return self.get_function(name, query_imports=True)
+
+    def __contains__(self, name: str) -> bool:
+        return self.implements_function(name, query_imports=True)
+
+    def __call__(self, *args) -> None:
+        if not self.entry_name:
+            raise TVMError("the module has no functions to call")
+        self.get_function(self.entry_name)(*args)
+
+    @property
+    def function_names(self) -> list[str]:
+        return list(self._signatures)
+
+    def import_module(self, other: "Module") -> None:
+        self.imported_modules.append(other)
+
+    def error_message(self, code: int, name: str) -> str:
+        detail = self._error_message(code) if self._error_message else ""
+        return f"{name} failed (error code {code}){': ' + detail if detail else ''}"
+
+    # -- sources and export -----------------------------------------------------------------
+    def get_source(self, fmt: str = "") -> str:
+        """Generated code as text: ``"ll"`` (LLVM IR), ``"asm"`` (assembly); default the first one."""
+        if not fmt:
+            fmt = next(iter(self._sources), "")
+        aliases = {"llvm": "ll", "s": "asm", "cu": "cuda"}
+        source = self._sources.get(aliases.get(fmt, fmt))
+        if source is None:
+            raise ValueError(f"no {fmt!r} source in this {self.type_key} module; formats: {sorted(self._sources)}")
+        if callable(source):
+            source = source()
+            self._sources[aliases.get(fmt, fmt)] = source
+        return source
+
+    def object_code(self) -> bytes:
+        """The module's object file (ELF on Linux)."""
+        if self._object_code is None:
+            raise TVMError(f"a {self.type_key} module has no object code to export")
+        if callable(self._object_code):
+            self._object_code = self._object_code()
+        return self._object_code
+
+    def save(self, path: str, fmt: str = "") -> None:
+        """Write the object file (``.o``), LLVM IR (``.ll``) or assembly (``.s``) to ``path``."""
+        fmt = fmt or os.path.splitext(path)[1].lstrip(".")
+        if fmt in ("o", "obj"):
+            with open(path, "wb") as f:
+                f.write(self.object_code())
+        else:
+            with open(path, "w") as f:
+                f.write(self.get_source({"s": "asm"}.get(fmt, fmt)))
+
+    def export_library(self, path: str, fcompile: Callable | None = None, cc: str | None = None, **kwargs) -> None:
+        """Write a shared library (``.so``, linked with the system C compiler) or an object file (``.o``).
+
+        For cross-compiled modules pass ``cc="aarch64-linux-gnu-gcc"`` to link a shared library."""
+        if path.endswith((".o", ".obj")):
+            self.save(path, "o")
+            return
+        compiler = cc or _default_compiler(self.target)
+        with tempfile.TemporaryDirectory() as tmp:
+            obj = os.path.join(tmp, "lib.o")
+            self.save(obj, "o")
+            if fcompile is not None:
+                fcompile(path, [obj], **kwargs)
+                return
+            command = [compiler, "-shared", "-o", path, obj, "-lm"]
+            if "GOMP_parallel" in self.get_source("ll"):
+                command.append("-fopenmp")
+            result = subprocess.run(command, capture_output=True, text=True)
+            if result.returncode != 0:
+                raise TVMError(f"linking {path} with `{' '.join(command)}` failed:\n{result.stderr}")
+        logger.debug("exported %s", path)
+
+    def __repr__(self) -> str:
+        return f"Module({self.type_key}, {sorted(self._signatures)})"
+
+    def time_evaluator(self, func_name: str, dev, number: int = 10, repeat: int = 1, min_repeat_ms: int = 0,
+                       limit_zero_time_iterations: int = 100, cooldown_interval_ms: int = 0,
+                       repeats_to_cooldown: int = 1, cache_flush_bytes: int = 0, f_preproc: str = ""):
+        """A function that runs ``func_name`` and returns a ``BenchmarkResult`` (times in seconds).
+
+        Each of ``repeat`` measurements times ``number`` runs (grown until a measurement takes at least
+        ``min_repeat_ms``) and records the mean time per run.
+
+        >>> # evaluator = mod.time_evaluator(mod.entry_name, tvm.cpu(), number=10)
+        >>> # print(evaluator(a, b, c).mean)
+        """
+        from .profiling import make_time_evaluator
+
+        return make_time_evaluator(self.get_function(func_name, query_imports=True), dev, number, repeat,
+                                   min_repeat_ms, limit_zero_time_iterations, cooldown_interval_ms,
+                                   repeats_to_cooldown, cache_flush_bytes)
+
+
+def _default_compiler(target) -> str:
+    if target is not None and getattr(target, "is_host", True) is False:
+        cross = f"{target.arch}-linux-gnu-gcc"
+        if shutil.which(cross):
+            return cross
+        raise TVMError(f"no cross compiler {cross} to link a shared library for {target}; "
+                       "export an object file (path ending in .o) or pass cc=...")
+    return os.environ.get("CC", "cc")
+
