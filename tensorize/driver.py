@@ -1,0 +1,97 @@
+"""``tvm.lower`` and ``tvm.build``: lower a program through the pass pipeline, then generate code.
+
+>>> # mod = tvm.lower(func)                 an IRModule in the lowered form (see tensorize.transform)
+>>> # rt = tvm.build(func, target="llvm")   a runtime module; rt["main"](a, b, c)
+"""
+from __future__ import annotations
+
+import logging
+from typing import Any, Mapping
+
+from .errors import TVMError
+from .ir.function import IRModule, PrimFunc
+from .transform.pass_infra import PassContext
+from .transform.pipeline import run_lowering_phases
+
+logger = logging.getLogger(__name__)
+
+
+def _is_te_schedule(obj) -> bool:
+    return type(obj).__name__ == "Schedule" and type(obj).__module__.startswith("tensorize.te")
+
+
+def _as_module(inputs, args=None, name: str = "main") -> IRModule:
+    if _is_te_schedule(inputs):
+        from .te.legacy import lower_te_schedule
+
+        inputs = lower_te_schedule(inputs, args, name)
+    if isinstance(inputs, PrimFunc):
+        return IRModule({name: inputs})
+    if isinstance(inputs, IRModule):
+        return inputs
+    schedule_mod = getattr(inputs, "mod", None)  # a tir.Schedule
+    if isinstance(schedule_mod, IRModule):
+        return schedule_mod
+    raise TypeError(f"cannot lower {type(inputs).__name__}; pass a PrimFunc, an IRModule, a tir.Schedule "
+                    "or a te schedule with its argument tensors")
+
+
+def _with_global_symbols(mod: IRModule) -> IRModule:
+    functions = {}
+    for gv, func in mod.functions.items():
+        if isinstance(func, PrimFunc) and func.attrs.get("global_symbol") != gv.name_hint:
+            func = func.with_attr("global_symbol", gv.name_hint)
+        functions[gv] = func
+    return IRModule(functions, mod.attrs, mod.global_infos)
+
+
+def lower(inp, args=None, name: str = "main", binds=None, simple_mode: bool = False) -> IRModule:
+    """Lower ``inp`` (PrimFunc, IRModule, or a te schedule with ``args``) to the lowered form.
+
+    The phases and the ``tir.add_lower_pass`` hooks of the current ``PassContext`` apply::
+
+        with tvm.transform.PassContext(config={"tir.add_lower_pass": [(1, my_pass)]}):
+            mod = tvm.lower(func)
+    """
+    if binds:
+        raise TVMError("lower(binds=...) is not supported; declare the buffers in the PrimFunc instead")
+    mod = _as_module(inp, args, name)
+    mod = run_lowering_phases(mod, PassContext.current())
+    return _with_global_symbols(mod)
+
+
+def _verify(mod: IRModule) -> None:
+    try:
+        from .ir.verify import verify_well_formed
+    except ImportError:  # the verifier is optional
+        return
+    for func in mod.functions.values():
+        if isinstance(func, PrimFunc):
+            verify_well_formed(func)
+
+
+def _as_target(target):
+    from .target import Target
+
+    if target is None:
+        target = "llvm"
+    return target if isinstance(target, Target) else Target(target)
+
+
+def build(inputs, args=None, target: Any = None, target_host=None, runtime=None, name: str = "main",
+          binds=None):
+    """Compile ``inputs`` (PrimFunc, IRModule, te schedule with ``args``, or ``{target: module}``) for
+    ``target`` (a string such as ``"llvm -mcpu=native"`` or a ``Target``) and return the runtime module."""
+    if isinstance(inputs, Mapping) and not isinstance(inputs, IRModule):
+        if len(inputs) != 1:
+            raise TVMError("build({target: mod, ...}) with several targets is not supported yet; build each "
+                           "target separately")
+        ((target, inputs),) = inputs.items()
+    if isinstance(args, str) and target is None:  # tvm.build(mod, "llvm")
+        args, target = None, args
+    mod = _as_module(inputs, args, name)
+    _verify(mod)
+    lowered = lower(mod, name=name, binds=binds)
+    from .codegen import build_module
+
+    return build_module(lowered, _as_target(target))

@@ -1,0 +1,213 @@
+"""``CompactBufferAllocation``: shrink each block-allocated buffer to the region its uses touch.
+
+Under its allocation point, a buffer is often indexed by outer loop variables plus an inner tile,
+e.g. ``B[i_o * 8 + i_i, j]`` with ``i_i`` in ``range(8)``. The buffer becomes 8 rows and the index
+``i_i`` (the outer part is subtracted). Axes whose bounds cannot be proven constant-size stay whole.
+"""
+from __future__ import annotations
+
+from ..ir import expr as E
+from ..ir import stmt as S
+from ..ir.buffer import Buffer
+from ..ir.expr import IntImm, Range, Var, make_const
+from ..ir.functor import StmtExprMutator, StmtExprVisitor, uses_var
+from ..ir.linear import LinearForm, to_linear
+from .pass_infra import func_pass
+
+
+def index_interval(index: E.PrimExpr, doms: dict) -> tuple[LinearForm, LinearForm] | None:
+    """Inclusive bounds of ``index`` as linear forms when variables in ``doms`` (id -> (min, extent)) range
+    over their loops; None when the index is not linear in those variables."""
+    if isinstance(index, E.Ramp):
+        base = index_interval(index.base, doms)
+        if base is None or not isinstance(index.stride, IntImm):
+            return None
+        span = index.stride.value * (index.lanes - 1)
+        lo, hi = base
+        return (lo, hi + LinearForm.constant(span)) if span >= 0 else (lo + LinearForm.constant(span), hi)
+    form = to_linear(index)
+    lo = hi = LinearForm.constant(form.const, form.dtype)
+    for term, coeff in form.terms.values():
+        if isinstance(term, Var) and id(term) in doms:
+            lo_v, extent = doms[id(term)]
+            if not isinstance(extent, IntImm):
+                return None
+            first = to_linear(lo_v)
+            last = first + LinearForm.constant(extent.value - 1)
+            if coeff >= 0:
+                lo, hi = lo + first.scaled(coeff), hi + last.scaled(coeff)
+            else:
+                lo, hi = lo + last.scaled(coeff), hi + first.scaled(coeff)
+        elif uses_var(term, lambda v: id(v) in doms):
+            return None
+        else:
+            part = LinearForm.term(term).scaled(coeff)
+            lo, hi = lo + part, hi + part
+    return lo, hi
+
+
+class _RegionCollector(StmtExprVisitor):
+    """Per axis bounds of every access to the buffers of interest under one allocation block."""
+
+    _methods: dict = {}
+
+    def __init__(self, buffers: dict[int, Buffer]):
+        self.buffers = buffers
+        self.doms: dict[int, tuple] = {}
+        self.bounds: dict[int, list] = {key: [None] * buf.ndim for key, buf in buffers.items()}
+        self.failed: dict[int, set] = {key: set() for key in buffers}
+
+    def _access(self, buffer: Buffer, intervals: list) -> None:
+        key = id(buffer.data)
+        if key not in self.buffers:
+            return
+        merged = self.bounds[key]
+        if len(intervals) != len(merged):
+            self.failed[key].update(range(len(merged)))
+            return
+        for axis, interval in enumerate(intervals):
+            if interval is None:
+                self.failed[key].add(axis)
+                continue
+            if merged[axis] is None:
+                merged[axis] = interval
+                continue
+            (lo_a, hi_a), (lo_b, hi_b) = merged[axis], interval
+            dlo, dhi = lo_b - lo_a, hi_b - hi_a
+            if not dlo.is_constant() or not dhi.is_constant():
+                self.failed[key].add(axis)
+                continue
+            merged[axis] = (lo_b if dlo.const < 0 else lo_a, hi_b if dhi.const > 0 else hi_a)
+
+    def _point(self, buffer, indices):
+        self._access(buffer, [index_interval(i, self.doms) for i in indices])
+
+    def visit_buffer_load_(self, op):
+        self._point(op.buffer, op.indices)
+        super().visit_buffer_load_(op)
+
+    def visit_buffer_store_(self, op):
+        self._point(op.buffer, op.indices)
+        super().visit_buffer_store_(op)
+
+    def _region(self, region: S.BufferRegion):
+        intervals = []
+        for r in region.region:
+            lo = index_interval(r.min, self.doms)
+            last = index_interval(E.add(r.min, E.sub(r.extent, 1)), self.doms)
+            intervals.append(None if lo is None or last is None else (lo[0], last[1]))
+        self._access(region.buffer, intervals)
+
+    def visit_for_(self, op):
+        self.doms[id(op.loop_var)] = (op.min, op.extent)
+        super().visit_for_(op)
+        del self.doms[id(op.loop_var)]
+
+    def visit_block_(self, op):
+        for r in list(op.reads) + list(op.writes):
+            self._region(r)
+        for m in op.match_buffers:
+            self._region(m.source)
+        super().visit_block_(op)
+
+
+class _Rewriter(StmtExprMutator):
+    """Points accesses at the compacted buffers, with each axis shifted by its new origin."""
+
+    _methods: dict = {}
+
+    def __init__(self, new: dict[int, tuple[Buffer, Buffer, list]]):
+        self.new = new
+
+    def _shift(self, buffer, indices):
+        old, buf, origin = self.new[id(buffer.data)]
+        return buf, tuple(E.sub(i, o) if dl_lanes(i) == 1 else _shift_ramp(i, o) for i, o in zip(indices, origin))
+
+    def visit_buffer_load_(self, op):
+        op = super().visit_buffer_load_(op)
+        if id(op.buffer.data) in self.new and op.buffer is self.new[id(op.buffer.data)][0]:
+            buf, indices = self._shift(op.buffer, op.indices)
+            return E.BufferLoad(buf, indices, op.predicate)
+        return op
+
+    def visit_buffer_store_(self, op):
+        op = super().visit_buffer_store_(op)
+        if id(op.buffer.data) in self.new and op.buffer is self.new[id(op.buffer.data)][0]:
+            buf, indices = self._shift(op.buffer, op.indices)
+            return S.BufferStore(buf, op.value, indices, op.predicate)
+        return op
+
+    def visit_buffer_region(self, region):
+        region = super().visit_buffer_region(region)
+        entry = self.new.get(id(region.buffer.data))
+        if entry is None or region.buffer is not entry[0]:
+            return region
+        _, buf, origin = entry
+        return S.BufferRegion(buf, [Range.from_min_extent(E.sub(r.min, o), r.extent) for r, o in zip(region.region, origin)])
+
+    def visit_block_(self, op):
+        new = super().visit_block_(op)
+        allocs = tuple(self.new[id(b.data)][1] if id(b.data) in self.new and b is self.new[id(b.data)][0] else b
+                       for b in new.alloc_buffers)
+        if any(a is not b for a, b in zip(allocs, new.alloc_buffers)):
+            new = new.replace(alloc_buffers=allocs)
+        return new
+
+
+def dl_lanes(e) -> int:
+    from ..ir import dtype as dt
+
+    return dt.lanes_of(e.dtype)
+
+
+def _shift_ramp(index, origin):
+    if isinstance(index, E.Ramp):
+        return E.Ramp(E.sub(index.base, origin), index.stride, index.lanes)
+    return E.sub(index, E.Broadcast(origin, dl_lanes(index)))
+
+
+class _Compactor(StmtExprMutator):
+    _methods: dict = {}
+
+    def __init__(self):
+        self.plan: dict[int, tuple[Buffer, Buffer, list]] = {}
+
+    def visit_block_(self, op):
+        candidates = {id(b.data): b for b in op.alloc_buffers if not b.strides and b.shape}
+        if candidates:
+            collector = _RegionCollector(candidates)
+            collector.visit_stmt(op.body)
+            if op.init is not None:
+                collector.visit_stmt(op.init)
+            for key, buf in candidates.items():
+                shape, origin, changed = [], [], False
+                for axis, (extent, bound) in enumerate(zip(buf.shape, collector.bounds[key])):
+                    if bound is None or axis in collector.failed[key]:
+                        shape.append(extent)
+                        origin.append(make_const(extent.dtype, 0))
+                        continue
+                    size = bound[1] - bound[0]
+                    if not size.is_constant() or (isinstance(extent, IntImm) and size.const + 1 >= extent.value):
+                        shape.append(extent)
+                        origin.append(make_const(extent.dtype, 0))
+                        continue
+                    shape.append(make_const(extent.dtype, size.const + 1))
+                    origin.append(bound[0].to_expr(extent.dtype) if not bound[0].is_constant()
+                                  else make_const(extent.dtype, bound[0].const))
+                    changed = True
+                if changed:
+                    self.plan[key] = (buf, buf.replace(shape=tuple(shape)), origin)
+        return super().visit_block_(op)
+
+
+def compact_buffer_allocation(func):
+    compactor = _Compactor()
+    compactor.visit(func.body)
+    if not compactor.plan:
+        return func
+    return func.with_body(_Rewriter(compactor.plan).visit(func.body))
+
+
+def CompactBufferAllocation():  # noqa: N802 - TVM's pass name
+    """Shrink intermediate buffers to the region touched under their allocation block."""
+    return func_pass(compact_buffer_allocation, "tir.CompactBufferAllocation")

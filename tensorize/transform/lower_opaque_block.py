@@ -1,0 +1,48 @@
+"""``LowerOpaqueBlock``: blocks become plain statements.
+
+A ``BlockRealize`` becomes its body with block iterators replaced by their bindings, a non-trivial
+predicate becomes an ``IfThenElse``, and each ``alloc_buffer`` becomes ``Allocate`` + ``DeclBuffer``
+around the body. Loops (and their annotations, kinds and thread bindings) are kept.
+"""
+from __future__ import annotations
+
+from ..ir import expr as E
+from ..ir import stmt as S
+from ..ir.functor import StmtExprMutator, substitute
+from .lower_init_block import _InitLowerer
+from .pass_infra import func_pass
+
+
+class _BlockLowerer(StmtExprMutator):
+    _methods: dict = {}
+
+    def visit_block_realize_(self, op):
+        block = op.block
+        if block.init is not None:
+            block = _InitLowerer().visit_block_(block)
+        body = self.visit_stmt(block.body)
+        if block.iter_vars:
+            body = substitute(body, {iv.var: v for iv, v in zip(block.iter_vars, op.iter_values)})
+        predicate = op.predicate
+        if block.iter_vars:
+            predicate = substitute(predicate, {iv.var: v for iv, v in zip(block.iter_vars, op.iter_values)})
+        for buf in reversed(block.alloc_buffers):
+            body = S.Allocate(buf.data, buf.dtype, buf.shape, True, S.DeclBuffer(buf, body))
+        if not (isinstance(predicate, E.IntImm) and predicate.value):
+            body = S.IfThenElse(predicate, body)
+        return body
+
+    def visit_block_(self, op):  # a bare block (no realize) only happens at a function's root
+        body = self.visit_stmt(op.body)
+        for buf in reversed(op.alloc_buffers):
+            body = S.Allocate(buf.data, buf.dtype, buf.shape, True, S.DeclBuffer(buf, body))
+        return body
+
+
+def lower_opaque_block(func):
+    return func.with_body(_BlockLowerer().visit(func.body))
+
+
+def LowerOpaqueBlock():  # noqa: N802 - TVM's pass name
+    """Remove blocks: substitute iterators, turn predicates into ``if`` and allocations into ``Allocate``."""
+    return func_pass(lower_opaque_block, "tir.LowerOpaqueBlock")

@@ -1,0 +1,52 @@
+"""The lowering pipeline: four phases, with the user's ``tir.add_lower_pass`` passes after each.
+
+* phase 0 - blocks to loops: init lowering, allocation placement and compaction, match buffers,
+  opaque blocks;
+* phase 1 - storage flattening (``FlattenBuffer``) and simplification;
+* phase 2 - loop transforms: vectorize, unroll;
+* phase 3 - cleanup: simplification, no-op removal, scalar promotion, common subexpressions.
+"""
+from __future__ import annotations
+
+from ..ir.function import IRModule
+from .common_subexpr_elim import CommonSubexprElimTIR
+from .compact_buffer import CompactBufferAllocation
+from .convert_blocks_to_opaque import ConvertBlocksToOpaque
+from .flatten_buffer import FlattenBuffer
+from .lower_init_block import LowerInitBlock
+from .lower_match_buffer import LowerMatchBuffer
+from .lower_opaque_block import LowerOpaqueBlock
+from .pass_infra import Pass, PassContext
+from .plan_buffer_allocation import PlanAndUpdateBufferAllocationLocation
+from .remove_no_op import RemoveNoOp
+from .simplify import Simplify
+from .storage_rewrite import StorageRewrite
+from .unroll_loop import UnrollLoop
+from .vectorize_loop import VectorizeLoop
+
+
+def phase_passes(phase: int) -> list[Pass]:
+    """The built-in passes of lowering ``phase`` (0..3), in order."""
+    if phase == 0:
+        return [LowerInitBlock(), PlanAndUpdateBufferAllocationLocation(), ConvertBlocksToOpaque(),
+                CompactBufferAllocation(), LowerMatchBuffer(), LowerOpaqueBlock()]
+    if phase == 1:
+        return [FlattenBuffer(), Simplify()]
+    if phase == 2:
+        return [VectorizeLoop(), UnrollLoop(), Simplify()]
+    if phase == 3:
+        return [RemoveNoOp(), StorageRewrite(), Simplify(), RemoveNoOp(), CommonSubexprElimTIR()]
+    raise ValueError(f"lowering phases are 0..3, got {phase}")
+
+
+def run_lowering_phases(mod: IRModule, ctx: PassContext | None = None) -> IRModule:
+    """Run the four phases on ``mod``, each followed by the context's ``tir.add_lower_pass`` passes for it."""
+    ctx = ctx or PassContext.current()
+    user = ctx.config.get("tir.add_lower_pass", ()) or ()
+    for phase in range(4):
+        for p in phase_passes(phase):
+            mod = p(mod)
+        for entry_phase, user_pass in user:
+            if entry_phase == phase:
+                mod = user_pass(mod)
+    return mod

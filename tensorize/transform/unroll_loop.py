@@ -1,0 +1,80 @@
+"""``UnrollLoop``: expand ``T.unroll`` loops of constant extent, and small loops under a
+``pragma_auto_unroll_max_step`` annotation.
+
+>>> # for k in T.unroll(2): C[k] = A[k]      becomes      C[0] = A[0]; C[1] = A[1]
+"""
+from __future__ import annotations
+
+from ..ir import stmt as S
+from ..ir.expr import IntImm
+from ..ir.functor import StmtExprMutator, StmtExprVisitor, substitute
+from .pass_infra import PassContext, func_pass
+
+AUTO_UNROLL_KEY = "pragma_auto_unroll_max_step"
+
+
+def _leaf_count(stmt) -> int:
+    """How many leaf statements ``stmt`` runs (loops multiply), the step count auto-unrolling compares."""
+    counter = [0]
+
+    class Count(StmtExprVisitor):
+        _methods: dict = {}
+
+        def visit_for_(self, op):
+            before = counter[0]
+            self.visit_stmt(op.body)
+            extent = op.extent.value if isinstance(op.extent, IntImm) else 1 << 30
+            counter[0] = before + (counter[0] - before) * extent
+
+        def visit_buffer_store_(self, op):
+            counter[0] += 1
+
+        def visit_evaluate_(self, op):
+            counter[0] += 1
+
+    Count().visit_stmt(stmt)
+    return counter[0]
+
+
+def unroll(loop: S.For) -> S.Stmt:
+    """The body of ``loop`` repeated once per iteration with the loop variable replaced by its value."""
+    start, extent = loop.min, loop.extent.value
+    return S.SeqStmt.flatten([substitute(loop.body, {loop.loop_var: start + k}) for k in range(extent)])
+
+
+class _Unroller(StmtExprMutator):
+    _methods: dict = {}
+
+    def __init__(self, auto_max_step: int, auto_max_extent: int):
+        self.max_step = [auto_max_step]
+        self.auto_max_extent = auto_max_extent
+
+    def visit_for_(self, op):
+        step = op.annotations.get(AUTO_UNROLL_KEY)
+        if step is not None:
+            self.max_step.append(int(step))
+        try:
+            op = super().visit_for_(op)
+        finally:
+            if step is not None:
+                self.max_step.pop()
+        if not isinstance(op.extent, IntImm):
+            return op.replace(kind=S.ForKind.SERIAL) if op.kind == S.ForKind.UNROLLED else op
+        if op.kind == S.ForKind.UNROLLED:
+            return unroll(op)
+        if (op.kind == S.ForKind.SERIAL and self.max_step[-1] > 0 and step is None
+                and _leaf_count(op) <= self.max_step[-1] and op.extent.value <= max(self.auto_max_extent, 1)):
+            return unroll(op)
+        return op
+
+
+def unroll_loop(func):
+    config = PassContext.current().config.get("tir.UnrollLoop", {}) or {}
+    max_step = int(config.get("auto_max_step", 0))
+    max_extent = int(config.get("auto_max_extent", 1 << 30))
+    return func.with_body(_Unroller(max_step, max_extent).visit(func.body))
+
+
+def UnrollLoop():  # noqa: N802 - TVM's pass name
+    """Unroll ``T.unroll`` loops and small loops under ``pragma_auto_unroll_max_step``."""
+    return func_pass(unroll_loop, "tir.UnrollLoop")
