@@ -13,9 +13,12 @@ from .evaluate import evaluate
 from .iter_map import (
     IterMapResult, IterMark, IterSplitExpr, IterSumExpr, detect_iter_map, iter_map_simplify, normalize_iter_map_to_expr,
 )
+from .int_set import IntervalSet
+from .region import region_covers, region_union, relax_region
 from .subspace import subspace_divide
 
 __all__ = [
     "Analyzer", "ConstIntBound", "evaluate", "IterMapResult", "IterMark", "IterSplitExpr", "IterSumExpr",
     "detect_iter_map", "iter_map_simplify", "normalize_iter_map_to_expr", "subspace_divide",
+    "IntervalSet", "relax_region", "region_union", "region_covers",
 ]

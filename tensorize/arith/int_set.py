@@ -1,0 +1,213 @@
+"""Symbolic integer intervals (``tvm.arith.IntervalSet``) and their evaluation over loop domains.
+
+>>> from tensorize.ir.expr import Var, Range
+>>> from tensorize.arith import Analyzer
+>>> i, j = Var("i"), Var("j")
+>>> s = Analyzer().int_set(i * 4 + j, {i: Range(0, 8), j: Range(0, 4)})
+>>> int(s.min_value), int(s.max_value)
+(0, 31)
+"""
+from __future__ import annotations
+
+from ..ir import expr as E
+from .bound import INF
+
+POS_INF = E.Var("pos_inf", "int64")
+NEG_INF = E.Var("neg_inf", "int64")
+
+
+class IntervalSet:
+    """``[min_value, max_value]`` (both inclusive, symbolic); ``pos_inf``/``neg_inf`` mark open ends."""
+
+    __slots__ = ("min_value", "max_value")
+
+    def __init__(self, min_value, max_value):
+        self.min_value, self.max_value = E.convert(min_value), E.convert(max_value)
+
+    @staticmethod
+    def single_point(value) -> "IntervalSet":
+        return IntervalSet(value, value)
+
+    @staticmethod
+    def everything() -> "IntervalSet":
+        return IntervalSet(NEG_INF, POS_INF)
+
+    def is_everything(self) -> bool:
+        return self.min_value is NEG_INF and self.max_value is POS_INF
+
+    def has_lower_bound(self) -> bool:
+        return self.min_value is not NEG_INF
+
+    def has_upper_bound(self) -> bool:
+        return self.max_value is not POS_INF
+
+    def is_single_point(self) -> bool:
+        from .linear import expr_key
+
+        return expr_key(self.min_value) == expr_key(self.max_value)
+
+    def to_range(self, analyzer=None) -> E.Range:
+        """The ``Range`` ``[min, max + 1)``; raises when an end is open."""
+        if not (self.has_lower_bound() and self.has_upper_bound()):
+            raise ValueError("cannot make a Range from an unbounded interval; bound the loop variables first")
+        from .analyzer import Analyzer
+
+        ana = analyzer or Analyzer()
+        return E.Range.from_min_extent(self.min_value, ana.simplify(self.max_value - self.min_value + 1))
+
+    def __repr__(self):
+        return f"IntervalSet[{self.min_value!r}, {self.max_value!r}]"
+
+
+def _point_min(x, y, ana, take_min: bool):
+    """min/max of two interval ends; open ends win."""
+    if take_min and (x is NEG_INF or y is NEG_INF):
+        return NEG_INF
+    if not take_min and (x is POS_INF or y is POS_INF):
+        return POS_INF
+    if x is POS_INF or x is NEG_INF:
+        return y
+    if y is POS_INF or y is NEG_INF:
+        return x
+    return ana.simplify(E.min_value_expr(x, y) if take_min else E.max_value_expr(x, y))
+
+
+def union(sets, analyzer) -> IntervalSet:
+    """The smallest interval containing all ``sets``."""
+    sets = list(sets)
+    lo, hi = sets[0].min_value, sets[0].max_value
+    for s in sets[1:]:
+        lo = _point_min(lo, s.min_value, analyzer, True)
+        hi = _point_min(hi, s.max_value, analyzer, False)
+    return IntervalSet(lo, hi)
+
+
+def intersect(a: IntervalSet, b: IntervalSet, analyzer) -> IntervalSet:
+    lo = b.min_value if a.min_value is NEG_INF else a.min_value if b.min_value is NEG_INF else analyzer.simplify(E.max_value_expr(a.min_value, b.min_value))
+    hi = b.max_value if a.max_value is POS_INF else a.max_value if b.max_value is POS_INF else analyzer.simplify(E.min_value_expr(a.max_value, b.max_value))
+    return IntervalSet(lo, hi)
+
+
+def eval_int_set(expr, dom_map, analyzer) -> IntervalSet:
+    """The interval of ``expr`` when each variable of ``dom_map`` ranges over its Range/IntervalSet."""
+    doms = {}
+    for var, dom in dom_map.items():
+        if isinstance(dom, E.Range):
+            doms[var] = IntervalSet(dom.min, analyzer.simplify(dom.min + dom.extent - 1))
+        elif isinstance(dom, IntervalSet):
+            doms[var] = dom
+        else:
+            raise TypeError(f"domain of {var.name} must be a Range or IntervalSet, got {type(dom).__name__}")
+    expr = analyzer.simplify(expr)
+    return _Evaluator(doms, analyzer).eval(expr)
+
+
+class _Evaluator:
+    def __init__(self, doms, analyzer):
+        self.doms, self.ana = doms, analyzer
+
+    def uses_dom(self, e) -> bool:
+        from ..ir.functor import collect_vars
+
+        return any(v in self.doms for v in collect_vars(e))
+
+    def eval(self, e) -> IntervalSet:  # noqa: C901 - one dispatch table
+        t = type(e)
+        if isinstance(e, E.Var):
+            return self.doms.get(e) or IntervalSet.single_point(e)
+        if t is E.IntImm or not self.uses_dom(e):
+            return IntervalSet.single_point(e)
+        simp = self.ana.simplify
+        if t is E.Add or t is E.Sub:
+            a, b = self.eval(e.a), self.eval(e.b)
+            if t is E.Sub:
+                b = IntervalSet(_neg(b.max_value), _neg(b.min_value))
+            return IntervalSet(_add(a.min_value, b.min_value, simp), _add(a.max_value, b.max_value, simp))
+        if t is E.Mul:
+            a, b = self.eval(e.a), self.eval(e.b)
+            const = _const_of(b) if _const_of(b) is not None else _const_of(a)
+            other = a if _const_of(b) is not None else b
+            if const is not None:
+                return _scale(other, const, simp)
+            return self.fallback(e)
+        if t in (E.FloorDiv, E.Div) and isinstance(e.b, E.IntImm) and e.b.value > 0:
+            a = self.eval(e.a)
+            if t is E.Div and self.ana.const_int_bound(e.a).min_value < 0:
+                return self.fallback(e)
+            c = e.b.value
+            return IntervalSet(a.min_value if a.min_value is NEG_INF else simp(E.floordiv(a.min_value, c)),
+                               a.max_value if a.max_value is POS_INF else simp(E.floordiv(a.max_value, c)))
+        if t in (E.FloorMod, E.Mod) and isinstance(e.b, E.IntImm) and e.b.value > 0:
+            c = e.b.value
+            a = self.eval(e.a)
+            if t is E.Mod and self.ana.const_int_bound(e.a).min_value < 0:
+                return self.fallback(e)
+            if a.has_lower_bound() and a.has_upper_bound():
+                same_block = simp(E.floordiv(a.max_value, c) - E.floordiv(a.min_value, c))
+                if isinstance(same_block, E.IntImm) and same_block.value == 0:
+                    return IntervalSet(simp(E.floormod(a.min_value, c)), simp(E.floormod(a.max_value, c)))
+            return IntervalSet(E.make_const(e.dtype, 0), E.make_const(e.dtype, c - 1))
+        if t is E.Min or t is E.Max:
+            a, b = self.eval(e.a), self.eval(e.b)
+            take_min = t is E.Min
+            return IntervalSet(_monotone(a.min_value, b.min_value, take_min, self.ana),
+                               _monotone(a.max_value, b.max_value, take_min, self.ana))
+        if t is E.Select:
+            return union([self.eval(e.true_value), self.eval(e.false_value)], self.ana)
+        return self.fallback(e)
+
+    def fallback(self, e) -> IntervalSet:
+        """Constant bounds of ``e`` with the domain variables at their constant extremes."""
+        from .analyzer import Analyzer
+
+        ana = Analyzer()
+        ana._var_bounds = dict(self.ana._var_bounds)
+        for var, dom in self.doms.items():
+            lo = self.ana.const_int_bound(dom.min_value).min_value if dom.has_lower_bound() else -INF
+            hi = self.ana.const_int_bound(dom.max_value).max_value if dom.has_upper_bound() else INF
+            ana._var_bounds[var] = (lo, hi)
+        b = ana.const_int_bound(e)
+        lo = NEG_INF if b.min_value <= b.NEG_INF else E.make_const(e.dtype, b.min_value)
+        hi = POS_INF if b.max_value >= b.POS_INF else E.make_const(e.dtype, b.max_value)
+        return IntervalSet(lo, hi)
+
+
+def _const_of(s: IntervalSet):
+    if isinstance(s.min_value, E.IntImm) and s.is_single_point():
+        return s.min_value.value
+    return None
+
+
+def _neg(x):
+    if x is POS_INF:
+        return NEG_INF
+    if x is NEG_INF:
+        return POS_INF
+    return E.sub(E.make_const(x.dtype, 0), x)
+
+
+def _add(x, y, simp):
+    for inf in (POS_INF, NEG_INF):
+        if x is inf or y is inf:
+            return inf
+    return simp(E.add(x, y))
+
+
+def _scale(s: IntervalSet, k: int, simp) -> IntervalSet:
+    def mul(x):
+        if x is POS_INF or x is NEG_INF:
+            return x if k > 0 else _neg(x)
+        return simp(E.mul(x, k))
+
+    if k == 0:
+        return IntervalSet.single_point(0)
+    lo, hi = mul(s.min_value), mul(s.max_value)
+    return IntervalSet(lo, hi) if k > 0 else IntervalSet(hi, lo)
+
+
+def _monotone(x, y, take_min, ana):
+    if x in (POS_INF, NEG_INF) or y in (POS_INF, NEG_INF):
+        if take_min:
+            return NEG_INF if NEG_INF in (x, y) else (y if x is POS_INF else x)
+        return POS_INF if POS_INF in (x, y) else (y if x is NEG_INF else x)
+    return ana.simplify(E.min_value_expr(x, y) if take_min else E.max_value_expr(x, y))

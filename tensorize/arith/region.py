@@ -1,0 +1,60 @@
+"""Buffer regions (lists of ``Range``, one per dimension): relaxation over loops, union, cover checks.
+
+>>> from tensorize.ir.expr import Var, Range
+>>> i = Var("i")
+>>> [(int(r.min), int(r.extent)) for r in relax_region([Range.from_min_extent(i * 4, 4)], {i: Range(0, 8)})]
+[(0, 32)]
+"""
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+from ..ir import expr as E
+from .analyzer import Analyzer
+from .int_set import IntervalSet, eval_int_set, union
+
+
+def relax_region(region: Sequence[E.Range], dom_map: Mapping, analyzer: Analyzer | None = None) -> list[E.Range]:
+    """The smallest box covering ``region`` when the variables of ``dom_map`` (``{Var: Range}``) take
+    every value of their domain (what a consumer reads across a whole loop)."""
+    ana = analyzer or Analyzer()
+    out = []
+    for r in region:
+        lo = eval_int_set(r.min, dom_map, ana)
+        hi = eval_int_set(E.add(r.min, r.extent) - 1, dom_map, ana)
+        out.append(union([lo, hi], ana).to_range(ana))
+    return out
+
+
+def region_to_int_sets(region: Sequence[E.Range], analyzer: Analyzer | None = None) -> list[IntervalSet]:
+    ana = analyzer or Analyzer()
+    return [IntervalSet(r.min, ana.simplify(r.min + r.extent - 1)) for r in region]
+
+
+def region_union(regions: Sequence[Sequence[E.Range]], analyzer: Analyzer | None = None) -> list[E.Range]:
+    """The smallest box covering every region of ``regions`` (all of the same rank)."""
+    ana = analyzer or Analyzer()
+    regions = [list(r) for r in regions]
+    if not regions:
+        raise ValueError("region_union needs at least one region")
+    rank = len(regions[0])
+    if any(len(r) != rank for r in regions):
+        raise ValueError(f"regions of different ranks cannot be united: {[len(r) for r in regions]}")
+    out = []
+    for dim in range(rank):
+        sets = [IntervalSet(r[dim].min, ana.simplify(r[dim].min + r[dim].extent - 1)) for r in regions]
+        out.append(union(sets, ana).to_range(ana))
+    return out
+
+
+def region_covers(outer: Sequence[E.Range], inner: Sequence[E.Range], analyzer: Analyzer | None = None) -> bool:
+    """True when ``outer`` provably contains ``inner`` in every dimension (False when unknown)."""
+    ana = analyzer or Analyzer()
+    if len(outer) != len(inner):
+        raise ValueError(f"region ranks differ: {len(outer)} vs {len(inner)}")
+    for o, i in zip(outer, inner):
+        if not ana.can_prove(E.LE(o.min, i.min)):
+            return False
+        if not ana.can_prove(E.LE(E.add(i.min, i.extent), E.add(o.min, o.extent))):
+            return False
+    return True
