@@ -1,8 +1,354 @@
-"""Schedule primitives: decompose_reduction, rfactor."""
+"""Schedule primitives for reductions: decompose_reduction, rfactor."""
 from __future__ import annotations
 
-from ..base import ScheduleBase, primitive  # noqa: F401
+from ...ir import dtype as dt
+from ...ir import expr as E
+from ...ir.buffer import Buffer
+from ...ir.functor import substitute
+from ...ir.stmt import Block, BlockRealize, BufferStore, For, ForKind, SeqStmt
+from ..analysis import (
+    COMM_REDUCE, DATA_PAR, const_value, detect_block_regions, simplify, uses_any, var_ids,
+)
+from ..base import ScheduleBase, primitive
+from ..rv import BlockRV, LoopRV
+from ..tree import replace_many
+
+
+def _split_conjuncts(pred: E.PrimExpr) -> list[E.PrimExpr]:
+    if isinstance(pred, E.And):
+        return _split_conjuncts(pred.a) + _split_conjuncts(pred.b)
+    if isinstance(pred, E.IntImm) and pred.value:
+        return []
+    return [pred]
+
+
+def _conjoin_all(parts) -> E.PrimExpr:
+    out: E.PrimExpr = E.IntImm("bool", True)
+    for p in parts:
+        out = E.logical_and(out, p)
+    return out
+
+
+class _Reducer:
+    """A recognised commutative reduction ``B[idx] = combine(B[idx], rhs)``."""
+
+    def __init__(self, name: str, combine, identity_ok):
+        self.name, self.combine, self.identity_ok = name, combine, identity_ok
+
+
+def _is_max(e):
+    return isinstance(e, E.Max) or (isinstance(e, E.Call) and getattr(e.op, "name", "") == "tir.max")
+
+
+_REDUCERS = {
+    E.Add: _Reducer("sum", E.add, lambda v: v == 0),
+    E.Mul: _Reducer("product", E.mul, lambda v: v == 1),
+    E.Max: _Reducer("max", E.max_value_expr, lambda v: True),  # max/min are idempotent: any start works
+    E.Min: _Reducer("min", E.min_value_expr, lambda v: True),
+}
+
+
+def _match_reduction(block: Block):
+    """(reducer, store, rhs) for a reduction block ``B[idx] = op(B[idx], rhs)`` with a constant init;
+    raises ValueError naming what does not match."""
+    store = block.body
+    if not isinstance(store, BufferStore):
+        raise ValueError("its body is not a single buffer store")
+    init = block.init
+    if not isinstance(init, BufferStore) or init.buffer is not store.buffer:
+        raise ValueError("its init is not a single store to the buffer the body updates")
+    reducer = _REDUCERS.get(type(store.value))
+    if reducer is None:
+        raise ValueError(f"its update {type(store.value).__name__} is not a sum, product, max or min")
+    a, b = store.value.a, store.value.b
+
+    def is_self(x):
+        return (isinstance(x, E.BufferLoad) and x.buffer is store.buffer and len(x.indices) == len(store.indices)
+                and all(i is j or _same(i, j) for i, j in zip(x.indices, store.indices)))
+
+    if is_self(a) and not _reads(b, store.buffer):
+        rhs = b
+    elif is_self(b) and not _reads(a, store.buffer):
+        rhs = a
+    else:
+        raise ValueError("its update is not of the form B[idx] = B[idx] op value with B not read in value")
+    ident = init.value
+    value = ident.value if isinstance(ident, (E.IntImm, E.FloatImm)) else None
+    if value is None or not reducer.identity_ok(value):
+        raise ValueError(f"its init value {ident} is not the identity of the {reducer.name} reduction")
+    return reducer, store, rhs
+
+
+def _same(a, b) -> bool:
+    from ...ir.structural import structural_equal
+
+    return structural_equal(a, b, map_free_vars=False)
+
+
+def _reads(expr, buffer) -> bool:
+    found = []
+
+    def f(n):
+        if isinstance(n, E.BufferLoad) and n.buffer is buffer:
+            found.append(n)
+
+    from ...ir.functor import post_order_visit
+
+    post_order_visit(expr, f)
+    return bool(found)
+
+
+def _with_regions(block: Block) -> Block:
+    reads, writes = detect_block_regions(block)
+    return block.replace(reads=tuple(reads), writes=tuple(writes))
 
 
 class Reduction(ScheduleBase):
     """decompose_reduction, rfactor."""
+
+    # -- decompose_reduction ------------------------------------------------------------------
+    @primitive
+    def decompose_reduction(self, block: BlockRV, loop: LoopRV) -> BlockRV:
+        """Split a reduction block's ``init`` into its own block ``<name>_init``, placed right
+        before ``loop`` under copies (``<loop>_init``) of the loops between ``loop`` and the block
+        that the spatial iterators use. The reduction block is renamed ``<name>_update`` (the
+        handle passed in follows the rename). Returns the init block.
+
+        ``loop`` must enclose the block, and no loop outside ``loop`` may be bound to a
+        reduction iterator (the init would then run more than once).
+
+        Example::
+
+            # before
+            for i, j, k in T.grid(128, 128, 128):
+                with T.block("C"):
+                    vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                    with T.init():
+                        C[vi, vj] = T.float32(0)
+                    C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vj, vk]
+
+            sch.decompose_reduction(sch.get_block("C"), j)
+
+            # after
+            for i in range(128):
+                for j_init in range(128):
+                    with T.block("C_init"):
+                        vi_init, vj_init = T.axis.remap("SS", [i, j_init])
+                        C[vi_init, vj_init] = T.float32(0)
+                for j, k in T.grid(128, 128):
+                    with T.block("C_update"):
+                        vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                        C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vj, vk]
+        """
+        func_name, index, realize = self._block(block)
+        _, _, for_node = self._loop(loop)
+        blk = realize.block
+        if blk.init is None:
+            raise self._error(f"decompose_reduction needs a reduction block with an init; block "
+                              f"{blk.name_hint!r} has none", blk)
+        loops = index.loops_of(realize)
+        pos = next((k for k, f in enumerate(loops) if f is for_node), None)
+        if pos is None:
+            raise self._error(f"decompose_reduction: loop {for_node.loop_var.name} does not enclose block "
+                              f"{blk.name_hint!r} (within its scope block)", for_node)
+        outer_ids = {id(f.loop_var) for f in loops[:pos]}
+        for iv, value in zip(blk.iter_vars, realize.iter_values):
+            if iv.iter_type == COMM_REDUCE and uses_any(value, outer_ids):
+                raise self._error(f"decompose_reduction: the reduction iterator {iv.var.name} of block "
+                                  f"{blk.name_hint!r} is bound to a loop outside {for_node.loop_var.name}; "
+                                  "decompose at a loop outside every reduction loop", for_node)
+        init_name = f"{blk.name_hint}_init"
+        update_name = f"{blk.name_hint}_update"
+        existing = index.blocks
+        for name in (init_name, update_name):
+            if name in existing:
+                raise self._error(f"decompose_reduction would create block {name!r}, but the function already "
+                                  "has a block of that name", blk)
+        # Spatial iterators of the init block, with copies of the loops they use.
+        spatial = [(iv, v) for iv, v in zip(blk.iter_vars, realize.iter_values) if iv.iter_type == DATA_PAR]
+        used = set()
+        for _, v in spatial:
+            used |= var_ids(v)
+        inner_loops = [f for f in loops[pos:] if id(f.loop_var) in used]
+        loop_map = {f.loop_var: f.loop_var.copy_with_suffix("_init") for f in inner_loops}
+        new_iters, new_values, block_map = [], [], {}
+        for iv, v in spatial:
+            nv = iv.var.copy_with_suffix("_init")
+            block_map[iv.var] = nv
+            new_iters.append(iv.replace(var=nv))
+            new_values.append(substitute(v, loop_map))
+        available = {id(f.loop_var) for f in loops[:pos]} | {id(v) for v in loop_map.values()}
+        pred_parts = []
+        for part in _split_conjuncts(realize.predicate):
+            part = substitute(part, loop_map)
+            if var_ids(part) <= available:
+                pred_parts.append(part)
+        init_body = substitute(blk.init, block_map)
+        init_block = _with_regions(Block(new_iters, [], [], init_name, init_body))
+        stmt = BlockRealize(new_values, _conjoin_all(pred_parts), init_block)
+        for f in reversed(inner_loops):
+            stmt = For(loop_map[f.loop_var], f.min, f.extent, ForKind.SERIAL, stmt)
+        update_block = blk.replace(init=None, name_hint=update_name)
+        new_loop = replace_many(for_node, {id(realize): realize.replace(block=update_block)})
+        self._replace(func_name, for_node, SeqStmt.flatten(stmt, new_loop))
+        block.name = update_name  # the handle follows the renamed block, as TVM's sref does
+        return BlockRV(init_name, func_name)
+
+    # -- rfactor ------------------------------------------------------------------------------
+    @primitive
+    def rfactor(self, loop: LoopRV, factor_axis: int) -> BlockRV:
+        """Factor a reduction over ``loop``: a new block ``<name>_rf`` computes partial results
+        into a new buffer ``<buffer>_rf`` that has an extra axis (at position ``factor_axis``) for
+        ``loop``, whose iterator becomes spatial; the original block then reduces that axis
+        (write-back) in a new loop nest placed after the original one. The reduction must be a
+        sum, product, max or min (``B[idx] = B[idx] op value`` with the identity as init).
+        Returns the rfactor block.
+
+        Example::
+
+            # before
+            for i, k_0, k_1 in T.grid(128, 32, 4):
+                with T.block("B"):
+                    vi = T.axis.spatial(128, i)
+                    vk = T.axis.reduce(128, k_0 * 4 + k_1)
+                    with T.init():
+                        B[vi] = T.float32(0)
+                    B[vi] = B[vi] + A[vi, vk]
+
+            sch.rfactor(k_1, factor_axis=0)
+
+            # after
+            B_rf = T.alloc_buffer((4, 128))
+            for i, k_0, k_1 in T.grid(128, 32, 4):
+                with T.block("B_rf"):
+                    vk_1, vi, vk_0 = T.axis.remap("SSR", [k_1, i, k_0])
+                    with T.init():
+                        B_rf[vk_1, vi] = T.float32(0)
+                    B_rf[vk_1, vi] = B_rf[vk_1, vi] + A[vi, vk_0 * 4 + vk_1]
+            for i, k_1 in T.grid(128, 4):
+                with T.block("B"):
+                    vk_1, vi = T.axis.remap("RS", [k_1, i])
+                    with T.init():
+                        B[vi] = T.float32(0)
+                    B[vi] = B[vi] + B_rf[vk_1, vi]
+        """
+        func_name, index, rf_loop = self._loop(loop)
+        factor_axis = self._int(factor_axis, "factor_axis")
+        realizes = [r for r in _realizes_in(rf_loop)]
+        if len(realizes) != 1:
+            raise self._error(f"rfactor needs a loop with exactly one block under it; loop "
+                              f"{rf_loop.loop_var.name} has {len(realizes)}", rf_loop)
+        realize = realizes[0]
+        blk = realize.block
+        try:
+            reducer, store, rhs = _match_reduction(blk)
+        except ValueError as err:
+            raise self._error(f"rfactor cannot factor block {blk.name_hint!r}: {err}", blk) from None
+        rf_id = {id(rf_loop.loop_var)}
+        touches_reduce = False
+        for iv, v in zip(blk.iter_vars, realize.iter_values):
+            if uses_any(v, rf_id):
+                if iv.iter_type != COMM_REDUCE:
+                    raise self._error(f"rfactor: loop {rf_loop.loop_var.name} is bound to the non-reduction "
+                                      f"iterator {iv.var.name}; rfactor needs a reduction loop", realize)
+                touches_reduce = True
+        if not touches_reduce:
+            raise self._error(f"rfactor: loop {rf_loop.loop_var.name} is not bound to any reduction iterator of "
+                              f"block {blk.name_hint!r}", realize)
+        ndim = len(store.buffer.shape)
+        if not -ndim - 1 <= factor_axis <= ndim:
+            raise self._error(f"rfactor: factor_axis {factor_axis} is out of range for a {ndim + 1}-d rfactor buffer")
+        if factor_axis < 0:
+            factor_axis += ndim + 1
+        extent = const_value(rf_loop.extent)
+        if extent is None or const_value(rf_loop.min) != 0:
+            raise self._error("rfactor needs a loop starting at 0 with a constant extent", rf_loop)
+        loops = index.loops_of(realize)
+        scope = index.parent_block_realize(realize)
+        rf_name = f"{blk.name_hint}_rf"
+        if rf_name in index.blocks:
+            raise self._error(f"rfactor would create block {rf_name!r}, which already exists", blk)
+
+        # Iterators of the rfactor block (see the docstring): the rf loop becomes spatial.
+        loop_to_iter: dict[int, E.Var] = {}
+        rf_iter = E.IterVar(E.Range.from_min_extent(0, rf_loop.extent), E.Var("v" + rf_loop.loop_var.name,
+                            rf_loop.loop_var.dtype), DATA_PAR)
+        loop_to_iter[id(rf_loop.loop_var)] = rf_iter.var
+        iters, values, var_map = [rf_iter], [rf_loop.loop_var], {}
+        for iv, v in zip(blk.iter_vars, realize.iter_values):
+            if iv.iter_type == DATA_PAR or not uses_any(v, rf_id):
+                iters.append(iv)
+                values.append(v)
+                continue
+            used = var_ids(v)
+            for f in loops:
+                if id(f.loop_var) in used and id(f.loop_var) not in loop_to_iter:
+                    nv = E.Var("v" + f.loop_var.name, f.loop_var.dtype)
+                    loop_to_iter[id(f.loop_var)] = nv
+                    iters.append(E.IterVar(E.Range.from_min_extent(f.min, f.extent), nv, COMM_REDUCE))
+                    values.append(f.loop_var)
+            var_map[iv.var] = substitute(v, lambda x: loop_to_iter.get(id(x)))
+        # The rfactor buffer: the written buffer with the rf axis inserted.
+        old = store.buffer
+        shape = list(old.shape)
+        shape.insert(factor_axis, rf_loop.extent)
+        rf_buf = Buffer(E.Var(f"{old.name}_rf", E.PointerType(old.dtype, old.scope())), old.dtype, shape,
+                        name=f"{old.name}_rf")
+        rf_indices = [substitute(i, var_map) for i in store.indices]
+        rf_indices.insert(factor_axis, rf_iter.var)
+        rf_load = E.BufferLoad(rf_buf, rf_indices)
+        rf_body = BufferStore(rf_buf, reducer.combine(rf_load, substitute(rhs, var_map)), rf_indices)
+        rf_init = BufferStore(rf_buf, blk.init.value, rf_indices)
+        rf_block = _with_regions(Block(iters, [], [], rf_name, rf_body, rf_init,
+                                       annotations=blk.annotations))
+        rf_realize = BlockRealize(values, realize.predicate, rf_block)
+        # The write-back block: original spatial iterators plus a reduction over the rf axis.
+        wb_used = {id(rf_loop.loop_var)}
+        for iv, v in zip(blk.iter_vars, realize.iter_values):
+            if iv.iter_type == DATA_PAR:
+                wb_used |= var_ids(v)
+        wb_loops = [f for f in loops if id(f.loop_var) in wb_used]
+        wb_loop_map = {f.loop_var: E.Var(f.loop_var.name, f.loop_var.dtype) for f in wb_loops}
+        wb_rf_iter = E.IterVar(rf_iter.dom, E.Var(rf_iter.var.name, rf_iter.var.dtype), COMM_REDUCE)
+        wb_iters, wb_values, wb_map = [wb_rf_iter], [wb_loop_map[rf_loop.loop_var]], {}
+        for iv, v in zip(blk.iter_vars, realize.iter_values):
+            if iv.iter_type == DATA_PAR:
+                nv = E.Var(iv.var.name, iv.var.dtype)
+                wb_map[iv.var] = nv
+                wb_iters.append(iv.replace(var=nv))
+                wb_values.append(substitute(v, wb_loop_map))
+        wb_indices = [substitute(i, wb_map) for i in store.indices]
+        rf_read = [substitute(i, wb_map) for i in store.indices]
+        rf_read.insert(factor_axis, wb_rf_iter.var)
+        wb_body = BufferStore(old, reducer.combine(E.BufferLoad(old, wb_indices), E.BufferLoad(rf_buf, rf_read)),
+                              wb_indices)
+        wb_init = BufferStore(old, blk.init.value, wb_indices)
+        wb_block = _with_regions(Block(wb_iters, [], [], blk.name_hint, wb_body, wb_init))
+        available = {id(v) for v in wb_loop_map.values()}
+        wb_pred = [p for p in (substitute(q, wb_loop_map) for q in _split_conjuncts(realize.predicate))
+                   if var_ids(p) <= available]
+        wb_stmt = BlockRealize(wb_values, _conjoin_all(wb_pred), wb_block)
+        for f in reversed(wb_loops):
+            wb_stmt = For(wb_loop_map[f.loop_var], f.min, f.extent, ForKind.SERIAL, wb_stmt)
+        # Put the write-back nest right after the outermost loop of the block, and allocate the
+        # rf buffer in the scope block.
+        top = loops[0] if loops else realize
+        new_top = replace_many(top, {id(realize): rf_realize})
+        replacements = {id(top): SeqStmt.flatten(new_top, wb_stmt)}
+        if scope is not None:
+            scope_block = scope.block
+            new_scope_block = replace_many(scope_block, replacements)
+            new_scope_block = new_scope_block.replace(alloc_buffers=tuple(scope_block.alloc_buffers) + (rf_buf,))
+            self._replace(func_name, scope_block, new_scope_block)
+        else:
+            raise self._error("rfactor needs the block to be inside a scope (root) block", blk)
+        return BlockRV(rf_name, func_name)
+
+
+def _realizes_in(stmt):
+    from ..analysis import block_realizes_under
+
+    return block_realizes_under(stmt.body if isinstance(stmt, For) else stmt)
+
+
+__all__ = ["Reduction", "dt", "simplify"]
