@@ -50,12 +50,14 @@ from .parser import specs as _specs
 def prim_func(func=None, *, private: bool = False, s_tir: bool = False, check_well_formed: bool = True):
     """Parse the decorated Python function as TVMScript; the result is a ``PrimFunc``.
 
-    ``@T.prim_func``, ``@T.prim_func(private=True)`` and ``@T.prim_func(s_tir=True)`` (TVM 0.27's
-    printed form) are all accepted. ``check_well_formed=False`` skips the verifier."""
+    As in TVM, a function that is not ``private`` gets the attribute ``global_symbol`` (its name,
+    unless ``T.func_attr`` gives another); ``@T.prim_func(private=True)`` gets none.
+    ``@T.prim_func(s_tir=True)`` (TVM 0.27's printed form) is accepted. ``check_well_formed=False``
+    skips the verifier."""
     from .parser.entry import parse_prim_func
 
     def decorate(f):
-        return parse_prim_func(f, check_well_formed=check_well_formed)
+        return parse_prim_func(f, check_well_formed=check_well_formed, private=private)
 
     return decorate if func is None else decorate(func)
 

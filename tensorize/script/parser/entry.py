@@ -63,14 +63,17 @@ def _find_def(tree: ast.Module, kind: type, name: str) -> ast.AST:
     raise DiagnosticError(f"cannot find the definition of {name!r} in its source")
 
 
-def parse_function_def(source: Source, fdef: ast.FunctionDef, env: dict, check_well_formed: bool = True) -> PrimFunc:
+def parse_function_def(source: Source, fdef: ast.FunctionDef, env: dict, check_well_formed: bool = True,
+                       private: bool = False) -> PrimFunc:
     func = Parser(source, env).parse_function(fdef)
+    if not private and "global_symbol" not in func.attrs:
+        func = func.with_attr("global_symbol", fdef.name)  # TVM: a public function is exported by its name
     if check_well_formed:
         _verify(func)
     return func
 
 
-def parse_prim_func(pyfunc, check_well_formed: bool = True) -> PrimFunc:
+def parse_prim_func(pyfunc, check_well_formed: bool = True, private: bool = False) -> PrimFunc:
     """Parse a Python function object as TVMScript (what ``@T.prim_func`` does)."""
     if isinstance(pyfunc, PrimFunc):
         return pyfunc
@@ -79,7 +82,7 @@ def parse_prim_func(pyfunc, check_well_formed: bool = True) -> PrimFunc:
     frame = _caller_frame()
     source = Source.from_object(pyfunc)
     fdef = _find_def(source.parse(), ast.FunctionDef, pyfunc.__name__)
-    return parse_function_def(source, fdef, _environment(pyfunc, frame), check_well_formed)
+    return parse_function_def(source, fdef, _environment(pyfunc, frame), check_well_formed, private)
 
 
 def ir_module(cls) -> IRModule:
@@ -153,7 +156,8 @@ def parse_module_class(source: Source, cdef: ast.ClassDef, env: dict, check_well
             prim = next((kw for kind, kw in kinds if kind == "prim_func"), None)
             if prim is None:
                 raise source.error(item, f"method {item.name!r} of an ir_module class must be decorated with @T.prim_func")
-            functions[item.name] = parse_function_def(source, item, env, prim.get("check_well_formed", check_well_formed))
+            functions[item.name] = parse_function_def(source, item, env, prim.get("check_well_formed", check_well_formed),
+                                                  prim.get("private", False))
         elif isinstance(item, ast.Expr) and isinstance(item.value, ast.Constant):
             continue  # docstring
         elif isinstance(item, (ast.Assign, ast.AnnAssign, ast.Pass)):
@@ -197,7 +201,8 @@ def from_source(text: str, extra_vars: dict | None = None, check_well_formed: bo
             prim = next((kw for kind, kw in kinds if kind == "prim_func"), None)
             if prim is None:
                 raise source.error(node, f"function {node.name!r} must be decorated with @T.prim_func")
-            result = parse_function_def(source, node, env, prim.get("check_well_formed", check_well_formed))
+            result = parse_function_def(source, node, env, prim.get("check_well_formed", check_well_formed),
+                                                  prim.get("private", False))
         elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant):
             env.update({t.id: node.value.value for t in node.targets if isinstance(t, ast.Name)})
         else:
