@@ -1,0 +1,146 @@
+"""from_source, and errors that name the file, line and column."""
+import pytest
+
+import tensorize as tvm
+from tensorize.errors import DiagnosticError
+from tensorize.ir import IRModule, PrimFunc
+from tensorize.script import from_source
+from tensorize.script import tir as T
+
+PRINTED_003 = '''# from tvm.script import ir as I
+# from tvm.script import tir as T
+
+@I.ir_module
+class Module:
+    @T.prim_func
+    def main(A: T.Buffer((128,), "float32"), B: T.Buffer((128,), "float32"), C: T.Buffer((128,), "float32")):
+        T.func_attr({"tir.noalias": True})
+        # with T.sblock("root"):
+        for i_0, i_1, i_2 in T.grid(8, 4, 4):
+            with T.sblock("C"):
+                vi = T.axis.spatial(128, i_0 * 16 + i_1 * 4 + i_2)
+                T.reads(A[vi], B[vi])
+                T.writes(C[vi])
+                C[vi] = A[vi] + B[vi]
+'''
+
+PRINTED_001 = '''# from tvm.script import ir as I
+# from tvm.script import tir as T
+
+@I.ir_module
+class Module:
+    @T.prim_func
+    def main(a: T.Buffer((128,), "float32"), b: T.Buffer((128,), "float32"), c: T.Buffer((128,), "float32")):
+        T.func_attr({"from_legacy_te_schedule": T.bool(True), "tir.noalias": T.bool(True)})
+        for i_outer in range(16):
+            cse_var_1: T.int32 = i_outer * 8
+            c[cse_var_1:cse_var_1 + 8] = a[cse_var_1:cse_var_1 + 8] + b[cse_var_1:cse_var_1 + 8]
+'''
+
+
+def test_from_source_module_with_header_comments():
+    mod = from_source(PRINTED_003)
+    assert type(mod) is IRModule and mod.function_names() == ["main"]
+    func = mod["main"]
+    assert func.attrs == {"tir.noalias": True, "global_symbol": "main"}
+    assert [b.name for b in func.buffers] == ["A", "B", "C"]
+
+
+def test_from_source_legacy_printed_function_with_vector_slices():
+    func = from_source(PRINTED_001)["main"]
+    assert func.attrs["from_legacy_te_schedule"] is True and func.attrs["tir.noalias"] is True
+    let = func.body.body
+    assert let.var.name == "cse_var_1" and let.body.value.dtype == "float32x8"
+
+
+def test_from_source_function_and_private():
+    func = from_source('''
+@T.prim_func(private=True)
+def f(A: T.Buffer((4,), "float32")):
+    A[0] = T.float32(1)
+''')
+    assert isinstance(func, PrimFunc) and "global_symbol" not in func.attrs
+
+
+def test_seed_modules_round_trip_through_the_printer():
+    @tvm.script.ir_module
+    class MyModule:
+        @T.prim_func
+        def mm_relu(A: T.Buffer((128, 128), "float32"),
+                    B: T.Buffer((128, 128), "float32"),
+                    C: T.Buffer((128, 128), "float32")):
+            Y = T.alloc_buffer((128, 128), dtype="float32")
+            for i, j, k in T.grid(128, 128, 128):
+                with T.block("Y"):
+                    vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                    with T.init():
+                        Y[vi, vj] = T.float32(0)
+                    Y[vi, vj] = Y[vi, vj] + A[vi, vk] * B[vk, vj]
+            for i, j in T.grid(128, 128):
+                with T.block("C"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    C[vi, vj] = T.max(Y[vi, vj], T.float32(0))
+
+    for mod in (MyModule, from_source(PRINTED_003), from_source(PRINTED_001)):
+        tvm.ir.assert_structural_equal(mod, from_source(mod.script()))
+
+
+def _error(text: str) -> DiagnosticError:
+    with pytest.raises(DiagnosticError) as info:
+        from_source(text)
+    return info.value
+
+
+def test_syntax_error_reports_line_and_column():
+    err = _error('''@T.prim_func
+def f(A: T.Buffer((4,), "float32")):
+    A[0] = (1 +
+''')
+    assert err.source_name == "<tvmscript>" and err.lineno_ is not None
+    assert "invalid syntax" in str(err)
+
+
+def test_unknown_name_reports_line_column_and_caret():
+    err = _error('''@T.prim_func
+def f(A: T.Buffer((4,), "float32")):
+    for i in range(4):
+        A[i] = undefined_thing + T.float32(1)
+''')
+    assert (err.lineno_, err.column) == (4, 16)
+    text = str(err)
+    assert "unknown name 'undefined_thing'" in text
+    assert "A[i] = undefined_thing + T.float32(1)" in text
+    assert text.splitlines()[-1] == " " * (4 + 15) + "^"
+
+
+def test_decorated_function_errors_point_into_this_file():
+    with pytest.raises(DiagnosticError) as info:
+        @T.prim_func
+        def f(A: T.Buffer((4,), "float32")):
+            A[0] = not_defined_anywhere
+
+    err = info.value
+    assert err.source_name.endswith("test_parser_errors.py")
+    import inspect
+
+    line = inspect.currentframe().f_lineno - 6
+    assert err.lineno_ == line and "not_defined_anywhere" in str(err)
+
+
+@pytest.mark.parametrize("body, message", [
+    ("    while True:\n        pass\n    else:\n        pass\n", "while ... else"),
+    ("    T.reads(A[0])\n", "T.block"),
+    ("    vi = T.axis.spatial(4, 0)\n", "T.block"),
+    ("    lambda: 0\n", "lambda"),
+    ("    with T.block('b'):\n        vi, vj = T.axis.remap('SS', [0, 1])\n", "not a loop variable"),
+    ("    A[0, 1] = T.float32(0)\n", "1 dimensions"),
+    ("    for i in [1, 2]:\n        pass\n", "loop iterates"),
+])
+def test_unsupported_or_misplaced_constructs(body, message):
+    err = _error('@T.prim_func\ndef f(A: T.Buffer((4,), "float32")):\n' + body)
+    assert message in str(err) and err.lineno_ is not None
+
+
+def test_missing_annotation_is_reported():
+    err = _error('@T.prim_func\ndef f(A):\n    pass\n')
+    assert "needs a type annotation" in str(err) and err.lineno_ == 2
