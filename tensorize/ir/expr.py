@@ -643,6 +643,11 @@ class IterVar(Node):
     __rmul__ = lambda self, o: mul(o, self.var)  # noqa: E731
     __floordiv__ = lambda self, o: floordiv(self.var, o)  # noqa: E731
     __mod__ = lambda self, o: floormod(self.var, o)  # noqa: E731
+    __lt__ = lambda self, o: self.var < o  # noqa: E731
+    __le__ = lambda self, o: self.var <= o  # noqa: E731
+    __gt__ = lambda self, o: self.var > o  # noqa: E731
+    __ge__ = lambda self, o: self.var >= o  # noqa: E731
+    __hash__ = Node.__hash__
 
 
 class Range(Node):

@@ -220,8 +220,18 @@ class _FillAccess(StmtExprMutator):
 
     def visit_block_(self, op):
         op = super().visit_block_(op)
-        reads, writes = block_access_regions(op)
+        reads, writes = _infer_access(op)
         return op.replace(reads=tuple(reads), writes=tuple(writes))
+
+
+def _infer_access(block: Block):
+    """The shared block-access inference (what the TVMScript parser uses) when available, so te and parsed
+    programs get identical regions; te's own point-union inference otherwise."""
+    try:
+        from ..ir.block_access import infer_block_access  # noqa: PLC0415 - lands independently
+    except ImportError:
+        return block_access_regions(block)
+    return infer_block_access(block)
 
 
 def _layout_free_attr(body: Stmt, params: list[Var], buffer_map: dict) -> tuple[Stmt, list[int]]:

@@ -1,0 +1,488 @@
+"""Well-formedness checks of TensorIR programs (``tvm.tir.analysis.verify_well_formed``).
+
+Rules, each with a short name that starts the error message:
+
+* ``binding-extent``: each spatial/reduce block iterator's binding, over the loops around the
+  block, covers exactly the iterator's declared domain (``T.axis.spatial(128, i)`` under
+  ``for i in range(127)`` is an error); a ``T.where`` predicate may cut a larger image down.
+* ``undefined-variable``: every variable used is a parameter, a buffer shape/stride/offset
+  variable, a loop variable, a block iterator, a let variable or an allocation.
+* ``access-region``: a block reads and writes only inside its declared ``T.reads``/``T.writes``.
+* ``store-dtype``: a ``BufferStore`` stores a value of the buffer's dtype (lanes may widen for
+  vector stores).
+* ``affine-binding`` (with ``check_affine=True``): bindings are quasi-affine in the loop
+  variables (sums of variables times constants, ``//`` and ``%`` by positive constants).
+* ``iterator-scope``: a block iterator is used only inside its block, a loop variable is not used
+  inside a block it encloses (use the block's iterators there), and reduce iterators never index
+  the buffers a block writes.
+* ``duplicate-definition``: a variable or buffer is defined once.
+
+Errors carry the source position when the offending node has a ``span`` (TVMScript gives one
+to statements, blocks and block iterators).
+
+>>> from tensorize import te
+>>> A = te.placeholder((8,), name="A")
+>>> B = te.compute((8,), lambda i: A[i] * 2.0, name="B")
+>>> verify_well_formed(te.create_prim_func([A, B]))
+True
+"""
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from ..errors import VerifyError
+from . import expr as E
+from . import stmt as S
+from .buffer import Buffer
+from .function import IRModule, PrimFunc
+from .functor import StmtExprVisitor, post_order_visit
+from .node import Span
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["verify_well_formed", "WellFormedError", "RULES"]
+
+RULES = ("binding-extent", "undefined-variable", "access-region", "store-dtype", "affine-binding",
+         "iterator-scope", "duplicate-definition")
+
+
+class WellFormedError(VerifyError):
+    """A broken well-formedness rule: ``rule`` (one of ``RULES``), ``span`` (or None) and ``line``."""
+
+    def __init__(self, rule: str, message: str, span: Span | None = None, func_name: str | None = None):
+        self.rule, self.span, self.message = rule, span, message
+        self.line = span.line if span is not None else None
+        where = f"{span.source_name}:{span.line}:{span.column}: " if span is not None else ""
+        in_func = f" (in function {func_name!r})" if func_name and span is None else ""
+        super().__init__(f"{where}error: [{rule}] {message}{in_func}")
+
+
+def _name(v) -> str:
+    return getattr(v, "name", None) or type(v).__name__
+
+
+def _show(e) -> str:
+    """A short readable form of an index expression for messages."""
+    if isinstance(e, E.IntImm):
+        return str(e.value)
+    if isinstance(e, E.Var):
+        return e.name
+    ops = {E.Add: "+", E.Sub: "-", E.Mul: "*", E.FloorDiv: "//", E.FloorMod: "%"}
+    op = ops.get(type(e))
+    if op is not None:
+        return f"{_show(e.a)} {op} {_show(e.b)}"
+    return type(e).__name__
+
+
+class _Frame:
+    __slots__ = ("vars", "barrier")
+
+    def __init__(self, barrier: str | None = None):
+        self.vars: dict[int, tuple[Any, str]] = {}
+        self.barrier = barrier  # name of the block that opens this frame
+
+
+class _Checker(StmtExprVisitor):
+    _methods: dict = {}
+
+    def __init__(self, func: PrimFunc, func_name: str, check_affine: bool):
+        self.func, self.func_name, self.check_affine = func, func_name, check_affine
+        self.errors: list[WellFormedError] = []
+        self._reported: set = set()
+        self.frames: list[_Frame] = [_Frame()]
+        self.defined_ever: dict[int, str] = {}
+        self.buffers_ever: dict[int, str] = {}
+        self.iter_owner: dict[int, str] = {}
+        self.domains: dict[int, tuple[E.Var, E.Range]] = {}  # in-scope loop vars and block iterators
+        self.loop_var_ids: set[int] = set()
+        self.spans: list[Span | None] = [getattr(func, "span", None)]
+        self.blocks: list[S.Block] = []
+        root = func.body.block if isinstance(func.body, S.BlockRealize) else None
+        self.root_block = root if root is not None and not root.iter_vars else None
+
+    # -- reporting -----------------------------------------------------------------------------
+    def span(self, node=None) -> Span | None:
+        own = getattr(node, "span", None) if node is not None else None
+        if own is not None:
+            return own
+        for s in reversed(self.spans):
+            if s is not None:
+                return s
+        return None
+
+    def error(self, rule: str, message: str, node=None, key=None) -> None:
+        key = (rule, key if key is not None else message)
+        if key in self._reported:
+            return
+        self._reported.add(key)
+        self.errors.append(WellFormedError(rule, message, self.span(node), self.func_name))
+
+    # -- scopes --------------------------------------------------------------------------------
+    def define(self, var: E.Var, kind: str, node=None, allow_redefine: bool = False) -> None:
+        if id(var) in self.defined_ever:
+            if allow_redefine:
+                return
+            self.error("duplicate-definition",
+                       f"variable {var.name} is defined twice (as {self.defined_ever[id(var)]} and as {kind}); "
+                       f"each loop, iterator and let needs its own variable", node, key=id(var))
+        self.defined_ever[id(var)] = kind
+        self.frames[-1].vars[id(var)] = (var, kind)
+
+    def define_buffer(self, buffer: Buffer, kind: str, node=None) -> None:
+        if id(buffer) in self.buffers_ever:
+            self.error("duplicate-definition", f"buffer {buffer.name} is defined twice (as {self.buffers_ever[id(buffer)]} "
+                       f"and as {kind}); declare each buffer once", node, key=("buf", id(buffer)))
+        self.buffers_ever[id(buffer)] = kind
+
+    def define_buffer_vars(self, buffer: Buffer, node=None) -> None:
+        """A buffer parameter or match_buffer defines its data pointer and its symbolic shape/stride/offset."""
+        self.define(buffer.data, "buffer data", node, allow_redefine=True)
+        for e in list(buffer.shape) + list(buffer.strides) + [buffer.elem_offset]:
+            if isinstance(e, E.Var) and self.lookup(e) is None:
+                self.define(e, "buffer shape variable", node, allow_redefine=True)
+            else:
+                self.visit_expr(e)
+
+    def lookup(self, var: E.Var):
+        crossed = None
+        for frame in reversed(self.frames):
+            hit = frame.vars.get(id(var))
+            if hit is not None:
+                return hit[1], crossed
+            if frame.barrier is not None and crossed is None:
+                crossed = frame.barrier
+        return None
+
+    def push(self, barrier: str | None = None) -> None:
+        self.frames.append(_Frame(barrier))
+
+    def pop(self) -> None:
+        for var_id, (var, _kind) in self.frames.pop().vars.items():
+            self.domains.pop(var_id, None)
+
+    # -- expressions ---------------------------------------------------------------------------
+    def visit_var_(self, op: E.Var):
+        found = self.lookup(op)
+        if found is None:
+            owner = self.iter_owner.get(id(op))
+            if owner is not None:
+                self.error("iterator-scope", f"block iterator {op.name} of block {owner!r} is used outside its block; "
+                           f"outside the block use the loop variables it is bound to", key=id(op))
+            elif id(op) in self.defined_ever:
+                self.error("undefined-variable", f"variable {op.name} is used outside the scope that defines it "
+                           f"({self.defined_ever[id(op)]})", key=id(op))
+            else:
+                self.error("undefined-variable", f"variable {op.name} is used but never defined: it is not a parameter, "
+                           f"buffer shape variable, loop variable, block iterator or let variable; pass it as a "
+                           f"parameter or define it", key=id(op))
+            return
+        kind, crossed = found
+        if crossed is not None and kind == "loop variable":
+            self.error("iterator-scope", f"loop variable {op.name} is used inside block {crossed!r}; inside a block "
+                       f"use its iterators (bind one to {op.name} with T.axis.spatial/T.axis.remap)",
+                       key=(id(op), crossed))
+
+    visit_size_var_ = visit_var_
+
+    def visit_let_(self, op: E.Let):
+        self.visit_expr(op.value)
+        self.push()
+        self.define(op.var, "let variable")
+        self.visit_expr(op.body)
+        self.pop()
+
+    def _check_buffer_use(self, buffer: Buffer, node) -> None:
+        if id(buffer) not in self.buffers_ever and self.lookup(buffer.data) is None:
+            self.error("undefined-variable", f"buffer {buffer.name} is used but not defined: it is not a parameter, "
+                       f"alloc_buffer, match_buffer or allocation", node, key=("buf", id(buffer)))
+
+    def visit_buffer_load_(self, op):
+        self._check_buffer_use(op.buffer, op)
+        super().visit_buffer_load_(op)
+
+    # -- statements ----------------------------------------------------------------------------
+    def visit_stmt(self, stmt):
+        self.spans.append(getattr(stmt, "span", None))
+        try:
+            super().visit_stmt(stmt)
+        finally:
+            self.spans.pop()
+
+    def visit_buffer_store_(self, op: S.BufferStore):
+        self._check_buffer_use(op.buffer, op)
+        self._check_store_dtype(op)
+        if self.blocks:
+            reduce_ids = {id(iv.var): iv.var for iv in self.blocks[-1].iter_vars if iv.iter_type == E.IterVar.CommReduce}
+            for index in op.indices:
+                self._check_no_reduce_var(index, reduce_ids, f"the index of the store to {op.buffer.name}", op)
+        super().visit_buffer_store_(op)
+
+    def _check_store_dtype(self, op: S.BufferStore) -> None:
+        from . import dtype as dt
+
+        lanes = 1
+        for index in op.indices:
+            lanes *= dt.lanes_of(index.dtype)
+        want = dt.with_lanes(op.buffer.dtype, dt.lanes_of(op.buffer.dtype) * lanes)
+        if op.value.dtype != want and op.value.dtype != op.buffer.dtype:
+            self.error("store-dtype", f"the store to {op.buffer.name} ({op.buffer.dtype}) has a value of dtype "
+                       f"{op.value.dtype}; cast the value (T.Cast({op.buffer.dtype!r}, ...)) or change the buffer dtype",
+                       op, key=id(op))
+
+    def _check_no_reduce_var(self, expr, reduce_ids: dict, what: str, node) -> None:
+        if not reduce_ids:
+            return
+        used = []
+        post_order_visit(expr, lambda n: used.append(n) if isinstance(n, E.Var) and id(n) in reduce_ids else None)
+        for v in used:
+            self.error("iterator-scope", f"reduce iterator {v.name} of block {self.blocks[-1].name_hint!r} is used in "
+                       f"{what}; a reduction writes the same element for every value of its reduce iterators, so "
+                       f"index writes with spatial iterators only", node, key=(id(v), what))
+
+    def visit_for_(self, op: S.For):
+        self.visit_expr(op.min)
+        self.visit_expr(op.extent)
+        self.push()
+        self.define(op.loop_var, "loop variable", op)
+        self.loop_var_ids.add(id(op.loop_var))
+        self.domains[id(op.loop_var)] = (op.loop_var, E.Range.from_min_extent(op.min, op.extent))
+        self.visit_stmt(op.body)
+        self.pop()
+
+    def visit_let_stmt_(self, op: S.LetStmt):
+        self.visit_expr(op.value)
+        self.push()
+        self.define(op.var, "let variable", op)
+        self.visit_stmt(op.body)
+        self.pop()
+
+    def visit_allocate_(self, op: S.Allocate):
+        for e in op.extents:
+            self.visit_expr(e)
+        self.push()
+        self.define(op.buffer_var, "allocation", op)
+        self.visit_expr(op.condition)
+        self.visit_stmt(op.body)
+        self.pop()
+
+    def visit_decl_buffer_(self, op: S.DeclBuffer):
+        self.define_buffer(op.buffer, "declared buffer", op)
+        for e in list(op.buffer.shape) + list(op.buffer.strides) + [op.buffer.elem_offset]:
+            self.visit_expr(e)
+        if self.lookup(op.buffer.data) is None:
+            self.visit_expr(op.buffer.data)
+        self.visit_stmt(op.body)
+
+    def visit_attr_stmt_(self, op: S.AttrStmt):
+        self.visit_expr(op.value)
+        if isinstance(op.node, E.IterVar):  # thread_extent / virtual_thread define the thread variable
+            self.push()
+            if self.lookup(op.node.var) is None:
+                self.define(op.node.var, "loop variable", op, allow_redefine=True)
+                self.domains[id(op.node.var)] = (op.node.var, E.Range.from_min_extent(0, op.value))
+            self.visit_stmt(op.body)
+            self.pop()
+            return
+        if isinstance(op.node, E.PrimExpr):
+            self.visit_expr(op.node)
+        self.visit_stmt(op.body)
+
+    def visit_block_realize_(self, op: S.BlockRealize):
+        block = op.block
+        for v in op.iter_values:
+            self.visit_expr(v)
+        self.visit_expr(op.predicate)
+        if len(op.iter_values) != len(block.iter_vars):
+            self.error("binding-extent", f"block {block.name_hint!r} has {len(block.iter_vars)} iterators but "
+                       f"{len(op.iter_values)} bindings", block)
+        else:
+            self._check_bindings(op)
+        self.spans.append(op.span)
+        try:
+            self.visit_stmt(block)
+        finally:
+            self.spans.pop()
+
+    def visit_block_(self, op: S.Block):
+        self.push(barrier=op.name_hint)
+        for iv in op.iter_vars:
+            self.visit_expr(iv.dom.min)
+            self.visit_expr(iv.dom.extent)
+        for iv in op.iter_vars:
+            self.define(iv.var, f"iterator of block {op.name_hint!r}", iv)
+            self.iter_owner[id(iv.var)] = op.name_hint
+            self.domains[id(iv.var)] = (iv.var, iv.dom)
+        for buffer in op.alloc_buffers:
+            self.define_buffer(buffer, f"alloc_buffer of block {op.name_hint!r}", op)
+            for e in list(buffer.shape) + list(buffer.strides) + [buffer.elem_offset]:
+                self.visit_expr(e)
+            self.define(buffer.data, "buffer data", op, allow_redefine=True)
+        for match in op.match_buffers:
+            self.visit_buffer_region(match.source)
+            self._check_buffer_use(match.source.buffer, match)
+            self.define_buffer(match.buffer, f"match_buffer of block {op.name_hint!r}", match)
+            self.define_buffer_vars(match.buffer, match)
+        for region in op.reads:
+            self.visit_buffer_region(region)
+        reduce_ids = {id(iv.var): iv.var for iv in op.iter_vars if iv.iter_type == E.IterVar.CommReduce}
+        self.blocks.append(op)
+        for region in op.writes:
+            self.visit_buffer_region(region)
+            for r in region.region:
+                self._check_no_reduce_var(r.min, reduce_ids, f"T.writes({region.buffer.name}[...])", op)
+        if op.init is not None:
+            self.visit_stmt(op.init)
+        self.visit_stmt(op.body)
+        self.blocks.pop()
+        if op is not self.root_block:
+            self._check_regions(op)
+        self.pop()
+
+    # -- rule: bindings ------------------------------------------------------------------------
+    def _analyzer(self):
+        from ..arith import Analyzer
+
+        ana = Analyzer()
+        for var, dom in self.domains.values():
+            try:
+                ana.bind(var, dom)
+            except (TypeError, ValueError):  # a domain the analyzer cannot use: leave the variable unbounded
+                continue
+        return ana
+
+    def _check_bindings(self, realize: S.BlockRealize) -> None:
+        block = realize.block
+        ana = None
+        predicated = not (isinstance(realize.predicate, E.IntImm) and realize.predicate.value)
+        for iv, value in zip(block.iter_vars, realize.iter_values):
+            if self.check_affine and not _is_quasi_affine(value):
+                self.error("affine-binding", f"the binding of iterator {iv.var.name} of block {block.name_hint!r} "
+                           f"({_show(value)}) is not affine in the loop variables; use sums of loop variables times "
+                           f"constants, with // and % by constants", iv, key=id(iv))
+            if iv.iter_type not in (E.IterVar.DataPar, E.IterVar.CommReduce):
+                continue
+            dom_min, dom_ext = iv.dom.min, iv.dom.extent
+            if not (isinstance(dom_min, E.IntImm) and isinstance(dom_ext, E.IntImm)):
+                continue
+            if ana is None:
+                ana = self._analyzer()
+            bound = ana.const_int_bound(value)
+            lo, hi = bound.min_value, bound.max_value
+            if lo <= bound.NEG_INF or hi >= bound.POS_INF:
+                continue
+            count = hi - lo + 1
+            what = f"its binding {_show(value)} ranges over {count} {'iterations' if isinstance(value, E.Var) else 'values'}"
+            if count < dom_ext.value:
+                self.error("binding-extent", f"iterator {iv.var.name} has extent {dom_ext.value} but {what} under "
+                           f"the loops; make the loops cover the whole domain or shrink the domain to {count}",
+                           iv, key=id(iv))
+            elif not predicated and (lo < dom_min.value or hi > dom_min.value + dom_ext.value - 1):
+                self.error("binding-extent", f"iterator {iv.var.name} has domain [{dom_min.value}, "
+                           f"{dom_min.value + dom_ext.value}) but its binding {_show(value)} takes values in "
+                           f"[{lo}, {hi + 1}) under the loops; add a T.where predicate or fix the loops",
+                           iv, key=id(iv))
+
+    # -- rule: access regions ------------------------------------------------------------------
+    def _check_regions(self, block: S.Block) -> None:
+        try:
+            from .block_access import infer_block_access
+        except ImportError:  # the shared access inference is not available: nothing to compare with
+            return
+        try:
+            reads, writes = infer_block_access(block)
+        except Exception as exc:  # noqa: BLE001 - an access the inference cannot model is not a user error here
+            logger.debug("access inference failed on block %s: %s", block.name_hint, exc)
+            return
+        ana = None
+        for kind, actual, declared in (("reads", reads, block.reads), ("writes", writes, block.writes)):
+            for region in actual:
+                candidates = [d for d in declared if d.buffer is region.buffer]
+                if kind == "reads" and block.init is not None:
+                    candidates += [d for d in block.writes if d.buffer is region.buffer]
+                if ana is None:
+                    ana = self._analyzer()
+                if not any(_covers(ana, d, region) for d in candidates):
+                    verb = "reads" if kind == "reads" else "writes"
+                    declared_text = ", ".join(_region_text(d) for d in candidates) or "nothing of it"
+                    self.error("access-region", f"block {block.name_hint!r} {verb} {_region_text(region)} but declares "
+                               f"{declared_text} in T.{kind}; widen T.{kind} or drop it to let it be inferred",
+                               block, key=(id(block), kind, id(region.buffer)))
+
+
+def _region_text(region: S.BufferRegion) -> str:
+    parts = []
+    for r in region.region:
+        if isinstance(r.extent, E.IntImm) and r.extent.value == 1:
+            parts.append(_show(r.min))
+        else:
+            parts.append(f"{_show(r.min)}:{_show(r.min + r.extent)}")
+    return f"{region.buffer.name}[{', '.join(parts)}]"
+
+
+def _covers(ana, outer: S.BufferRegion, inner: S.BufferRegion) -> bool:
+    if len(outer.region) != len(inner.region):
+        return False
+    for o, i in zip(outer.region, inner.region):
+        if not (ana.can_prove(E.LE(*E.match_types(o.min, i.min)))
+                and ana.can_prove(E.LE(*E.match_types(i.min + i.extent, o.min + o.extent)))):
+            return False
+    return True
+
+
+def _is_quasi_affine(expr) -> bool:
+    """Sums of variables times constants, with floordiv/floormod by positive constants."""
+    if isinstance(expr, (E.IntImm, E.Var)):
+        return True
+    if isinstance(expr, (E.Add, E.Sub)):
+        return _is_quasi_affine(expr.a) and _is_quasi_affine(expr.b)
+    if isinstance(expr, E.Mul):
+        if isinstance(expr.a, E.IntImm):
+            return _is_quasi_affine(expr.b)
+        if isinstance(expr.b, E.IntImm):
+            return _is_quasi_affine(expr.a)
+        return False
+    if isinstance(expr, (E.FloorDiv, E.FloorMod)):
+        return isinstance(expr.b, E.IntImm) and expr.b.value > 0 and _is_quasi_affine(expr.a)
+    if isinstance(expr, E.Cast):
+        return _is_quasi_affine(expr.value)
+    return False
+
+
+def _verify_func(func: PrimFunc, name: str, check_affine: bool) -> list[WellFormedError]:
+    checker = _Checker(func, name, check_affine)
+    for param in func.params:
+        checker.define(param, "parameter", func)
+    for param, buffer in func.buffer_map.items():
+        checker.define_buffer(buffer, "parameter buffer", func)
+        checker.define_buffer_vars(buffer, func)
+    checker.visit_stmt(func.body)
+    return checker.errors
+
+
+def verify_well_formed(obj: PrimFunc | IRModule, assert_mode: bool = True, check_affine: bool = False) -> bool:
+    """Check the rules of this module on a PrimFunc or every PrimFunc of an IRModule.
+
+    Returns True when well formed. Otherwise raises ``WellFormedError`` (a ``VerifyError``) for the
+    first broken rule, or returns False when ``assert_mode`` is False (the errors are logged).
+    """
+    if isinstance(obj, IRModule):
+        funcs = [(gv.name_hint, f) for gv, f in obj.functions.items() if isinstance(f, PrimFunc)]
+    elif isinstance(obj, PrimFunc):
+        funcs = [(obj.attrs.get("global_symbol", "main"), obj)]
+    else:
+        raise TypeError(f"verify_well_formed takes a PrimFunc or an IRModule, got {type(obj).__name__}")
+    errors: list[WellFormedError] = []
+    for name, func in funcs:
+        errors.extend(_verify_func(func, str(name), check_affine))
+    if not errors:
+        return True
+    for err in errors:
+        logger.info("%s", err)
+    if assert_mode:
+        first = errors[0]
+        if len(errors) > 1:
+            first.args = (f"{first.args[0]}\n({len(errors) - 1} more problem(s) found; fix this one first)",)
+        first.errors = errors
+        raise first
+    return False
