@@ -155,12 +155,32 @@ class _Rewriter:
         if b2 % c2 != 0:
             raise IterMapError(f"offset {base} is not a multiple of the divisor {c}; the split is not affine")
         ext = int(split.extent)
+        lf = int(split.lower_factor)
+        if lf == 1 and ext == int(split.source.extent) and isinstance(split.source.source, IterSumExpr):
+            pieces = self._pieces_at(split.source.source, c2, is_div)
+            if pieces is not None:
+                return [_scaled(p, scale) for p in pieces], (b2 // c2 if is_div else 0)
         if ext % c2 != 0:
             raise IterMapError(f"extent {ext} is not divisible by {c2}; the split does not partition the iterator")
-        lf = int(split.lower_factor)
         if is_div:
             return [IterSplitExpr(split.source, lf * c2, ext // c2, 1, split.dtype)], b2 // c2
         return [IterSplitExpr(split.source, lf, c2, scale, split.dtype)], 0
+
+    @staticmethod
+    def _pieces_at(fused: IterSumExpr, c: int, is_div: bool):
+        """The pieces of a fused sum above (``is_div``) or below a boundary at ``c``, or None when
+        ``c`` does not fall between two pieces: floordiv(i * 4 + j, 4) -> i when j has extent 4."""
+        product = 1
+        ascending = list(reversed(fused.args))
+        for n, piece in enumerate(ascending):
+            if product == c:
+                if is_div:
+                    return [_scaled(p, int(p.scale) // c, absolute=True) for p in reversed(ascending[n:])]
+                return list(reversed(ascending[:n]))
+            if product > c:
+                return None
+            product *= int(piece.extent)
+        return None
 
     def fuse(self, splits) -> tuple[IterSplitExpr, int]:
         """One split (scale 1) and a scale equal to the sum of ``splits``, or IterMapError."""
@@ -345,4 +365,7 @@ def iter_map_simplify(indices: Sequence, input_iters: Mapping, predicate=True, c
     res = detect_iter_map(indices, input_iters, predicate, check_level, simplify_trivial_iterators)
     if res.errors:
         return [E.convert(i) for i in indices]
-    return [normalize_iter_map_to_expr(i) for i in res.indices]
+    ana = Analyzer()
+    for var, dom in input_iters.items():
+        ana.bind(var, dom)
+    return [ana.simplify(normalize_iter_map_to_expr(i)) for i in res.indices]
