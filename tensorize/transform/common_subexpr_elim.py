@@ -13,7 +13,6 @@ from ..ir import dtype as dt
 from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.functor import StmtExprMutator, StmtExprVisitor
-from ..ir.structural import structural_equal, structural_hash
 from .pass_infra import PassContext, func_pass
 
 _LEAVES = (E.Var, E.IntImm, E.FloatImm, E.StringImm)
@@ -42,21 +41,26 @@ def _size(e) -> int:
     return count[0]
 
 
+def expr_key(e):
+    """A hashable key equal for two pure expressions that compute the same thing (variables by identity)."""
+    if isinstance(e, E.Var):
+        return ("var", id(e))
+    if isinstance(e, (E.IntImm, E.FloatImm, E.StringImm)):
+        return (type(e).__name__, e.dtype, e.value)
+    return (type(e).__name__, e.dtype) + tuple(
+        expr_key(getattr(e, f)) if isinstance(getattr(e, f), E.PrimExpr) else getattr(e, f) for f in e._fields)
+
+
 class _Counter(StmtExprVisitor):
     _methods: dict = {}
 
     def __init__(self):
-        self.table: dict[int, list] = {}  # hash -> [[expr, count], ...]
+        self.table: dict[tuple, list] = {}  # key -> [expr, count]
 
     def visit_expr(self, e):
         if _eligible(e):
-            bucket = self.table.setdefault(structural_hash(e, map_free_vars=True), [])
-            for entry in bucket:
-                if structural_equal(entry[0], e, map_free_vars=False):
-                    entry[1] += 1
-                    break
-            else:
-                bucket.append([e, 1])
+            entry = self.table.setdefault(expr_key(e), [e, 0])
+            entry[1] += 1
         super().visit_expr(e)
 
 
@@ -64,10 +68,10 @@ class _Replacer(StmtExprMutator):
     _methods: dict = {}
 
     def __init__(self, target, var):
-        self.target, self.var = target, var
+        self.key, self.var = expr_key(target), var
 
     def visit_expr(self, e):
-        if not isinstance(e, _LEAVES) and structural_equal(e, self.target, map_free_vars=False):
+        if not isinstance(e, _LEAVES) and _eligible(e) and expr_key(e) == self.key:
             return self.var
         return super().visit_expr(e)
 
@@ -83,7 +87,7 @@ class _CSE(StmtExprMutator):
         while True:
             counter = _Counter()
             counter.visit_stmt(stmt)
-            repeated = [entry[0] for bucket in counter.table.values() for entry in bucket if entry[1] >= 2]
+            repeated = [entry[0] for entry in counter.table.values() if entry[1] >= 2]
             if not repeated:
                 break
             target = max(repeated, key=_size)

@@ -104,7 +104,7 @@ def _make_cast(dtype: str) -> Callable:
 
         def cast_int(v):
             if isinstance(v, (float, np.floating)):
-                v = math.trunc(v)
+                v = math.trunc(float(v))
             value = _wrap_int(int(v), bits, signed)
             return value if python_int else npdt.type(value)
         return cast_int

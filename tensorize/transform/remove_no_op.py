@@ -6,7 +6,7 @@ from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.expr import IntImm
 from ..ir.functor import StmtExprMutator
-from ..ir.structural import structural_equal
+from .common_subexpr_elim import expr_key
 from .pass_infra import func_pass
 
 
@@ -54,7 +54,8 @@ class _NoOpRemover(StmtExprMutator):
     def visit_buffer_store_(self, op):
         value = op.value
         if (isinstance(value, E.BufferLoad) and value.buffer.data is op.buffer.data and value.predicate is None
-                and op.predicate is None and structural_equal(tuple(value.indices), tuple(op.indices), map_free_vars=False)):
+                and op.predicate is None
+                and [expr_key(i) for i in value.indices] == [expr_key(i) for i in op.indices]):
             return _NOP
         return op
 
