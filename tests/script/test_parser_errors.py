@@ -144,3 +144,18 @@ def test_unsupported_or_misplaced_constructs(body, message):
 def test_missing_annotation_is_reported():
     err = _error('@T.prim_func\ndef f(A):\n    pass\n')
     assert "needs a type annotation" in str(err) and err.lineno_ == 2
+
+
+def test_binding_mismatch_is_reported_at_the_axis_line():
+    """Seed 002: ``T.axis.spatial(128, i)`` under ``for i in range(127)`` is an error at that line."""
+    verify = pytest.importorskip("tensorize.ir.verify")
+    with pytest.raises(verify.VerifyError) as info:
+        from_source('''
+@T.prim_func
+def mm_relu(A: T.Buffer((128, 128), "float32"), C: T.Buffer((128, 128), "float32")):
+    for i in range(127):
+        with T.block("C"):
+            vi = T.axis.spatial(128, i)
+            C[vi, 0] = A[vi, 0]
+''')
+    assert "<tvmscript>:6:" in str(info.value)

@@ -229,7 +229,7 @@ class Parser:
         if isinstance(spec, specs.AssertSpec):
             return _Consumed(AssertStmt(spec.condition, spec.message, self.parse_rest(rest), span=span))
         if isinstance(spec, specs.LaunchThreadSpec):
-            iter_var = self.thread_iter_var(node, spec.thread, "")
+            iter_var = self.thread_iter_var(node, spec.thread, "", spec.extent)
             return _Consumed(AttrStmt(iter_var, "thread_extent", spec.extent, self.parse_rest(rest), span=span))
         if isinstance(spec, specs.AllocBufferSpec):
             self.add_alloc_buffer(spec.buffer)
@@ -254,11 +254,14 @@ class Parser:
         else:
             frame.alloc_buffers.append(buffer)
 
-    def thread_iter_var(self, node, thread, name: str) -> IterVar:
+    def thread_iter_var(self, node, thread, name: str, extent) -> IterVar:
+        """The thread axis of ``T.launch_thread``; as in TVM its domain is ``[0, extent)``."""
+        extent = convert(as_index(extent))
         if isinstance(thread, IterVar):
-            return thread
+            return thread.replace(dom=Range.from_min_extent(make_const(extent.dtype, 0), extent))
         if isinstance(thread, str):
-            return IterVar(None, Var(name or thread, "int32"), IterVar.ThreadIndex, thread)
+            return IterVar(Range.from_min_extent(make_const(extent.dtype, 0), extent), Var(name or thread, extent.dtype),
+                           IterVar.ThreadIndex, thread)
         raise self.error(node, "T.launch_thread takes a thread tag such as \"threadIdx.x\" or a T.env_thread(...) axis")
 
     # -- assignments -------------------------------------------------------------------------
@@ -373,7 +376,7 @@ class Parser:
             return _Consumed(Allocate(var, value.dtype, value.extents, value.condition, self.parse_rest(rest),
                                       value.annotations, span=span))
         if isinstance(value, specs.LaunchThreadSpec):
-            iter_var = self.thread_iter_var(node, value.thread, name)
+            iter_var = self.thread_iter_var(node, value.thread, name, value.extent)
             self.bind(name, iter_var.var)
             return _Consumed(AttrStmt(iter_var, "thread_extent", value.extent, self.parse_rest(rest), span=span))
         if isinstance(value, specs.Spec):
@@ -564,7 +567,7 @@ class Parser:
             if isinstance(spec, specs.AssertSpec):
                 return AssertStmt(spec.condition, spec.message, self.parse_body(node.body), span=span)
             if isinstance(spec, specs.LaunchThreadSpec):
-                iter_var = self.thread_iter_var(node, spec.thread, name or "")
+                iter_var = self.thread_iter_var(node, spec.thread, name or "", spec.extent)
                 if name:
                     self.bind(name, iter_var.var)
                 return AttrStmt(iter_var, "thread_extent", spec.extent, self.parse_body(node.body), span=span)

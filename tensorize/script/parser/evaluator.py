@@ -32,6 +32,10 @@ _COMPARE = {
 # Calls whose buffer arguments are regions (slices are ranges, not vector lanes).
 _REGION_CALLS = (T.reads, T.writes, T.match_buffer)
 
+# Comparisons with an IR operand build the node directly: Python would reflect ``0 < i`` into
+# ``i > 0``, and the printed text must parse back to the very same node.
+_IR_COMPARE = {ast.Lt: E.LT, ast.LtE: E.LE, ast.Gt: E.GT, ast.GtE: E.GE, ast.Eq: E.EQ, ast.NotEq: E.NE}
+
 _MISSING = object()
 
 
@@ -188,8 +192,11 @@ class ExprEvaluator:
         left = as_index(self.eval(node.left))
         for op_node, right_node in zip(node.ops, node.comparators):
             right = as_index(self.eval(right_node))
-            op = _COMPARE[type(op_node)]
-            value = as_index(self._apply(node, op, left, right))
+            ir_node = _IR_COMPARE.get(type(op_node))
+            if ir_node is not None and (_is_ir(left) or _is_ir(right)):
+                value = self._apply(node, E._compare, ir_node, left, right)
+            else:
+                value = as_index(self._apply(node, _COMPARE[type(op_node)], left, right))
             if result is None:
                 result = value
             elif _is_ir(result) or _is_ir(value):
