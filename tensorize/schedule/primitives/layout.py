@@ -1,8 +1,276 @@
-"""Schedule primitives: transform_layout, transform_block_layout, pad_einsum."""
+"""Schedule primitives: transform_layout, transform_block_layout, pad_einsum.
+
+``transform_layout`` rewrites one buffer to a new layout given by an ``IndexMap`` (or a lambda):
+its shape, every access in every block, the regions, and the function signature when the buffer
+is a parameter. ``transform_block_layout`` remaps a block's iteration space the same way.
+"""
 from __future__ import annotations
 
-from ..base import ScheduleBase, primitive  # noqa: F401
+from ...ir import expr as E
+from ...ir.functor import StmtExprMutator, collect_vars, substitute
+from ...ir.index_map import IndexMap
+from ...ir.stmt import Block, BlockRealize, BufferRegion, BufferStore, For, Stmt
+from ..base import ScheduleBase, primitive
+from ..region_utils import make_analyzer, relax_expr, removal_target
+from ..rv import BlockRV
+from ..trace import register_codec
+from .cache import _parse_buffer_arg
+
+register_codec("IndexMap", IndexMap, IndexMap.to_json, IndexMap.from_json)
+
+
+def _as_index_map(index_map, ndim: int) -> IndexMap:
+    if isinstance(index_map, IndexMap):
+        return index_map
+    if callable(index_map):
+        return IndexMap.from_func(index_map, ndim)
+    raise TypeError(f"index_map must be an IndexMap or a function of the indices, got {type(index_map).__name__}")
+
+
+class _LayoutRewriter(StmtExprMutator):
+    """Rewrites every access of one buffer through an index map."""
+
+    _methods: dict = {}
+
+    def __init__(self, old, new, index_map: IndexMap, ana):
+        self.old, self.new, self.map, self.ana = old, new, index_map, ana
+
+    def visit_buffer_load_(self, op):
+        op = super().visit_buffer_load_(op)
+        if op.buffer is not self.old:
+            return op
+        return E.BufferLoad(self.new, self.map.map_indices(op.indices, self.ana), op.predicate)
+
+    def visit_buffer_store_(self, op):
+        op = super().visit_buffer_store_(op)
+        if op.buffer is not self.old:
+            return op
+        return BufferStore(self.new, op.value, self.map.map_indices(op.indices, self.ana), op.predicate)
+
+    def visit_buffer_region(self, region):
+        region = super().visit_buffer_region(region)
+        if region.buffer is not self.old:
+            return region
+        if all(isinstance(r.extent, E.IntImm) and r.extent.value == 1 for r in region.region):
+            return BufferRegion.from_point(self.new, self.map.map_indices([r.min for r in region.region], self.ana))
+        # A box: relax the mapped indices over it.
+        temps = [E.Var(f"t{k}", r.min.dtype) for k, r in enumerate(region.region)]
+        dom = {id(t): (t, E.Range.from_min_extent(0, r.extent)) for t, r in zip(temps, region.region)}
+        mapped = self.map.map_indices([E.add(r.min, t) for r, t in zip(region.region, temps)], self.ana)
+        ranges = []
+        for axis, m in enumerate(mapped):
+            b = relax_expr(m, dom, self.ana)
+            if b is None:
+                ranges.append(E.Range.from_min_extent(0, self.new.shape[axis]))
+            else:
+                ranges.append(E.Range.from_min_extent(b[0], self.ana.simplify(E.add(E.sub(b[1], b[0]), 1))))
+        return BufferRegion(self.new, ranges)
+
+    def visit_block_(self, op):
+        op = super().visit_block_(op)
+        allocs = tuple(self.new if b is self.old else b for b in op.alloc_buffers)
+        if any(a is not b for a, b in zip(allocs, op.alloc_buffers)):
+            op = op.replace(alloc_buffers=allocs)
+        return op
 
 
 class Layout(ScheduleBase):
     """transform_layout, transform_block_layout, pad_einsum."""
+
+    def transform_layout(self, block: BlockRV, buffer, index_map, pad_value=None,
+                         assume_injective_transform: bool = False) -> None:
+        """Change the layout of ``buffer`` (``("read", i)``, ``("write", i)``, a Buffer or its name, as
+        accessed by ``block``) to ``index_map``: its shape becomes ``index_map.map_shape(shape)`` and
+        every access ``A[i, j]`` becomes ``A[*index_map(i, j)]`` in every block of the function. A
+        parameter buffer changes the function's signature.
+
+        Before::
+
+            for i, j, k in T.grid(64, 64, 64):
+                with T.block("C"):
+                    vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                    C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vj, vk]
+
+        ``sch.transform_layout(sch.get_block("C"), ("read", 1), lambda n, k: (n // 16, k // 4, n % 16, k % 4))``::
+
+            def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((4, 16, 16, 4), "float32"), ...):
+                ...
+                        C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vj // 16, vk // 4, vj % 16, vk % 4]
+
+        A transformation that pads (the new shape holds more elements) needs ``pad_value``; padding
+        is not implemented yet and raises ``ScheduleError``.
+        """
+        if not isinstance(index_map, IndexMap):  # the trace records the IndexMap, not the lambda
+            func_name, tree, realize = self._block(block)
+            try:
+                buf, _kind = _parse_buffer_arg(realize.block, buffer)
+            except (IndexError, LookupError) as err:
+                raise self._error(f"transform_layout: {err}", realize) from None
+            index_map = _as_index_map(index_map, len(buf.shape))
+        return self._transform_layout(block, buffer, index_map, pad_value, assume_injective_transform)
+
+    def _transform_layout_impl(self, block: BlockRV, buffer, index_map, pad_value=None,
+                               assume_injective_transform: bool = False) -> None:
+        func_name, tree, realize = self._block(block)
+        try:
+            buf, _kind = _parse_buffer_arg(realize.block, buffer)
+        except (IndexError, LookupError) as err:
+            raise self._error(f"transform_layout: {err}", realize) from None
+        try:
+            imap = _as_index_map(index_map, len(buf.shape))
+            if len(imap.initial_indices) != len(buf.shape):
+                raise ValueError(f"the index map takes {len(imap.initial_indices)} indices but {buf.name!r} has "
+                                 f"{len(buf.shape)} dimensions")
+            new_shape = imap.map_shape(buf.shape)
+        except ValueError as err:
+            raise self._error(f"transform_layout: {err}", realize) from None
+        old_n, new_n = _numel(buf.shape), _numel(new_shape)
+        if old_n is not None and new_n is not None and new_n != old_n:
+            if pad_value is None:
+                raise self._error(f"transform_layout: mapping {buf.name!r} of shape {[int(s) for s in buf.shape]} "
+                                  f"through {imap} gives shape {[int(s) for s in new_shape]}, which adds "
+                                  f"{new_n - old_n} padding elements; pass pad_value= to allow padding", realize)
+            raise self._error("transform_layout: padding transformations (pad_value) are not supported yet; use a "
+                              "divisible index map or pad_einsum first", realize)
+        if new_n is not None and old_n is not None and not assume_injective_transform and \
+                imap._iter_map(buf.shape) is None:
+            raise self._error(f"transform_layout: index map {imap} is not a bijection on the shape of {buf.name!r}; "
+                              "two elements would share a location", realize)
+        new_buf = buf.replace(shape=tuple(new_shape), strides=())
+        func = self._func(func_name)
+        ana = make_analyzer({})
+        body = _LayoutRewriter(buf, new_buf, imap, ana).visit(func.body)
+        buffer_map = {p: (new_buf if b is buf else b) for p, b in func.buffer_map.items()}
+        new_func = func.replace(body=body, buffer_map=buffer_map)
+        self._set_func(func_name, new_func)
+
+    def transform_block_layout(self, block: BlockRV, index_map) -> None:
+        """Remap the iteration space of ``block`` through ``index_map`` (a bijection of its iterators):
+        the block gets one iterator per final index, bound to new loops ``ax0, ax1, ...`` that replace
+        the loops that wrapped it.
+
+        Before::
+
+            for i, j in T.grid(16, 16):
+                with T.block("B"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    B[vi, vj] = A[vi, vj] * T.float32(2)
+
+        ``sch.transform_block_layout(sch.get_block("B"), lambda i, j: (i * 16 + j,))``::
+
+            for ax0 in range(256):
+                with T.block("B"):
+                    v0 = T.axis.spatial(256, ax0)
+                    B[v0 // 16, v0 % 16] = A[v0 // 16, v0 % 16] * T.float32(2)
+        """
+        if not isinstance(index_map, IndexMap):  # the trace records the IndexMap, not the lambda
+            index_map = _as_index_map(index_map, len(self._block(block)[2].block.iter_vars))
+        return self._transform_block_layout(block, index_map)
+
+    def _transform_block_layout_impl(self, block: BlockRV, index_map) -> None:
+        func_name, tree, realize = self._block(block)
+        blk = realize.block
+        loops = tree.loops_of(realize)
+        try:
+            imap = _as_index_map(index_map, len(blk.iter_vars))
+            if len(imap.initial_indices) != len(blk.iter_vars):
+                raise ValueError(f"the index map takes {len(imap.initial_indices)} indices but block "
+                                 f"{blk.name_hint!r} has {len(blk.iter_vars)} iterators")
+        except ValueError as err:
+            raise self._error(f"transform_block_layout: {err}", realize) from None
+        if any(not (isinstance(iv.dom.min, E.IntImm) and iv.dom.min.value == 0) for iv in blk.iter_vars):
+            raise self._error("transform_block_layout: every block iterator must start at 0", realize)
+        extents = [iv.dom.extent for iv in blk.iter_vars]
+        target = removal_target(tree, realize)
+        if loops and target is not loops[0]:
+            raise self._error(f"transform_block_layout: the loops around block {blk.name_hint!r} must wrap only "
+                              "that block", realize)
+        from ...arith import detect_iter_map
+
+        iters = {f.loop_var: E.Range.from_min_extent(f.min, f.extent) for f in loops}
+        res = detect_iter_map(list(realize.iter_values), iters, check_level="bijective")
+        if res.errors or not isinstance(realize.predicate, E.IntImm) or not realize.predicate.value:
+            raise self._error(f"transform_block_layout: the loops of block {blk.name_hint!r} must enumerate its "
+                              "iteration space exactly once (bijective bindings, no predicate)", realize)
+        try:
+            inverse = imap.inverse(extents)
+            new_extents = imap.map_shape(extents)
+        except ValueError as err:
+            raise self._error(f"transform_block_layout: {err}", realize) from None
+        new_ivars = []
+        for k, (f, ext) in enumerate(zip(imap.final_indices, new_extents)):
+            used = {id(v) for v in collect_vars(f)}
+            kinds = {iv.iter_type for v, iv in zip(imap.initial_indices, blk.iter_vars) if id(v) in used}
+            if len(kinds) > 1:
+                raise self._error(f"transform_block_layout: the new iterator {k} ({f}) mixes spatial and reduction "
+                                  "iterators", realize)
+            kind = kinds.pop() if kinds else E.IterVar.DataPar
+            new_ivars.append(E.IterVar(E.Range.from_min_extent(0, ext), E.Var(f"v{k}", f.dtype), kind))
+        ana = make_analyzer({iv.var: iv.dom for iv in new_ivars})
+        old_values = inverse.map_indices([iv.var for iv in new_ivars], ana)
+        vmap = {iv.var: v for iv, v in zip(blk.iter_vars, old_values)}
+
+        def sub(x):
+            return substitute(x, vmap)
+
+        new_block = blk.replace(iter_vars=tuple(new_ivars), body=_simplify_indices(sub(blk.body), ana),
+                                init=None if blk.init is None else _simplify_indices(sub(blk.init), ana),
+                                reads=tuple(_simplify_region(sub(r), ana) for r in blk.reads),
+                                writes=tuple(_simplify_region(sub(w), ana) for w in blk.writes))
+        loop_vars = [E.Var(f"ax{k}", iv.var.dtype) for k, iv in enumerate(new_ivars)]
+        stmt: Stmt = BlockRealize(loop_vars, True, new_block)
+        for var, ext in reversed(list(zip(loop_vars, new_extents))):
+            stmt = For(var, 0, ext, body=stmt)
+        self._replace(func_name, target, stmt)
+
+    _transform_layout_impl.__name__ = "transform_layout"
+    _transform_layout = primitive(_transform_layout_impl)
+    _transform_block_layout_impl.__name__ = "transform_block_layout"
+    _transform_block_layout = primitive(_transform_block_layout_impl)
+
+    @primitive
+    def pad_einsum(self, block: BlockRV, padding) -> None:
+        """Pad the iteration domain of an einsum-like ``block`` to multiples of ``padding`` (one factor per
+        block iterator). Not implemented yet: raises ``ScheduleError``."""
+        func_name, tree, realize = self._block(block)
+        raise self._error("pad_einsum is not implemented yet", realize)
+
+    def _set_func(self, func_name, func) -> None:
+        from ...ir.function import IRModule
+
+        functions = dict(self._mod.functions)
+        functions[self._mod.get_global_var(func_name)] = func
+        self._mod = IRModule(functions, self._mod.attrs, self._mod.global_infos)
+
+
+def _numel(shape) -> int | None:
+    total = 1
+    for s in shape:
+        if not isinstance(s, E.IntImm):
+            return None
+        total *= s.value
+    return total
+
+
+class _IndexSimplifier(StmtExprMutator):
+    _methods: dict = {}
+
+    def __init__(self, ana):
+        self.ana = ana
+
+    def visit_buffer_load_(self, op):
+        op = super().visit_buffer_load_(op)
+        return op.replace(indices=tuple(self.ana.simplify(i) for i in op.indices))
+
+    def visit_buffer_store_(self, op):
+        op = super().visit_buffer_store_(op)
+        return op.replace(indices=tuple(self.ana.simplify(i) for i in op.indices))
+
+
+def _simplify_indices(stmt, ana):
+    return _IndexSimplifier(ana).visit(stmt)
+
+
+def _simplify_region(region: BufferRegion, ana) -> BufferRegion:
+    return BufferRegion(region.buffer, [E.Range.from_min_extent(ana.simplify(r.min), ana.simplify(r.extent))
+                                        for r in region.region])
