@@ -192,6 +192,9 @@ class ExprPrinter:
             return f"T.{call_name}({self.expr(e.a)}, {self.expr(e.b)})", P_ATOM
         a, pa = self._p(e.a)
         b, pb = self._p(e.b)
+        if prec == P_CMP and isinstance(e.a, E.IntImm) and e.a.dtype == "int32":
+            # ``0 < i`` would be evaluated by Python as the reflected ``i > 0``; a typed constant keeps the order.
+            a, pa = f"T.int32({e.a.value})", P_ATOM
         # Left-associative: the right operand needs parentheses at equal precedence; comparisons
         # chain in Python, so they need them on both sides.
         if pa < prec or (pa == prec and prec == P_CMP):
