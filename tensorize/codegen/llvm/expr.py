@@ -4,6 +4,7 @@ Semantics worth knowing:
 - ``floordiv``/``floormod`` round toward minus infinity (fixed up from ``sdiv``/``srem``);
   ``Div``/``Mod`` on integers truncate (C semantics).
 - Signed 32/64-bit ``+ - *`` carry ``nsw`` as in TVM (index arithmetic); narrower integers wrap.
+- ``fadd``/``fsub``/``fmul`` carry ``contract``: multiply-adds may fuse into FMA instructions.
 - ``bfloat16`` values are ``i16`` bit patterns: arithmetic runs in float32 and rounds back to
   nearest-even.
 - Contiguous vector accesses (``Ramp`` index with stride 1) become vector loads/stores, aligned to
@@ -185,6 +186,10 @@ class ExprCodegen:
     def _float_op(self, e, emit):
         """Run a floating-point ``emit(a, b)``, through float32 for bfloat16."""
         a, b = self._operands(e)
+        if emit.__name__ in ("fadd", "fsub", "fmul"):
+            # Allow a*b+c to fuse into an FMA, as TVM's LLVM backend does (FPOpFusion::Fast).
+            plain = emit
+            emit = lambda x, y: plain(x, y, flags=("contract",))  # noqa: E731
         if dt.parse(e.a.dtype).code == "bfloat":
             return self.f32_to_bf16(emit(self.bf16_to_f32(a), self.bf16_to_f32(b)))
         return emit(a, b)

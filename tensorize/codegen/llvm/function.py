@@ -150,6 +150,7 @@ class FunctionCodegen(ExprCodegen):
         if total_bytes is not None and total_bytes <= STACK_LIMIT_BYTES:
             storage = self.entry_builder.alloca(ir.ArrayType(element, max(count, 1)))
             storage.align = HEAP_ALIGNMENT
+            storage.type = PTR  # llvmlite types allocas as typed pointers; accesses use opaque ptr GEPs
             self.vars[s.buffer_var] = storage
             self.stmt(s.body)
             return
@@ -217,6 +218,7 @@ class FunctionCodegen(ExprCodegen):
         values = [begin, extent] + [self.vars[v] for v in captured]
         closure_type = ir.LiteralStructType([v.type for v in values])
         closure = self.entry_builder.alloca(closure_type)
+        closure.type = PTR
         for position, value in enumerate(values):
             b.store(value, b.gep(closure, [ir.Constant(I32, 0), ir.Constant(I32, position)], source_etype=closure_type))
 
