@@ -1,22 +1,15 @@
 """Schedule primitives that attach annotations to blocks and loops: annotate, unannotate."""
 from __future__ import annotations
 
-from ...ir import expr as E
 from ..base import ScheduleBase, primitive
 from ..rv import BlockRV, ExprRV, LoopRV
 
 
 def _annotation_value(value):
-    """Annotation values as the IR stores them: ExprRVs and ints become integer constants, floats
-    float constants; strings, bools, lists and dicts stay Python values."""
+    """Annotation values as the parser stores them: sampled ExprRVs become their integer; numbers,
+    strings, bools, expressions, lists and dicts are kept."""
     if isinstance(value, ExprRV):
-        return E.IntImm("int32", value.value)
-    if isinstance(value, bool) or isinstance(value, str):
-        return value
-    if isinstance(value, int):
-        return E.convert(value)
-    if isinstance(value, float):
-        return E.FloatImm("float32", value)
+        return value.value
     if isinstance(value, (list, tuple)):
         return [_annotation_value(v) for v in value]
     if isinstance(value, dict):

@@ -107,5 +107,6 @@ class ForKindPrimitives(ScheduleBase):
         if not isinstance(thread_axis, str) or thread_axis not in THREAD_TAGS:
             raise self._error(f"bind: unknown thread axis {thread_axis!r}; use one of {', '.join(THREAD_TAGS)}")
         _func, _index, for_node = self._loop(loop)
-        iv = E.IterVar(None, E.Var(thread_axis, for_node.loop_var.dtype), E.IterVar.ThreadIndex, thread_axis)
+        iv = E.IterVar(E.Range.from_min_extent(for_node.min, for_node.extent), E.Var(thread_axis, for_node.loop_var.dtype),
+                       E.IterVar.ThreadIndex, thread_axis)
         self._set_kind(loop, ForKind.THREAD_BINDING, "bind", thread_binding=iv)
