@@ -288,7 +288,7 @@ class StmtPrinter:
         if iv.iter_type not in (E.IterVar.DataPar, E.IterVar.CommReduce) or not isinstance(value, E.Var):
             return False
         loop = self.open_loops.get(id(value))
-        return loop is not None and structural_equal(loop.min, iv.dom.min) and structural_equal(loop.extent, iv.dom.extent)
+        return loop is not None and _same_expr(loop.min, iv.dom.min) and _same_expr(loop.extent, iv.dom.extent)
 
     def _single_iter_var(self, iv: E.IterVar, value: str | None) -> None:
         kind = _AXIS_KIND.get(iv.iter_type)
@@ -422,6 +422,12 @@ def _def_lines(defs: list[tuple[str, str]]) -> list[str]:
             out.append(f"{name} = {text}")
     flush()
     return out
+
+
+def _same_expr(a, b) -> bool:
+    if isinstance(a, E.IntImm) and isinstance(b, E.IntImm):  # the common case, without the general walk
+        return a.value == b.value and a.dtype == b.dtype
+    return structural_equal(a, b)
 
 
 def _is_zero(e) -> bool:
