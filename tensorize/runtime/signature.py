@@ -177,7 +177,13 @@ def _scalar_value(param: ScalarParam, arg, where: str):
             raise TypeError(f"{where}: expected a number ({param.dtype}), got {type(arg).__name__}")
         return float(arg)
     if t.code == "handle":
-        return arg
+        if isinstance(arg, Tensor):
+            return arg.data_ptr
+        if isinstance(arg, np.ndarray):
+            return arg.ctypes.data
+        if arg is None or isinstance(arg, int):
+            return arg
+        raise TypeError(f"{where}: expected a tensor or an address for a handle, got {type(arg).__name__}")
     raise TypeError(f"{where}: unsupported scalar dtype {param.dtype}")
 
 
