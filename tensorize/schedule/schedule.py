@@ -19,10 +19,11 @@ from .primitives.layout import Layout
 from .primitives.loop_transform import LoopTransform
 from .primitives.reduction import Reduction
 from .primitives.sampling import Sampling
+from .primitives.tensorize import Tensorize
 
 
 class Schedule(GetHandles, Sampling, LoopTransform, ForKindPrimitives, Annotation, Inline, Reduction, ComputeAt,
-               Cache, Layout, Blockize, ScheduleBase):
+               Cache, Layout, Blockize, Tensorize, ScheduleBase):
     """A schedule of ``mod`` (an IRModule or a PrimFunc).
 
     Parameters: ``seed`` for the random state of sampling primitives (same seed, same schedule);

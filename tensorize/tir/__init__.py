@@ -14,6 +14,7 @@ from ..ir.stmt import (
     ForKind, IfThenElse, LetStmt, MatchBufferRegion, SBlock, SBlockRealize, SeqStmt, Stmt, While,
 )
 from ..ir.expr import Range
+from ..ir.tensor_intrin import TensorIntrin
 from . import stmt_functor  # noqa: F401
 from . import analysis  # noqa: F401
 from . import transform  # noqa: F401

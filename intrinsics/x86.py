@@ -1,0 +1,103 @@
+"""x86 AVX-512 tensor intrinsics.
+
+Each intrinsic below is a small datasheet: what the instruction does, its ``desc`` (the semantics in
+TensorIR) and its ``impl`` (the same buffers, the body calling the instruction through an LLVM
+intrinsic), then its registration with the target features it needs.
+
+All operands are ``offset_factor=1`` buffers without strides: ``sch.tensorize`` binds them to dense
+tiles anywhere inside larger buffers (it checks the tile is dense, e.g. B packed as
+``(N // 16, K // 4, 16, 4)``).
+
+>>> import tensorize as tvm
+>>> import intrinsics.x86
+>>> tvm.tir.TensorIntrin.get(VNNI_DOT_16x4_INTRIN).meta.features
+('avx512vnni',)
+"""
+from __future__ import annotations
+
+from tensorize.ir.tensor_intrin import IntrinMeta, TensorIntrin
+from tensorize.script import tir as T
+
+VNNI_DOT_16x4_INTRIN = "dot_16x4_vnni"
+AVX512_DOT_16x4_INTRIN = "dot_16x4_avx512"
+AVX512_FMA_16_F32_INTRIN = "fma_16_f32_avx512"
+AVX512_BF16_DOT_16x2_INTRIN = "dot_16x2_bf16_avx512"
+
+# ---------------------------------------------------------------------------------------------
+# u8 x s8 -> s32 dot product, 16 lanes x 4 (the shape of vpdpbusd)
+#
+#   C[i] += sum_k  int32(A[k]) * int32(B[i, k])      i in [0, 16) spatial, k in [0, 4) reduction
+#
+# A is 4 unsigned bytes broadcast to every lane; B is 16 rows of 4 signed bytes (64 contiguous bytes,
+# one zmm register); C is 16 int32 accumulators (one zmm register).
+# ---------------------------------------------------------------------------------------------
+
+
+@T.prim_func
+def dot_16x4_u8i8i32_desc(
+    A: T.Buffer((4,), "uint8", offset_factor=1),
+    B: T.Buffer((16, 4), "int8", offset_factor=1),
+    C: T.Buffer((16,), "int32", offset_factor=1),
+) -> None:
+    with T.block("root"):
+        T.reads(C[0:16], A[0:4], B[0:16, 0:4])
+        T.writes(C[0:16])
+        for i in T.serial(0, 16):
+            for k in T.serial(0, 4):
+                with T.block("update"):
+                    vi, vk = T.axis.remap("SR", [i, k])
+                    C[vi] = C[vi] + T.Cast("int32", A[vk]) * T.Cast("int32", B[vi, vk])
+
+
+# AVX512-VNNI: vpdpbusd zmm_c, zmm_a, zmm_b multiplies unsigned bytes of a by signed bytes of b, sums
+# each group of 4 products into the int32 lane of c. LLVM 22 types the byte operands <64 x i8>.
+@T.prim_func
+def dot_16x4_u8i8i32_vnni(
+    A: T.Buffer((4,), "uint8", offset_factor=1),
+    B: T.Buffer((16, 4), "int8", offset_factor=1),
+    C: T.Buffer((16,), "int32", offset_factor=1),
+) -> None:
+    with T.block("root"):
+        T.reads(C[0:16], A[0:4], B[0:16, 0:4])
+        T.writes(C[0:16])
+        A_u8x4 = A.vload([0], "uint8x4")
+        A_i32 = T.reinterpret("int32", A_u8x4)
+        A_u8x64 = T.reinterpret("int8x64", T.broadcast(A_i32, 16))
+        B_i8x64 = B.vload([0, 0], "int8x64")
+        C[T.ramp(0, 1, 16)] = T.call_llvm_pure_intrin(
+            "int32x16", "llvm.x86.avx512.vpdpbusd.512", C.vload([0], "int32x16"), A_u8x64, B_i8x64)
+
+
+# AVX512BW without VNNI: vpmaddubsw (u8 x s8 -> adjacent pairs summed to saturating int16), then
+# vpmaddwd with ones (adjacent int16 pairs summed to int32), then add. The int16 step saturates when
+# both products of a pair are near 255 * 127 (as TVM's and oneDNN's fallbacks do).
+@T.prim_func
+def dot_16x4_u8i8i32_avx512(
+    A: T.Buffer((4,), "uint8", offset_factor=1),
+    B: T.Buffer((16, 4), "int8", offset_factor=1),
+    C: T.Buffer((16,), "int32", offset_factor=1),
+) -> None:
+    with T.block("root"):
+        T.reads(C[0:16], A[0:4], B[0:16, 0:4])
+        T.writes(C[0:16])
+        A_u8x4 = A.vload([0], "uint8x4")
+        A_i32 = T.reinterpret("int32", A_u8x4)
+        A_u8x64 = T.reinterpret("int8x64", T.broadcast(A_i32, 16))
+        B_i8x64 = B.vload([0, 0], "int8x64")
+        pairs_i16x32 = T.call_llvm_pure_intrin(
+            "int16x32", "llvm.x86.avx512.pmaddubs.w.512", A_u8x64, B_i8x64)
+        quads_i32x16 = T.call_llvm_pure_intrin(
+            "int32x16", "llvm.x86.avx512.pmaddw.d.512", pairs_i16x32, T.broadcast(T.int16(1), 32))
+        C[T.ramp(0, 1, 16)] = C.vload([0], "int32x16") + quads_i32x16
+
+
+_U8S8_META = dict(target_kind="llvm", arch="x86_64",
+                  extra={"instruction": "vpdpbusd", "lanes": 16, "ops_per_call": 2 * 16 * 4})
+
+TensorIntrin.register(VNNI_DOT_16x4_INTRIN, dot_16x4_u8i8i32_desc, dot_16x4_u8i8i32_vnni, override=True,
+                      meta=IntrinMeta(features=("avx512vnni",), **_U8S8_META))
+TensorIntrin.register(AVX512_DOT_16x4_INTRIN, dot_16x4_u8i8i32_desc, dot_16x4_u8i8i32_avx512, override=True,
+                      meta=IntrinMeta(features=("avx512bw",),
+                                      **{**_U8S8_META, "extra": {**_U8S8_META["extra"],
+                                                                 "instruction": "vpmaddubsw+vpmaddwd",
+                                                                 "saturates_int16": True}}))
