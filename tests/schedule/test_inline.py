@@ -79,7 +79,7 @@ def test_compute_inline():
 
 def test_reverse_compute_inline():
     sch = tvm.tir.Schedule(elementwise)
-    sch.reverse_compute_inline(block_c)
+    sch.reverse_compute_inline(sch.get_block("C"))
     assert_func_equal(sch, reverse_inlined)
     a = np.random.rand(16, 16).astype("float32")
     _, c = run(sch.mod, a, np.zeros((16, 16), "float32"))
