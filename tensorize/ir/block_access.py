@@ -215,9 +215,6 @@ class _AccessCollector(StmtExprVisitor):
         self.visit_stmt(op.body)
         del self.lets[id(op.var)]
 
-    def visit_allocate_(self, op):
-        super().visit_allocate_(op)
-
     def visit_decl_buffer_(self, op):
         self.local.add(id(op.buffer))
         self.visit_stmt(op.body)
