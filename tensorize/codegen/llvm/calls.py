@@ -13,6 +13,7 @@ import llvmlite.ir as ir
 from ...errors import TVMError
 from ...ir import dtype as dt
 from ...ir import expr as E
+from .scalable import is_scalable_intrinsic
 from .types import F32, I1, I32, element_type, llvm_type
 
 # tir op -> LLVM intrinsic base name (overloaded on the float type).
@@ -221,6 +222,10 @@ def _extern(pure: bool):
 def _llvm_intrin(cg, e):
     name = _string_arg(e, "call_llvm_intrin")
     args = [cg.expr(a) for a in e.args[1:]]
+    if is_scalable_intrinsic(name) and any(isinstance(a.type, ir.VectorType) for a in args):
+        # An SVE intrinsic called with fixed vectors: go through a bridge (see scalable.py).
+        callee = cg.ctx.scalable_bridges.declare(cg.ctx, name, _call_type(e.dtype), [a.type for a in args])
+        return cg.builder.call(callee, args)
     callee = cg.ctx.declare(name, _call_type(e.dtype), [a.type for a in args])
     return cg.builder.call(callee, args)
 

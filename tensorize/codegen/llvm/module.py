@@ -26,6 +26,7 @@ from ...runtime.signature import BufferParam, FunctionSignature, ScalarParam
 from ...target import Target
 from . import backend
 from .function import FunctionCodegen, scalar_param_type
+from .scalable import ScalableBridges, with_vscale_range
 from .types import I1, I32, PTR, llvm_type
 
 logger = logging.getLogger(__name__)
@@ -47,6 +48,7 @@ class ModuleContext:
         self.num_threads_global = ir.GlobalVariable(self.module, I32, THREADS_GLOBAL)
         self.num_threads_global.initializer = ir.Constant(I32, 0)
         self.uses_openmp = False
+        self.scalable_bridges = ScalableBridges()
         self._strings: dict[str, ir.GlobalVariable] = {}
         self._loops = 0
 
@@ -191,10 +193,12 @@ def build(mod, target: Target) -> Module:
         signatures[name] = emit_prim_func(ctx, name, func)
     if not signatures:
         raise TVMError("the module has no PrimFunc to build")
-    text = ctx.text()
+    text = with_vscale_range(ctx.text(), target)
     if ctx.uses_openmp and target.is_host:
         backend.load_openmp()
     llvm_module = backend.parse(text)
+    if ctx.scalable_bridges:
+        llvm_module.link_in(backend.parse(ctx.scalable_bridges.text(target, llvm_module.triple)))
     machine = backend.create_target_machine(target, jit=target.is_host)
     llvm_module.triple = machine.triple
     llvm_module.data_layout = str(machine.target_data)
