@@ -385,10 +385,8 @@ class _Checker(StmtExprVisitor):
 
     # -- rule: access regions ------------------------------------------------------------------
     def _check_regions(self, block: S.Block) -> None:
-        try:
-            from .block_access import infer_block_access
-        except ImportError:  # the shared access inference is not available: nothing to compare with
-            return
+        from .block_access import infer_block_access
+
         try:
             reads, writes = infer_block_access(block)
         except Exception as exc:  # noqa: BLE001 - an access the inference cannot model is not a user error here

@@ -19,13 +19,13 @@ import logging
 from typing import Any, Sequence
 
 from ..ir import dtype as dt
+from ..ir.block_access import infer_block_access
 from ..ir.buffer import Buffer, decl_buffer
-from ..ir.expr import IntImm, IterVar, PrimExpr, ProducerLoad, Range, Reduce, Var, BufferLoad
+from ..ir.expr import BufferLoad, IntImm, IterVar, PrimExpr, Range, Reduce, Var
 from ..ir.function import PrimFunc
 from ..ir.functor import StmtExprMutator, collect_vars, substitute
 from ..ir.op import if_then_else
 from ..ir.stmt import Block, BlockRealize, BufferStore, For, ForKind, LetStmt, SeqStmt, Stmt
-from .access import block_access_regions
 from .tensor import ComputeOp, Operation, PlaceholderOp, Tensor
 
 logger = logging.getLogger(__name__)
@@ -220,18 +220,9 @@ class _FillAccess(StmtExprMutator):
 
     def visit_block_(self, op):
         op = super().visit_block_(op)
-        reads, writes = _infer_access(op)
+        # The same inference the TVMScript parser uses, so te and parsed programs get identical regions.
+        reads, writes = infer_block_access(op)
         return op.replace(reads=tuple(reads), writes=tuple(writes))
-
-
-def _infer_access(block: Block):
-    """The shared block-access inference (what the TVMScript parser uses) when available, so te and parsed
-    programs get identical regions; te's own point-union inference otherwise."""
-    try:
-        from ..ir.block_access import infer_block_access  # noqa: PLC0415 - lands independently
-    except ImportError:
-        return block_access_regions(block)
-    return infer_block_access(block)
 
 
 def _layout_free_attr(body: Stmt, params: list[Var], buffer_map: dict) -> tuple[Stmt, list[int]]:

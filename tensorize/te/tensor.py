@@ -12,7 +12,7 @@ into a Buffer and every load into a BufferLoad.
 from __future__ import annotations
 
 import inspect
-from typing import Any, Callable, Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 from ..ir import dtype as dt
 from ..ir.expr import IntImm, IterVar, PrimExpr, ProducerLoad, Range, Reduce, SizeVar, Var, convert
