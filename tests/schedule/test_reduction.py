@@ -1,0 +1,133 @@
+"""decompose_reduction and rfactor."""
+import numpy as np
+import pytest
+
+import tensorize as tvm
+from tensorize.script import tir as T
+
+
+@T.prim_func
+def matmul(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
+    for i, j, k in T.grid(16, 16, 16):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+
+
+@T.prim_func
+def rowmax(A: T.Buffer((16, 32), "float32"), B: T.Buffer((16,), "float32")):
+    for i, k in T.grid(16, 32):
+        with T.block("B"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                B[vi] = T.float32(-3.0e38)
+            B[vi] = T.max(B[vi], A[vi, vk])
+
+
+def only_func(mod):
+    (name,) = mod.function_names()
+    return mod[name]
+
+
+def assert_func_equal(sch, expected):
+    func = only_func(sch.mod)
+    tvm.ir.assert_structural_equal(func, expected.with_attr("global_symbol", func.attrs.get("global_symbol")))
+
+
+def run(mod, *arrays):
+    nd = [tvm.nd.array(a) for a in arrays]
+    tvm.build(mod, target="llvm")(*nd)
+    return [x.numpy() for x in nd]
+
+
+def test_decompose_reduction_text_and_numbers():
+    sch = tvm.tir.Schedule(matmul)
+    block = sch.get_block("C")
+    i, j, k = sch.get_loops(block)
+    init = sch.decompose_reduction(block, j)
+    assert init.name == "C_init" and block.name == "C_update"
+
+    @T.prim_func
+    def expected(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
+        for i in range(16):
+            for j_init in range(16):
+                with T.block("C_init"):
+                    vi_init, vj_init = T.axis.remap("SS", [i, j_init])
+                    T.reads()
+                    T.writes(C[vi_init, vj_init])
+                    C[vi_init, vj_init] = T.float32(0)
+            for j, k in T.grid(16, 16):
+                with T.block("C_update"):
+                    vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                    C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+
+    assert_func_equal(sch, expected)
+    assert "for j_init in range(16):" in sch.mod.script()
+    a, b = np.random.rand(16, 16).astype("float32"), np.random.rand(16, 16).astype("float32")
+    *_, c = run(sch.mod, a, b, np.full((16, 16), 7, "float32"))
+    np.testing.assert_allclose(c, a @ b, rtol=1e-5)
+    # the renamed handle keeps working
+    assert len(sch.get_loops(block)) == 3
+
+
+def test_decompose_reduction_errors():
+    sch = tvm.tir.Schedule(matmul)
+    block = sch.get_block("C")
+    i, j, k = sch.get_loops(block)
+    sch.reorder(k, i, j)
+    before, n = sch.mod, len(sch.trace)
+    with pytest.raises(tvm.tir.ScheduleError, match="bound to a loop outside"):
+        sch.decompose_reduction(block, i)
+    assert sch.mod is before and len(sch.trace) == n
+    sch.decompose_reduction(block, k)
+
+
+@pytest.mark.parametrize("factor_axis", [0, 1])
+def test_rfactor_sum(factor_axis):
+    sch = tvm.tir.Schedule(matmul)
+    block = sch.get_block("C")
+    i, j, k = sch.get_loops(block)
+    k0, k1 = sch.split(k, factors=[None, 4])
+    rf = sch.rfactor(k1, factor_axis)
+    assert rf.name == "C_rf"
+    rf_block = sch.get(rf)
+    assert [iv.iter_type for iv in rf_block.iter_vars] == [0, 0, 0, 2]
+    assert [int(s) for s in rf_block.writes[0].buffer.shape] == ([4, 16, 16] if factor_axis == 0 else [16, 4, 16])
+    a, b = np.random.rand(16, 16).astype("float32"), np.random.rand(16, 16).astype("float32")
+    *_, c = run(sch.mod, a, b, np.zeros((16, 16), "float32"))
+    np.testing.assert_allclose(c, a @ b, rtol=1e-5)
+    # the printed program parses back to the same program
+    tvm.ir.assert_structural_equal(tvm.script.from_source(sch.mod.script()), sch.mod)
+
+
+def test_rfactor_max_and_errors():
+    sch = tvm.tir.Schedule(rowmax)
+    block = sch.get_block("B")
+    i, k = sch.get_loops(block)
+    before, n = sch.mod, len(sch.trace)
+    with pytest.raises(tvm.tir.ScheduleError, match="non-reduction iterator"):
+        sch.rfactor(i, 0)
+    assert sch.mod is before and len(sch.trace) == n
+    k0, k1 = sch.split(k, factors=[4, 8])
+    sch.rfactor(k0, 0)
+    a = np.random.rand(16, 32).astype("float32")
+    _, out = run(sch.mod, a, np.zeros(16, "float32"))
+    np.testing.assert_allclose(out, a.max(axis=1))
+
+
+def test_rfactor_rejects_unknown_reducer():
+    @T.prim_func
+    def weird(A: T.Buffer((16,), "float32"), B: T.Buffer((1,), "float32")):
+        for k in range(16):
+            with T.block("B"):
+                vk = T.axis.reduce(16, k)
+                with T.init():
+                    B[0] = T.float32(0)
+                B[0] = B[0] - A[vk]
+
+    sch = tvm.tir.Schedule(weird)
+    (k,) = sch.get_loops(sch.get_block("B"))
+    with pytest.raises(tvm.tir.ScheduleError, match="not a sum, product, max or min"):
+        sch.rfactor(k, 0)
