@@ -68,10 +68,10 @@ class StmtPrinter:
         definition that introduces it, or else at the top of the function."""
         if self.local_defs is not None:
             name = self.names.define(var, var.name)
-            self.local_defs.append(("var:" + name, self.var_type(var) + "()"))
+            self.local_defs.append(("var:" + name, self.var_decl(var)))
         else:
             name = self.names.define(var, var.name, outermost=True)
-            self.top_defs.append(("var:" + name, self.var_type(var) + "()"))
+            self.top_defs.append(("var:" + name, self.var_decl(var)))
         return name
 
     def _free_buffer(self, buffer: Buffer) -> str:
@@ -109,14 +109,17 @@ class StmtPrinter:
         self.emit(f"{self.define_buffer(buffer)} = {call}")
 
     def var_type(self, var: E.Var) -> str:
-        """The TVMScript type of a variable: ``T.int32``, ``T.handle``, ``T.handle("float32", "shared")``."""
+        """The TVMScript type of a variable: ``T.int32``, ``T.handle``, ``T.handle("float32", "shared")`` (TVM
+        always names the scope of a pointer type)."""
         annotation = var.type_annotation
         if isinstance(annotation, PointerType):
-            args = f'"{annotation.element_dtype}"'
-            if annotation.storage_scope != "global":
-                args += f', "{annotation.storage_scope}"'
-            return f"T.handle({args})"
+            return f'T.handle("{annotation.element_dtype}", "{annotation.storage_scope}")'
         return "T." + var.dtype
+
+    def var_decl(self, var: E.Var) -> str:
+        """The expression that makes a new variable like ``var``: ``T.int32()``, ``T.handle("float32", "global")``."""
+        text = self.var_type(var)
+        return text if text.endswith(")") else text + "()"
 
     def region(self, region: BufferRegion) -> str:
         parts = []

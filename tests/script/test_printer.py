@@ -323,3 +323,35 @@ def _timed(fn) -> float:
     start = time.perf_counter()
     fn()
     return time.perf_counter() - start
+
+
+def test_block_without_realize_zero_dim_buffer_and_pointer_variable():
+    from tensorize.ir.expr import IterVar, Range
+    from tensorize.ir.stmt import Block, DeclBuffer
+    A = decl_buffer((), "float32", name="A")
+    B = decl_buffer((4,), "float32", name="B")
+    vi = Var("vi")
+    block = Block([IterVar(Range(0, 4), vi, IterVar.DataPar)], [], [], "b", BufferStore(A, B[vi], []))
+    assert block.script().splitlines()[4:] == ['with T.block("b", no_realize=True):', "    vi = T.axis.spatial(4)",
+                                               "    T.reads()", "    T.writes()", "    A[()] = B[vi]"]
+    decl = DeclBuffer(B, BufferStore(B, A[()], [0]))
+    assert decl.script().splitlines()[2:] == ['A = T.Buffer((), "float32")', 'B = T.handle("float32", "global")',
+                                              "B_1 = T.decl_buffer((4,), data=B)", "B_1[0] = A[()]"]
+
+
+def test_module_functions_print_sorted_by_name():
+    from tensorize.ir.function import PrimFunc
+    f = PrimFunc([], Evaluate(0))
+    mod = tvm.IRModule({"z": f.with_attr("global_symbol", "z"), "a": f.with_attr("global_symbol", "a")})
+    lines = mod.script().splitlines()
+    assert [l.strip() for l in lines if l.strip().startswith("def ")] == ["def a():", "def z():"]
+
+
+def test_printing_an_unknown_node_names_it():
+    from tensorize.ir.node import Node
+
+    class Strange(Node):
+        __slots__ = ()
+
+    with pytest.raises(TypeError, match="cannot print a Strange"):
+        script(Strange())
