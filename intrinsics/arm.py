@@ -66,7 +66,8 @@ def _dot_4x4_dotprod_impl(in_dtype: str, out_dtype: str, instruction: str):
     @T.prim_func
     def impl(a: T.handle, b: T.handle, c: T.handle) -> None:
         A = T.match_buffer(a, (4,), in_dtype, offset_factor=1)
-        B = T.match_buffer(b, (4, 4), in_dtype, offset_factor=1)
+        B_row_stride = T.int32()
+        B = T.match_buffer(b, (4, 4), in_dtype, offset_factor=1, strides=[B_row_stride, 1])
         C = T.match_buffer(c, (4,), out_dtype, offset_factor=1)
         with T.block("root"):
             T.reads(C[0:4], A[0:4], B[0:4, 0:4])
@@ -84,7 +85,8 @@ def _dot_4x4_dotprod_impl(in_dtype: str, out_dtype: str, instruction: str):
 @T.prim_func
 def dot_4x4_i8i8s32_neon_impl(a: T.handle, b: T.handle, c: T.handle) -> None:
     A = T.match_buffer(a, (4,), "int8", offset_factor=1)
-    B = T.match_buffer(b, (4, 4), "int8", offset_factor=1)
+    B_row_stride = T.int32()
+    B = T.match_buffer(b, (4, 4), "int8", offset_factor=1, strides=[B_row_stride, 1])
     C = T.match_buffer(c, (4,), "int32", offset_factor=1)
     with T.block("root"):
         T.reads(C[0:4], A[0:4], B[0:4, 0:4])
@@ -132,9 +134,12 @@ def _mmla_impl(in_dtype: str, out_dtype: str, instruction: str):
 
     @T.prim_func
     def impl(a: T.handle, b: T.handle, c: T.handle) -> None:
-        A = T.match_buffer(a, (2, 8), in_dtype, offset_factor=1)
-        B = T.match_buffer(b, (2, 8), in_dtype, offset_factor=1)
-        C = T.match_buffer(c, (2, 2), out_dtype, offset_factor=1)
+        A_row_stride = T.int32()
+        A = T.match_buffer(a, (2, 8), in_dtype, offset_factor=1, strides=[A_row_stride, 1])
+        B_row_stride = T.int32()
+        B = T.match_buffer(b, (2, 8), in_dtype, offset_factor=1, strides=[B_row_stride, 1])
+        C_row_stride = T.int32()
+        C = T.match_buffer(c, (2, 2), out_dtype, offset_factor=1, strides=[C_row_stride, 1])
         with T.block("root"):
             T.reads(C[0:2, 0:2], A[0:2, 0:8], B[0:2, 0:8])
             T.writes(C[0:2, 0:2])
@@ -181,7 +186,8 @@ def _sve_dot_impl(lanes: int, in_dtype: str, out_dtype: str, instruction: str):
     @T.prim_func
     def impl(a: T.handle, b: T.handle, c: T.handle) -> None:
         A = T.match_buffer(a, (4,), in_dtype, offset_factor=1)
-        B = T.match_buffer(b, (lanes, 4), in_dtype, offset_factor=1)
+        B_row_stride = T.int32()
+        B = T.match_buffer(b, (lanes, 4), in_dtype, offset_factor=1, strides=[B_row_stride, 1])
         C = T.match_buffer(c, (lanes,), out_dtype, offset_factor=1)
         with T.block("root"):
             T.reads(C[0:lanes], A[0:4], B[0:lanes, 0:4])
