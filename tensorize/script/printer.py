@@ -29,8 +29,6 @@ from ..ir.buffer import Buffer
 from ..ir.function import GlobalVar, IRModule, PrimFunc
 from ..ir.node import Node
 from ..ir.stmt import Block, BlockRealize, BufferRegion, MatchBufferRegion, Stmt
-from .printer_expr import ExprPrinter, format_str
-from .printer_names import NameTable
 from .printer_stmt import StmtPrinter, _def_lines, buffer_decl_call, contains_block
 
 logger = logging.getLogger(__name__)
@@ -225,4 +223,4 @@ def _is_true(e) -> bool:
     return isinstance(e, E.IntImm) and e.value == 1
 
 
-__all__ = ["script", "format_str", "ExprPrinter"]
+__all__ = ["script"]

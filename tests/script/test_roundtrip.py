@@ -7,7 +7,6 @@ import sys
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-import tensorize as tvm
 from tensorize import te
 from tensorize.ir import expr as E
 from tensorize.ir import op
