@@ -8,6 +8,7 @@ A trace prints as the Python that reproduces the schedule (``as_python``), seria
 """
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any, Callable
 
@@ -178,9 +179,27 @@ class Trace:
                     if new is not None:
                         decision = new
                 args["decision"] = decision
-            result = getattr(sch, inst.kind)(**args)
+            method = getattr(sch, inst.kind)
+            var_positional = _var_positional_name(type(sch), inst.kind)
+            if var_positional is not None and var_positional in args:
+                # ``*loops`` arguments are recorded as a list under their name; pass them back positionally
+                result = method(*args.pop(var_positional), **args)
+            else:
+                result = method(**args)
             for old, new in zip(inst.outputs, _flatten_outputs(result)):
                 rv_map[id(old)] = new
+
+
+@functools.lru_cache(maxsize=None)
+def _var_positional_name(cls: type, kind: str) -> str | None:
+    """The name of the ``*args`` parameter of method ``kind`` of schedule class ``cls``, if any."""
+    import inspect
+
+    try:
+        params = inspect.signature(getattr(cls, kind)).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    return next((p.name for p in params if p.kind is p.VAR_POSITIONAL), None)
 
 
 def _returns_list(inst: Instruction) -> bool:
