@@ -101,3 +101,95 @@ TensorIntrin.register(AVX512_DOT_16x4_INTRIN, dot_16x4_u8i8i32_desc, dot_16x4_u8
                                       **{**_U8S8_META, "extra": {**_U8S8_META["extra"],
                                                                  "instruction": "vpmaddubsw+vpmaddwd",
                                                                  "saturates_int16": True}}))
+
+# ---------------------------------------------------------------------------------------------
+# f32 broadcast FMA, 16 lanes (the micro-kernel of an AVX-512 f32 GEMM)
+#
+#   C[i] += A[0] * B[i]          i in [0, 16) spatial
+#
+# One k step of C[m, n:n+16] += A[m, k] * B[k, n:n+16]: A[m, k] is broadcast, B's row segment is
+# one zmm register, C's 16 accumulators another. vfmadd231ps zmm_c, zmm_b, zmm_a_broadcast.
+# ---------------------------------------------------------------------------------------------
+
+
+@T.prim_func
+def fma_16_f32_desc(
+    A: T.Buffer((1,), "float32", offset_factor=1),
+    B: T.Buffer((16,), "float32", offset_factor=1),
+    C: T.Buffer((16,), "float32", offset_factor=1),
+) -> None:
+    with T.block("root"):
+        T.reads(C[0:16], A[0:1], B[0:16])
+        T.writes(C[0:16])
+        for i in T.serial(0, 16):
+            with T.block("update"):
+                vi = T.axis.spatial(16, i)
+                C[vi] = C[vi] + A[0] * B[vi]
+
+
+@T.prim_func
+def fma_16_f32_avx512(
+    A: T.Buffer((1,), "float32", offset_factor=1),
+    B: T.Buffer((16,), "float32", offset_factor=1),
+    C: T.Buffer((16,), "float32", offset_factor=1),
+) -> None:
+    with T.block("root"):
+        T.reads(C[0:16], A[0:1], B[0:16])
+        T.writes(C[0:16])
+        C[T.ramp(0, 1, 16)] = T.call_llvm_pure_intrin(
+            "float32x16", "llvm.fma.v16f32", T.broadcast(A[0], 16), B.vload([0], "float32x16"),
+            C.vload([0], "float32x16"))
+
+
+TensorIntrin.register(AVX512_FMA_16_F32_INTRIN, fma_16_f32_desc, fma_16_f32_avx512, override=True,
+                      meta=IntrinMeta(target_kind="llvm", arch="x86_64", features=("avx512f",),
+                                      extra={"instruction": "vfmadd231ps", "lanes": 16, "ops_per_call": 2 * 16}))
+
+# ---------------------------------------------------------------------------------------------
+# bf16 pair dot product into f32, 16 lanes x 2 (the shape of vdpbf16ps)
+#
+#   C[i] += sum_k  float32(A[k]) * float32(B[i, k])      i in [0, 16) spatial, k in [0, 2) reduction
+#
+# AVX512-BF16: vdpbf16ps zmm_c, zmm_a, zmm_b multiplies bf16 pairs and adds both products to the f32
+# lane of c (products are exact in f32; the additions round to nearest even, flushing denormals).
+# bf16 buffers hold their bits as uint16 in numpy.
+# ---------------------------------------------------------------------------------------------
+
+
+@T.prim_func
+def dot_16x2_bf16f32_desc(
+    A: T.Buffer((2,), "bfloat16", offset_factor=1),
+    B: T.Buffer((16, 2), "bfloat16", offset_factor=1),
+    C: T.Buffer((16,), "float32", offset_factor=1),
+) -> None:
+    with T.block("root"):
+        T.reads(C[0:16], A[0:2], B[0:16, 0:2])
+        T.writes(C[0:16])
+        for i in T.serial(0, 16):
+            for k in T.serial(0, 2):
+                with T.block("update"):
+                    vi, vk = T.axis.remap("SR", [i, k])
+                    C[vi] = C[vi] + T.Cast("float32", A[vk]) * T.Cast("float32", B[vi, vk])
+
+
+# The pair of A is one 32-bit word broadcast to 16 lanes; B's 16 pairs are 32 words (one zmm).
+@T.prim_func
+def dot_16x2_bf16f32_avx512bf16(
+    A: T.Buffer((2,), "bfloat16", offset_factor=1),
+    B: T.Buffer((16, 2), "bfloat16", offset_factor=1),
+    C: T.Buffer((16,), "float32", offset_factor=1),
+) -> None:
+    with T.block("root"):
+        T.reads(C[0:16], A[0:2], B[0:16, 0:2])
+        T.writes(C[0:16])
+        A_pair = T.reinterpret("int32", A.vload([0], "bfloat16x2"))
+        B_pairs = T.reinterpret("int32x16", B.vload([0, 0], "bfloat16x32"))
+        C[T.ramp(0, 1, 16)] = T.call_llvm_pure_intrin(
+            "float32x16", "llvm.x86.avx512bf16.dpbf16ps.512", C.vload([0], "float32x16"),
+            T.broadcast(A_pair, 16), B_pairs)
+
+
+TensorIntrin.register(AVX512_BF16_DOT_16x2_INTRIN, dot_16x2_bf16f32_desc, dot_16x2_bf16f32_avx512bf16,
+                      override=True,
+                      meta=IntrinMeta(target_kind="llvm", arch="x86_64", features=("avx512bf16",),
+                                      extra={"instruction": "vdpbf16ps", "lanes": 16, "ops_per_call": 2 * 16 * 2}))
