@@ -37,6 +37,7 @@ import numpy as np
 
 from ..errors import TVMError
 from .aarch64_driver import KERNEL_PREFIX, driver_source, pack_scalar
+from .ndarray import Tensor
 from .signature import BufferParam, FunctionSignature
 
 logger = logging.getLogger(__name__)
@@ -209,6 +210,7 @@ class Aarch64Runner:
     def _execute(self, rt_mod, func_name: str, args: Sequence, number: int, repeat: int) -> RunResult:
         signature = _signature_of(rt_mod, func_name)
         c_args, finish, arrays = signature.bind(list(args))  # checks count, dtypes and shapes first
+        _check_transferable(signature, args)
         exe = self.executable(rt_mod, func_name)
         payload = _pack_inputs(signature, c_args, arrays)
         with tempfile.TemporaryDirectory(dir=self.workdir) as tmp:
@@ -315,6 +317,20 @@ def _signature_of(rt_mod, func_name: str) -> FunctionSignature:
     if func_name not in signatures:
         raise AttributeError(f"module has no function {func_name!r}; it has {sorted(signatures)}")
     return signatures[func_name]
+
+
+def _check_transferable(signature: FunctionSignature, args: Sequence) -> None:
+    """Only values can cross into the AArch64 process: no host pointers, no strided views."""
+    for param, arg in zip(signature.params, args):
+        if not isinstance(param, BufferParam):
+            if param.dtype == "handle":
+                raise TypeError(f"{signature.describe()}: parameter {param.name} is a handle (a host address), "
+                                "which means nothing in the AArch64 process; declare it as a buffer instead")
+            continue
+        array = arg._data if isinstance(arg, Tensor) else arg  # noqa: SLF001 - the runtime's own storage
+        if isinstance(array, np.ndarray) and not array.flags.c_contiguous:
+            raise ValueError(f"{signature.describe()}: argument {param.name} is a strided view; the AArch64 runner "
+                             "copies whole arrays, so pass np.ascontiguousarray(x)")
 
 
 def _function_names(rt_mod) -> list[str]:
