@@ -142,6 +142,9 @@ class DescMatcher:
 
     # -- expressions ---------------------------------------------------------------------------
     def match_expr(self, d: E.PrimExpr, r: E.PrimExpr) -> None:
+        if isinstance(d, E.BufferLoad) and isinstance(r, E.BufferLoad):
+            self._match_access(d.buffer, d.indices, r.buffer, r.indices, "reads")
+            return
         if d.dtype != r.dtype:
             raise TensorizeMismatch(f"dtype mismatch: the desc computes {_text(d)} as {d.dtype}, the block computes "
                                     f"{_text(r)} as {r.dtype}")
@@ -155,10 +158,7 @@ class DescMatcher:
                 raise TensorizeMismatch(f"constant mismatch: the desc has {_text(d)}, the block has {_text(r)}")
             return
         if isinstance(d, E.BufferLoad):
-            if not isinstance(r, E.BufferLoad):
-                raise TensorizeMismatch(f"expression mismatch: the desc reads {_text(d)}, the block computes {_text(r)}")
-            self._match_access(d.buffer, d.indices, r.buffer, r.indices, "reads")
-            return
+            raise TensorizeMismatch(f"expression mismatch: the desc reads {_text(d)}, the block computes {_text(r)}")
         if type(d) is not type(r):
             raise TensorizeMismatch(f"expression mismatch: the desc has {_text(d)} ({type(d).__name__}), the block "
                                     f"has {_text(r)} ({type(r).__name__})")
