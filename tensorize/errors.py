@@ -6,17 +6,35 @@ class TVMError(RuntimeError):
 
 
 class DiagnosticError(TVMError, SyntaxError):
-    """A TVMScript source error: carries the file, line and column of the offending code."""
+    """A TVMScript source error: carries the file, line and column of the offending code.
 
-    def __init__(self, message: str, source_name: str = "<tvmscript>", line: int | None = None, column: int | None = None,
-                 source_line: str | None = None):
+    ``str(err)`` is the whole located message (``file:line:column: error: ...`` plus the source line
+    with a caret); ``err.msg_only`` is the bare message, ``err.source_name``, ``err.lineno_`` and
+    ``err.column`` the position.
+
+    >>> err = DiagnosticError("undefined name 'x'", "kernel.py", 3, 5, "y = x + 1")
+    >>> print(err)
+    kernel.py:3:5: error: undefined name 'x'
+        y = x + 1
+            ^
+    """
+
+    def __init__(self, message: str = "", source_name: str = "<tvmscript>", line: int | None = None,
+                 column: int | None = None, source_line: str | None = None):
         self.source_name, self.lineno_, self.column = source_name, line, column
         location = f"{source_name}:{line}:{column}" if line is not None else source_name
         text = f"{location}: error: {message}"
         if source_line is not None and column is not None:
             text += f"\n    {source_line.rstrip()}\n    {' ' * max(column - 1, 0)}^"
+        # RuntimeError.__init__ comes first in the MRO and leaves SyntaxError's ``msg`` unset, and
+        # SyntaxError.__str__ shows ``msg``: set it to the whole text so every raiser gets a message.
+        # ``filename``/``lineno`` stay None so tracebacks do not repeat the location the text has.
         super().__init__(text)
+        self.msg = text
         self.msg_only = message
+
+    def __str__(self) -> str:
+        return self.msg if self.msg is not None else str(self.args[0] if self.args else "")
 
 
 class VerifyError(TVMError):

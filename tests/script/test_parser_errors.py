@@ -159,3 +159,20 @@ def mm_relu(A: T.Buffer((128, 128), "float32"), C: T.Buffer((128, 128), "float32
             C[vi, 0] = A[vi, 0]
 ''')
     assert "<tvmscript>:6:" in str(info.value)
+
+
+def test_diagnostic_error_raised_directly_has_its_message():
+    """Any raiser gets a readable message: the class derives from SyntaxError, whose str() shows ``msg``."""
+    import traceback
+
+    from tensorize.errors import TVMError
+
+    plain = DiagnosticError("something is wrong")
+    assert str(plain) == "<tvmscript>: error: something is wrong" and plain.msg_only == "something is wrong"
+    located = DiagnosticError("bad index", "k.py", 7, 3, "A[i] = 1")
+    assert str(located).splitlines() == ["k.py:7:3: error: bad index", "    A[i] = 1", "      ^"]
+    assert isinstance(located, SyntaxError) and isinstance(located, TVMError)
+    shown = "".join(traceback.format_exception_only(located))
+    assert "None" not in shown and "k.py:7:3: error: bad index" in shown
+    with pytest.raises(SyntaxError, match="bad index"):
+        raise located

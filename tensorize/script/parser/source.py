@@ -11,12 +11,8 @@ from ...ir.node import Span
 
 def DiagnosticError(message: str, source_name: str = "<tvmscript>", line: int | None = None,  # noqa: N802
                     column: int | None = None, source_line: str | None = None) -> _DiagnosticError:
-    """A ``tensorize.errors.DiagnosticError`` whose ``str()`` is the full located message.
-
-    (The error class derives from SyntaxError, whose ``str()`` shows ``msg``; set it to the whole text.)"""
-    err = _DiagnosticError(message, source_name, line, column, source_line)
-    err.msg = err.args[0]
-    return err
+    """A ``tensorize.errors.DiagnosticError`` whose ``str()`` is the full located message."""
+    return _DiagnosticError(message, source_name, line, column, source_line)
 
 
 class Source:
