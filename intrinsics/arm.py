@@ -15,7 +15,7 @@ and run the result with ``tensorize.runtime.aarch64.run_aarch64`` (qemu-user on 
 >>> import intrinsics.arm
 >>> import tensorize as tvm
 >>> tvm.tir.TensorIntrin.get("dot_4x4_i8i8s32_sdot").meta.features
-('neon', 'dotprod')
+('dotprod',)
 """
 from __future__ import annotations
 
@@ -223,15 +223,15 @@ def register() -> None:
     """Register every ARM intrinsic (runs on import; ``override`` keeps re-imports harmless)."""
     reg = TensorIntrin.register
     reg(ARM_DOT_4x4_i8_SDOT_INTRIN, _dot_4x4_desc("int8", "int32"), _dot_4x4_dotprod_impl("int8", "int32", "sdot"),
-        override=True, meta=_meta(("neon", "dotprod"), "sdot"))
+        override=True, meta=_meta(("dotprod",), "sdot"))
     reg(ARM_DOT_4x4_u8_UDOT_INTRIN, _dot_4x4_desc("uint8", "uint32"),
-        _dot_4x4_dotprod_impl("uint8", "uint32", "udot"), override=True, meta=_meta(("neon", "dotprod"), "udot"))
+        _dot_4x4_dotprod_impl("uint8", "uint32", "udot"), override=True, meta=_meta(("dotprod",), "udot"))
     reg(ARM_DOT_4x4_i8_NEON_INTRIN, _dot_4x4_desc("int8", "int32"), dot_4x4_i8i8s32_neon_impl, override=True,
-        meta=_meta(("neon",), "smull+saddlp+addp"))
+        meta=_meta((), "smull+saddlp+addp"))  # Advanced SIMD is baseline AArch64
     reg(ARM_SMMLA_2x2x8_INTRIN, _mmla_desc("int8", "int32"), _mmla_impl("int8", "int32", "smmla"), override=True,
-        meta=_meta(("neon", "i8mm"), "smmla"))
+        meta=_meta(("i8mm",), "smmla"))
     reg(ARM_UMMLA_2x2x8_INTRIN, _mmla_desc("uint8", "uint32"), _mmla_impl("uint8", "uint32", "ummla"),
-        override=True, meta=_meta(("neon", "i8mm"), "ummla"))
+        override=True, meta=_meta(("i8mm",), "ummla"))
     for bits in SVE_VECTOR_BITS:
         lanes = bits // 32
         for signed, (in_dtype, out_dtype, instruction) in ((True, ("int8", "int32", "sdot")),

@@ -85,9 +85,15 @@ class ScalableBridges:
 def _scalable(t: ir.Type, vscale: int, intrinsic: str) -> str:
     if not isinstance(t, ir.VectorType):
         return str(t)
-    if t.count % vscale:
-        raise TVMError(f"{intrinsic}: a vector of {t.count} lanes does not fill SVE registers of vscale {vscale}; "
-                       f"use a multiple of {vscale} lanes or change -{SVE_BITS_ATTR}")
+    width = getattr(t.element, "width", None)
+    if width == 1:  # predicates: one bit per lane of some element size
+        if t.count % vscale:
+            raise TVMError(f"{intrinsic}: a predicate of {t.count} lanes does not match SVE vscale {vscale}")
+    elif width is None or t.count * width != 128 * vscale:
+        bits = t.count * width if width else "?"
+        raise TVMError(f"{intrinsic}: the fixed vector {t} has {bits} bits but an SVE register has {128 * vscale} "
+                       f"(-{SVE_BITS_ATTR}={128 * vscale}); pass {128 * vscale // (width or 32)} lanes or build for "
+                       f"-{SVE_BITS_ATTR}={bits}")
     return f"<vscale x {t.count // vscale} x {t.element}>"
 
 
