@@ -249,3 +249,43 @@ def replace_buffers(stmt: Stmt, buffer_map: Mapping[int, Buffer]) -> Stmt:
 
 def seq(stmts: list[Stmt]) -> Stmt:
     return SeqStmt.flatten(*stmts)
+
+
+# -- the scope block of a block: its body as a list of top-level statements ----------------------
+def scope_parts(tree: StmtIndex, realize: Stmt) -> tuple[BlockRealize | None, list[Stmt]]:
+    """The scope BlockRealize around ``realize`` (None at a bare function root) and its body's
+    top-level statements."""
+    scope = tree.parent_block_realize(realize)
+    body = scope.block.body if scope is not None else tree.root
+    return scope, stmt_list(body)
+
+
+def top_child(tree: StmtIndex, children: list[Stmt], stmt: Stmt) -> int:
+    """The position of the top-level statement of ``children`` that holds ``stmt``."""
+    for pos, child in enumerate(children):
+        if child is stmt or tree.is_ancestor(child, stmt):
+            return pos
+    raise AssertionError("statement is not in the scope")
+
+
+def rebuild_scope(tree: StmtIndex, scope: BlockRealize | None, children: list[Stmt], new_buffers) -> Stmt:
+    """The function body with the scope's body replaced by ``children`` and ``new_buffers``
+    allocated in the scope (a root block is created when the function has none)."""
+    body = seq(children)
+    if scope is None:
+        root = Block([], [], [], "root", body, alloc_buffers=list(new_buffers))
+        return BlockRealize([], True, root)
+    from .tree import replace_stmt
+
+    block = scope.block.replace(body=body, alloc_buffers=scope.block.alloc_buffers + tuple(new_buffers))
+    return replace_stmt(tree, scope, scope.replace(block=block))
+
+
+def replace_in_scope(tree: StmtIndex, stmt: Stmt, replacements: dict[int, Stmt | None], new_buffers) -> Stmt:
+    """The function body with ``replacements`` (``{id(old): new}``) applied inside the scope block of
+    ``stmt`` and ``new_buffers`` allocated in that scope."""
+    from .tree import replace_many
+
+    scope = tree.parent_block_realize(stmt)
+    body = scope.block.body if scope is not None else tree.root
+    return rebuild_scope(tree, scope, stmt_list(replace_many(body, replacements)), new_buffers)

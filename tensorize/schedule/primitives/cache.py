@@ -13,7 +13,9 @@ from ...ir.functor import post_order_visit, substitute
 from ...ir.structural import structural_equal
 from ...ir.stmt import Block, BlockRealize, BufferRegion, BufferStore, For, Stmt, stmt_list
 from ..base import ScheduleBase, primitive
-from ..region_utils import block_region_in_loops, hull, loop_dom, make_analyzer, replace_buffers, seq
+from ..region_utils import (
+    block_region_in_loops, hull, loop_dom, make_analyzer, rebuild_scope, replace_buffers, scope_parts, top_child,
+)
 from ..rv import BlockRV
 from ..tree import replace_many, replace_stmt
 
@@ -75,24 +77,13 @@ class Cache(ScheduleBase):
 
     # -- helpers -------------------------------------------------------------------------------
     def _scope_parts(self, tree, realize):
-        scope = tree.parent_block_realize(realize)
-        body = scope.block.body if scope is not None else tree.root
-        return scope, stmt_list(body)
+        return scope_parts(tree, realize)
 
     def _top_child(self, tree, children, stmt) -> int:
-        for pos, child in enumerate(children):
-            if child is stmt or tree.is_ancestor(child, stmt):
-                return pos
-        raise AssertionError("statement is not in the scope")
+        return top_child(tree, children, stmt)
 
     def _commit_scope(self, func_name, tree, scope, children, new_buffers) -> None:
-        body = seq(children)
-        if scope is None:
-            root = Block([], [], [], "root", body, alloc_buffers=new_buffers)
-            self._set_body(func_name, BlockRealize([], True, root))
-            return
-        block = scope.block.replace(body=body, alloc_buffers=scope.block.alloc_buffers + tuple(new_buffers))
-        self._set_body(func_name, replace_stmt(tree, scope, scope.replace(block=block)))
+        self._set_body(func_name, rebuild_scope(tree, scope, children, new_buffers))
 
     def _full_region(self, tree, realizes, buf, use_reads: bool, ana) -> list[E.Range]:
         """The hull of the regions of ``buf`` the blocks access, relaxed over all their loops."""

@@ -15,6 +15,7 @@ from ..region_utils import make_analyzer, relax_expr, removal_target
 from ..rv import BlockRV
 from ..trace import register_codec
 from .cache import _parse_buffer_arg
+from .pad_einsum import PadEinsum
 
 register_codec("IndexMap", IndexMap, IndexMap.to_json, IndexMap.from_json)
 
@@ -74,8 +75,8 @@ class _LayoutRewriter(StmtExprMutator):
         return op
 
 
-class Layout(ScheduleBase):
-    """transform_layout, transform_block_layout, pad_einsum."""
+class Layout(PadEinsum, ScheduleBase):
+    """transform_layout, transform_block_layout, pad_einsum (in pad_einsum.py)."""
 
     def transform_layout(self, block: BlockRV, buffer, index_map, pad_value=None,
                          assume_injective_transform: bool = False) -> None:
@@ -227,13 +228,6 @@ class Layout(ScheduleBase):
     _transform_layout = primitive(_transform_layout_impl)
     _transform_block_layout_impl.__name__ = "transform_block_layout"
     _transform_block_layout = primitive(_transform_block_layout_impl)
-
-    @primitive
-    def pad_einsum(self, block: BlockRV, padding) -> None:
-        """Pad the iteration domain of an einsum-like ``block`` to multiples of ``padding`` (one factor per
-        block iterator). Not implemented yet: raises ``ScheduleError``."""
-        func_name, tree, realize = self._block(block)
-        raise self._error("pad_einsum is not implemented yet", realize)
 
     def _set_func(self, func_name, func) -> None:
         from ...ir.function import IRModule
