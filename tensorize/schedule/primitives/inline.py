@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ...ir import expr as E
 from ...ir.functor import StmtExprMutator, post_order_visit, substitute
-from ...ir.stmt import Block, BlockRealize, BufferStore, For, SeqStmt
+from ...ir.stmt import BlockRealize, BufferStore, For, SeqStmt
 from ..analysis import DATA_PAR, detect_block_regions
 from ..base import ScheduleBase, primitive
 from ..rv import BlockRV
@@ -253,5 +253,3 @@ def _replace_load(expr, buffer, value):
 
     return R().visit(expr)
 
-
-__all__ = ["Inline", "Block"]

@@ -5,13 +5,13 @@ from typing import Sequence
 
 from ...ir import dtype as dt
 from ...ir import expr as E
-from ...ir.stmt import BlockRealize, For, ForKind, SeqStmt, Stmt
+from ...ir.stmt import For, ForKind, SeqStmt, Stmt
 from ..analysis import (
     COMM_REDUCE, DATA_PAR, block_realizes_under, conjoin, const_value, iter_kind_name, simplify,
     substitute_in_nest, uses_any,
 )
 from ..base import ScheduleBase, primitive
-from ..rv import BlockRV, ExprRV, LoopRV
+from ..rv import BlockRV, LoopRV
 from ..tree import replace_many
 
 
@@ -393,5 +393,3 @@ class LoopTransform(ScheduleBase):
         self._replace(func_name, stmt, For(var, 0, 1, ForKind.SERIAL, stmt))
         return LoopRV(var, func_name)
 
-
-__all__ = ["LoopTransform", "ExprRV"]

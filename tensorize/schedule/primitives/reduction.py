@@ -1,13 +1,12 @@
 """Schedule primitives for reductions: decompose_reduction, rfactor."""
 from __future__ import annotations
 
-from ...ir import dtype as dt
 from ...ir import expr as E
 from ...ir.buffer import Buffer
 from ...ir.functor import substitute
 from ...ir.stmt import Block, BlockRealize, BufferStore, For, ForKind, SeqStmt
 from ..analysis import (
-    COMM_REDUCE, DATA_PAR, const_value, detect_block_regions, simplify, uses_any, var_ids,
+    COMM_REDUCE, DATA_PAR, const_value, detect_block_regions, uses_any, var_ids,
 )
 from ..base import ScheduleBase, primitive
 from ..rv import BlockRV, LoopRV
@@ -350,5 +349,3 @@ def _realizes_in(stmt):
 
     return block_realizes_under(stmt.body if isinstance(stmt, For) else stmt)
 
-
-__all__ = ["Reduction", "dt", "simplify"]
