@@ -32,7 +32,8 @@ def _rows(buf, nrows: int, lanes: int, dtype: str):
 
 def _splat4(buf, dtype: str, times: int):
     """The four ``dtype`` elements of a 1-D tile repeated ``times`` times (one 32-bit lane each)."""
-    return T.reinterpret(f"{dtype}x{4 * times}", T.broadcast(T.reinterpret("int32", buf.vload([0], f"{dtype}x4")), times))
+    word = T.reinterpret("int32", buf.vload([0], f"{dtype}x4"))
+    return T.reinterpret(f"{dtype}x{4 * times}", T.broadcast(word, times))
 
 
 # ------------------------------------------------------------------------------------------------

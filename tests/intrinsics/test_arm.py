@@ -8,7 +8,8 @@ import intrinsics.arm as arm
 import tensorize as tvm
 from tensorize.errors import TVMError
 from tensorize.ir.tensor_intrin import TensorIntrin
-from tensorize.runtime.aarch64 import INSTALL_HINT, Aarch64IllegalInstruction, Aarch64Runner, run_aarch64, tools_available
+from tensorize.runtime.aarch64 import (INSTALL_HINT, Aarch64IllegalInstruction, Aarch64Runner, run_aarch64,
+                                       tools_available)
 from tensorize.script import tir as T
 from tensorize.target import Target
 
