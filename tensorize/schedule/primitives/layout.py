@@ -6,16 +6,21 @@ is a parameter. ``transform_block_layout`` remaps a block's iteration space the 
 """
 from __future__ import annotations
 
+import logging
+
 from ...ir import expr as E
 from ...ir.functor import StmtExprMutator, collect_vars, substitute
 from ...ir.index_map import IndexMap
-from ...ir.stmt import Block, BlockRealize, BufferRegion, BufferStore, For, Stmt
+from ...ir.stmt import Block, BlockRealize, BufferRegion, BufferStore, For, IfThenElse, Stmt
 from ..base import ScheduleBase, primitive
-from ..region_utils import make_analyzer, relax_expr, removal_target
+from ..region_utils import make_analyzer, rebuild_scope, relax_expr, removal_target, scope_parts, top_child
+from ..tree import StmtIndex
 from ..rv import BlockRV
 from ..trace import register_codec
-from .cache import _parse_buffer_arg
+from .cache import _parse_buffer_arg, unique_block_name
 from .pad_einsum import PadEinsum
+
+logger = logging.getLogger(__name__)
 
 register_codec("IndexMap", IndexMap, IndexMap.to_json, IndexMap.from_json)
 
@@ -98,8 +103,21 @@ class Layout(PadEinsum, ScheduleBase):
                 ...
                         C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vj // 16, vk // 4, vj % 16, vk % 4]
 
-        A transformation that pads (the new shape holds more elements) needs ``pad_value``; padding
-        is not implemented yet and raises ``ScheduleError``.
+        A transformation that pads (the new shape holds more elements than the old one, e.g.
+        ``lambda i: (i // 16, i % 16)`` on 30 elements gives 2 x 16) needs ``pad_value``: a number, or a
+        function of the new indices. A block ``<buffer>_padding`` placed right after the buffer's
+        producer writes it into the padding, so consumers may read it. For a buffer that nothing in
+        the function writes (an input), the caller provides the padded data::
+
+            for i in range(30):
+                with T.block("B"):
+                    vi = T.axis.spatial(30, i)
+                    B[vi // 16, vi % 16] = A[vi] * T.float32(2)
+            for i0, i1 in T.grid(2, 16):
+                with T.block("B_padding"):
+                    v0, v1 = T.axis.remap("SS", [i0, i1])
+                    if 30 <= v0 * 16 + v1:
+                        B[v0, v1] = T.float32(0)
         """
         if not isinstance(index_map, IndexMap):  # the trace records the IndexMap, not the lambda
             func_name, tree, realize = self._block(block)
@@ -108,6 +126,10 @@ class Layout(PadEinsum, ScheduleBase):
             except (IndexError, LookupError) as err:
                 raise self._error(f"transform_layout: {err}", realize) from None
             index_map = _as_index_map(index_map, len(buf.shape))
+        if callable(pad_value) and not isinstance(pad_value, IndexMap):
+            pad_value = IndexMap.from_func(pad_value, len(index_map.final_indices))
+        elif isinstance(pad_value, (E.IntImm, E.FloatImm)):
+            pad_value = pad_value.value
         return self._transform_layout(block, buffer, index_map, pad_value, assume_injective_transform)
 
     def _transform_layout_impl(self, block: BlockRV, buffer, index_map, pad_value=None,
@@ -126,14 +148,17 @@ class Layout(PadEinsum, ScheduleBase):
         except ValueError as err:
             raise self._error(f"transform_layout: {err}", realize) from None
         old_n, new_n = _numel(buf.shape), _numel(new_shape)
-        if old_n is not None and new_n is not None and new_n != old_n:
+        pads = old_n is not None and new_n is not None and new_n != old_n
+        if pads:
             if pad_value is None:
                 raise self._error(f"transform_layout: mapping {buf.name!r} of shape {[int(s) for s in buf.shape]} "
                                   f"through {imap} gives shape {[int(s) for s in new_shape]}, which adds "
                                   f"{new_n - old_n} padding elements; pass pad_value= to allow padding", realize)
-            raise self._error("transform_layout: padding transformations (pad_value) are not supported yet; use a "
-                              "divisible index map or pad_einsum first", realize)
-        if new_n is not None and old_n is not None and not assume_injective_transform and \
+            try:
+                inverse, padded_shape = padded_inverse(imap, buf.shape)
+            except ValueError as err:
+                raise self._error(f"transform_layout: {err}", realize) from None
+        elif new_n is not None and old_n is not None and not assume_injective_transform and \
                 imap._iter_map(buf.shape) is None:
             raise self._error(f"transform_layout: index map {imap} is not a bijection on the shape of {buf.name!r}; "
                               "two elements would share a location", realize)
@@ -141,9 +166,51 @@ class Layout(PadEinsum, ScheduleBase):
         func = self._func(func_name)
         ana = make_analyzer({})
         body = _LayoutRewriter(buf, new_buf, imap, ana).visit(func.body)
+        if pads:
+            body = self._fill_padding(body, buf, new_buf, inverse, padded_shape, pad_value)
         buffer_map = {p: (new_buf if b is buf else b) for p, b in func.buffer_map.items()}
         new_func = func.replace(body=body, buffer_map=buffer_map)
         self._set_func(func_name, new_func)
+
+    def _fill_padding(self, body: Stmt, old_buf, new_buf, inverse: IndexMap, padded_shape, pad_value) -> Stmt:
+        """``body`` with a block writing ``pad_value`` into the padding of ``new_buf`` right after the
+        top-level loop nest of its last writer (no block when nothing in the function writes it)."""
+        tree = StmtIndex(body)
+        writers = [r for found in tree.blocks.values() for r in found
+                   if any(w.buffer is new_buf for w in r.block.writes)]
+        if not writers:
+            logger.debug("transform_layout: %s is an input; the caller provides its padding", new_buf.name)
+            return body
+        last = max(writers, key=lambda r: tree.order[id(r)])
+        scope, children = scope_parts(tree, last)
+        pos = top_child(tree, children, last)
+        readers = [r.block.name_hint for r in tree.child_block_realizes(children[pos]) if r not in writers
+                   and any(x.buffer is new_buf for x in r.block.reads)]
+        if readers:
+            raise self._error(f"transform_layout: blocks {readers} read {new_buf.name!r} in the loop nest of its "
+                              f"producer {last.block.name_hint!r}, before the padding could be written; apply "
+                              "transform_layout before compute_at", last)
+        ivars = [E.IterVar(E.Range.from_min_extent(0, s), E.Var(f"v{k}", s.dtype), E.IterVar.DataPar)
+                 for k, s in enumerate(new_buf.shape)]
+        vs = [iv.var for iv in ivars]
+        ana = make_analyzer({iv.var: iv.dom for iv in ivars})
+        original = inverse.map_indices(vs, ana)
+        cond = None
+        for x, s, ps in zip(original, old_buf.shape, padded_shape):
+            if int(ps) != int(s):
+                c = E.GE(x, s)
+                cond = c if cond is None else E.logical_or(cond, c)
+        value = _pad_value_expr(pad_value, vs, new_buf.dtype)
+        store = BufferStore(new_buf, value, vs)
+        name = unique_block_name(tree, f"{new_buf.name}_padding")
+        block = Block(ivars, [], [BufferRegion.from_point(new_buf, vs)], name, IfThenElse(cond, store))
+        loops = [E.Var(f"i{k}", s.dtype) for k, s in enumerate(new_buf.shape)]
+        stmt: Stmt = BlockRealize(loops, True, block)
+        for var, ext in reversed(list(zip(loops, new_buf.shape))):
+            stmt = For(var, 0, ext, body=stmt)
+        children = list(children)
+        children.insert(pos + 1, stmt)
+        return rebuild_scope(tree, scope, children, [])
 
     def transform_block_layout(self, block: BlockRV, index_map) -> None:
         """Remap the iteration space of ``block`` through ``index_map`` (a bijection of its iterators):
@@ -268,3 +335,34 @@ def _simplify_indices(stmt, ana):
 def _simplify_region(region: BufferRegion, ana) -> BufferRegion:
     return BufferRegion(region.buffer, [E.Range.from_min_extent(ana.simplify(r.min), ana.simplify(r.extent))
                                         for r in region.region])
+
+
+def padded_inverse(imap: IndexMap, shape) -> tuple[IndexMap, list[int]]:
+    """For a map that pads ``shape``: the inverse map and the padded initial shape it is a bijection
+    on (each initial index is padded to the product of the extents of the final indices it feeds)."""
+    new_shape = [int(s) for s in imap.map_shape(shape)]
+    padded = []
+    for v, s in zip(imap.initial_indices, shape):
+        total = 1
+        for f, ext in zip(imap.final_indices, new_shape):
+            used = collect_vars(f)
+            if any(u is v for u in used):
+                if len(used) != 1:
+                    raise ValueError(f"the padding index map {imap} mixes several indices in {f}; only maps that "
+                                     "split indices separately can pad")
+                total *= ext
+        padded.append(total)
+    if [int(s) for s in imap.map_shape(padded)] != new_shape or not imap.is_bijective_on(padded):
+        raise ValueError(f"index map {imap} is not a bijection from the padded shape {padded} to {new_shape}")
+    return imap.inverse(padded), padded
+
+
+def _pad_value_expr(pad_value, indices, dtype: str):
+    if isinstance(pad_value, IndexMap):
+        if len(pad_value.final_indices) != 1:
+            raise ValueError("pad_value must compute a single value from the transformed indices")
+        value = substitute(pad_value.final_indices[0], dict(zip(pad_value.initial_indices, indices)))
+        return value if value.dtype == dtype else E.cast(dtype, value)
+    if isinstance(pad_value, E.PrimExpr):
+        return pad_value if pad_value.dtype == dtype else E.cast(dtype, pad_value)
+    return E.make_const(dtype, pad_value)
