@@ -38,6 +38,7 @@ from .lower_opaque_block import LowerOpaqueBlock  # noqa: F401
 from .plan_buffer_allocation import PlanAndUpdateBufferAllocationLocation  # noqa: F401
 from .remove_no_op import RemoveNoOp  # noqa: F401
 from .simplify import Simplify  # noqa: F401
+from .storage_align import StorageAlign  # noqa: F401
 from .storage_rewrite import StorageRewrite  # noqa: F401
 from .unroll_loop import UnrollLoop  # noqa: F401
 from .vectorize_loop import VectorizeLoop  # noqa: F401

@@ -106,7 +106,12 @@ class _Flattener(StmtExprMutator):
         return S.DeclBuffer(self.flat_view(op.buffer), body)
 
     def visit_allocate_(self, op):
+        declared = op.body.buffer if isinstance(op.body, S.DeclBuffer) and op.body.buffer.data is op.buffer_var \
+            else None
         op = super().visit_allocate_(op)
+        if declared is not None and declared.strides and not declared.axis_separators and declared.ndim:
+            # Padded strides (storage_align): the memory spans the first axis times its stride.
+            return op.replace(extents=(E.mul(declared.shape[0], declared.strides[0]),))
         if len(op.extents) <= 1:
             return op
         size = op.extents[0]

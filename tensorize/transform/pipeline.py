@@ -1,6 +1,7 @@
 """The lowering pipeline: four phases, with the user's ``tir.add_lower_pass`` passes after each.
 
-* phase 0 - blocks to loops: init lowering, allocation placement and compaction, match buffers,
+* phase 0 - blocks to loops: init lowering, allocation placement and compaction, storage alignment,
+  match buffers,
   opaque blocks;
 * phase 1 - storage flattening (``FlattenBuffer``) and simplification;
 * phase 2 - loop transforms: vectorize, unroll;
@@ -20,6 +21,7 @@ from .pass_infra import Pass, PassContext
 from .plan_buffer_allocation import PlanAndUpdateBufferAllocationLocation
 from .remove_no_op import RemoveNoOp
 from .simplify import Simplify
+from .storage_align import StorageAlign
 from .storage_rewrite import StorageRewrite
 from .unroll_loop import UnrollLoop
 from .vectorize_loop import VectorizeLoop
@@ -29,7 +31,7 @@ def phase_passes(phase: int) -> list[Pass]:
     """The built-in passes of lowering ``phase`` (0..3), in order."""
     if phase == 0:
         return [LowerInitBlock(), PlanAndUpdateBufferAllocationLocation(), ConvertBlocksToOpaque(),
-                CompactBufferAllocation(), LowerMatchBuffer(), LowerOpaqueBlock()]
+                CompactBufferAllocation(), StorageAlign(), LowerMatchBuffer(), LowerOpaqueBlock()]
     if phase == 1:
         return [FlattenBuffer(), Simplify()]
     if phase == 2:
