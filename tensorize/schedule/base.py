@@ -40,14 +40,14 @@ def primitive(fn):
     def wrapper(self, *args, **kwargs):
         outermost = self._depth == 0
         if outermost:
-            saved = (self._mod, self._rng.getstate(), len(self._trace.insts))
+            saved = (self._mod, self._rng.getstate(), len(self._trace.insts), dict(self._block_names))
             self._last_decision = None
         self._depth += 1
         try:
             result = fn(self, *args, **kwargs)
         except BaseException:
             if outermost:
-                self._mod, rng_state, n = saved
+                self._mod, rng_state, n, self._block_names = saved
                 self._rng.setstate(rng_state)
                 del self._trace.insts[n:]
                 self._indices.clear()
@@ -86,6 +86,9 @@ class ScheduleBase:
         self._depth = 0
         self._last_decision = None
         self._indices: dict[int, StmtIndex] = {}
+        # Block handles renamed by a primitive (decompose_reduction names the update "C_update"): the
+        # new name per handle, kept per schedule so copies of a schedule do not see each other's renames.
+        self._block_names: dict[int, str] = {}
         self._func_working_on = mod.function_names()[0] if len(mod) == 1 else None
         self.debug_mask = debug_mask
         self.error_render_level = error_render_level
@@ -120,6 +123,7 @@ class ScheduleBase:
         new._rng = random.Random()
         new._rng.setstate(self._rng.getstate())
         new._indices = dict(self._indices)
+        new._block_names = dict(self._block_names)
         return new
 
     def seed(self, seed: int) -> None:
@@ -175,11 +179,20 @@ class ScheduleBase:
         if not isinstance(rv, BlockRV):
             raise TypeError(f"expected a BlockRV, got {type(rv).__name__}")
         index = self._index(rv.func_name)
-        realize = index.block(rv.name)
+        name = self._block_name(rv)
+        realize = index.block(name)
         if realize is None:
-            raise ScheduleError(f"block {rv.name!r} no longer exists in function {rv.func_name!r}: a primitive "
+            raise ScheduleError(f"block {name!r} no longer exists in function {rv.func_name!r}: a primitive "
                                 "removed it (e.g. compute_inline or blockize); get a new handle with get_block")
         return rv.func_name, index, realize
+
+    def _block_name(self, rv: BlockRV) -> str:
+        """The current name of the block behind ``rv`` (handles follow renames made by primitives)."""
+        return self._block_names.get(id(rv), rv.name)
+
+    def _rename_block_rv(self, rv: BlockRV, new_name: str) -> None:
+        """Make ``rv`` follow its block, which a primitive renamed to ``new_name``."""
+        self._block_names[id(rv)] = new_name
 
     def _loop(self, rv: LoopRV) -> tuple[str, StmtIndex, For]:
         """Resolve a loop handle to (function name, index, its For)."""

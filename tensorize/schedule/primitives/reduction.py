@@ -190,7 +190,7 @@ class Reduction(ScheduleBase):
         update_block = blk.replace(init=None, name_hint=update_name)
         new_loop = replace_many(for_node, {id(realize): realize.replace(block=update_block)})
         self._replace(func_name, for_node, SeqStmt.flatten(stmt, new_loop))
-        block.name = update_name  # the handle follows the renamed block, as TVM's sref does
+        self._rename_block_rv(block, update_name)  # the handle follows the renamed block, as TVM's sref does
         return BlockRV(init_name, func_name)
 
     # -- rfactor ------------------------------------------------------------------------------
