@@ -47,7 +47,7 @@ def test_decompose_reduction_text_and_numbers():
     block = sch.get_block("C")
     i, j, k = sch.get_loops(block)
     init = sch.decompose_reduction(block, j)
-    assert init.name == "C_init" and block.name == "C_update"
+    assert init.name == "C_init" and sch.get(block).name_hint == "C_update"
 
     @T.prim_func
     def expected(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
