@@ -152,6 +152,11 @@ class _Vectorizer(StmtExprMutator):
         args = tuple(self.visit_expr(a) for a in op.args)
         if all(a is b for a, b in zip(args, op.args)):
             return op
+        if op.op.name == "tir.if_then_else" and lanes(args[0]) == 1:
+            # A condition uniform across lanes stays scalar: codegen then branches on it and only the
+            # taken side runs (it often guards an out-of-bounds load, e.g. inlined padding).
+            n = max(lanes(args[1]), lanes(args[2]))
+            return E.Call(dt.with_lanes(op.dtype, n), op.op, (args[0], broadcast_to(args[1], n), broadcast_to(args[2], n)))
         if op.op.name not in _ELEMENTWISE_CALLS:
             raise CannotVectorize(f"call of {op.op.name} depends on the loop variable")
         n = max(lanes(a) for a in args)
