@@ -47,14 +47,21 @@ def seed_tiled(mod: IRModule, parallel: bool) -> "tvm.tir.Schedule":
 
 
 def packed_kernel(mod: IRModule, mr: int = 8, nr: int = 32, kc: int = 256) -> "tvm.tir.Schedule":
-    """Our hand schedule: B packed into (N/nr, K, nr) panels, an mr x nr register tile of accumulators
-    (cache_write to "local" + reverse_compute_at), K blocked by ``kc`` for L2, the nr axis vectorized
-    (two AVX-512 registers per row), the mr rows unrolled, and the outer row blocks parallel."""
+    """Our hand schedule, in the style of GotoBLAS:
+
+    * B is packed into (N/nr, K, nr) panels (cache_read + transform_layout), so the micro-kernel
+      reads one contiguous, 64-byte aligned row of ``nr`` floats per k; the pack is a parallel,
+      vectorized copy of ``nr`` contiguous floats at a time;
+    * the column panels are the outer, parallel loop and the row blocks run inside it, so each
+      thread keeps its B panel (K x nr floats) in L2 while it streams the rows of A past it;
+    * an mr x nr register tile of accumulators (cache_write to "local" + reverse_compute_at) with
+      the mr rows unrolled and the nr columns vectorized: mr * nr / 16 zmm accumulators, one
+      broadcast of A per row and nr / 16 vector loads of B per k;
+    * K is split by ``kc`` so that one k-block of the panel and of the A rows stays in L1.
+    """
     sch = tvm.tir.Schedule(mod)
     block_c = sch.get_block("C")
     K = int(sch.get(sch.get_loops(block_c)[2]).extent)
-    # Pack B: copy it (cache_read), then give the copy the layout Bp[n // nr, k, n % nr]; the pack
-    # runs as its own parallel, vectorized block.
     b_pack = sch.cache_read(block_c, 1, "global")
     sch.transform_layout(block_c, ("read", 1), lambda k, n: (n // nr, k, n % nr))
     c_local = sch.cache_write(block_c, 0, "local")
@@ -62,18 +69,19 @@ def packed_kernel(mod: IRModule, mr: int = 8, nr: int = 32, kc: int = 256) -> "t
     yo, yi = sch.split(y, [None, mr])
     xo, xi = sch.split(x, [None, nr])
     ko, ki = sch.split(k, [None, min(kc, K)])
-    sch.reorder(yo, xo, ko, ki, yi, xi)
-    sch.reverse_compute_at(c_local, xo)
-    sch.parallel(yo)
+    sch.reorder(xo, yo, ko, ki, yi, xi)
+    sch.reverse_compute_at(c_local, yo)
+    sch.parallel(xo)
     sch.unroll(yi)
     sch.vectorize(xi)
     sch.decompose_reduction(block_c, ko)
     # The write-back of the register tile: vectorize its inner axis.
-    wb_loops = sch.get_loops(c_local)
-    sch.vectorize(wb_loops[-1])
-    pack_loops = sch.get_loops(b_pack)
-    sch.parallel(pack_loops[0])
-    sch.vectorize(pack_loops[-1])
+    sch.vectorize(sch.get_loops(c_local)[-1])
+    # The pack: rows in parallel, each row copied nr contiguous floats at a time.
+    pack_rows, pack_cols = sch.get_loops(b_pack)
+    sch.parallel(pack_rows)
+    _, pack_lanes = sch.split(pack_cols, [None, nr])
+    sch.vectorize(pack_lanes)
     return sch
 
 

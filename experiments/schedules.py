@@ -41,23 +41,35 @@ def _largest_divisor_at_most(n: int, limit: int) -> int:
 
 @register("dep_conv", "cpu_hand")
 def depthwise_cpu(sch: "tir.Schedule", vector_lanes: int = 16) -> None:
-    """Inline the padding, tile output rows/columns, vectorize channels, parallelize the outer rows,
-    put the 3x3 window outside the register tile, and split the init out of the reduction."""
+    """Register-tiled depthwise conv: inline the padding; each task computes one output row in tiles
+    of ``wi`` columns x ``ci`` channels held in registers (cache_write "local"), with the 3x3 window
+    and the columns unrolled and the channels vectorized; output rows run in parallel.
+
+    The padding guard ``if_then_else`` stays a scalar branch per (row, column) because it does not
+    depend on the channel, so vectorization keeps contiguous loads.
+    """
     sch.compute_inline(sch.get_block("pad"))
     conv = sch.get_block("depthwise")
     n, h, w, c, rh, rw = sch.get_loops(conv)
     C = int(sch.get(c).extent)
-    lanes = _largest_divisor_at_most(C, vector_lanes)
     W = int(sch.get(w).extent)
-    wi_factor = _largest_divisor_at_most(W, 4)
+    # Two vector registers of channels per column and up to 8 columns: at most 16 accumulators.
+    lanes = _largest_divisor_at_most(C, 2 * vector_lanes)
+    columns = _largest_divisor_at_most(W, 8)
     co, ci = sch.split(c, factors=[None, lanes])
-    wo, wi = sch.split(w, factors=[None, wi_factor])
+    wo, wi = sch.split(w, factors=[None, columns])
     sch.reorder(n, h, wo, co, rh, rw, wi, ci)
+    acc = sch.cache_write(conv, 0, "local")
+    sch.reverse_compute_at(acc, co)
     outer = sch.fuse(n, h)
     sch.parallel(outer)
-    sch.vectorize(ci)
+    sch.unroll(rh)
+    sch.unroll(rw)
     sch.unroll(wi)
+    sch.vectorize(ci)
     sch.decompose_reduction(conv, rh)
+    write_back = sch.get_loops(acc)
+    sch.vectorize(write_back[-1])
 
 
 @register("conv2d", "cpu_hand")
