@@ -74,3 +74,198 @@ def test_transform_layout_errors_leave_schedule_unchanged():
         sch.transform_block_layout(c, lambda i, j, k: (i * 64 + k, j))
     assert sch.mod is before and len(sch.trace) == n
     np.testing.assert_equal(len(sch.trace), n)
+
+
+# -- padding ------------------------------------------------------------------------------------
+from tensorize.script import tir as T  # noqa: E402
+
+
+@T.prim_func
+def matmul_127(A: T.Buffer((127, 127), "float32"), B: T.Buffer((127, 127), "float32"),
+               C: T.Buffer((127, 127), "float32")):
+    for i, j, k in T.grid(127, 127, 127):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+
+
+@T.prim_func
+def matmul_127_padded(A: T.Buffer((127, 127), "float32"), B: T.Buffer((127, 127), "float32"),
+                      C: T.Buffer((127, 127), "float32")):
+    A_pad = T.alloc_buffer((128, 127))
+    C_pad = T.alloc_buffer((128, 127))
+    for i0, i1 in T.grid(128, 127):
+        with T.block("A_pad"):
+            v0, v1 = T.axis.remap("SS", [i0, i1])
+            A_pad[v0, v1] = T.if_then_else(v0 < 127, A[v0, v1], T.float32(0))
+    for i, j, k in T.grid(128, 127, 127):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C_pad[vi, vj] = T.float32(0)
+            C_pad[vi, vj] = C_pad[vi, vj] + A_pad[vi, vk] * B[vk, vj]
+    for i0, i1 in T.grid(127, 127):
+        with T.block("C_pad"):
+            v0, v1 = T.axis.remap("SS", [i0, i1])
+            C[v0, v1] = C_pad[v0, v1]
+
+
+def _build_and_check_matmul_127(mod):
+    rng = np.random.default_rng(0)
+    a, b = rng.random((127, 127)).astype("float32"), rng.random((127, 127)).astype("float32")
+    c = tvm.nd.array(np.zeros((127, 127), "float32"))
+    tvm.build(mod, target="llvm")(tvm.nd.array(a), tvm.nd.array(b), c)
+    np.testing.assert_allclose(c.numpy(), a @ b, rtol=1e-4)
+
+
+def test_pad_einsum_matmul_text_numbers_and_replay():
+    sch = tvm.tir.Schedule(matmul_127)
+    sch.pad_einsum(sch.get_block("C"), [32, 32, 32])
+    text = sch.mod.script()
+    for line in ["A_pad = T.alloc_buffer((128, 128))", "B_pad = T.alloc_buffer((128, 128))",
+                 "C_pad = T.alloc_buffer((128, 128))",
+                 "A_pad[v0, v1] = T.if_then_else(v0 < 127 and v1 < 127, A[v0, v1], T.float32(0.0))",
+                 "for i, j, k in T.grid(128, 128, 128):",
+                 "C_pad[vi, vj] = C_pad[vi, vj] + A_pad[vi, vk] * B_pad[vk, vj]",
+                 "for i0, i1 in T.grid(127, 127):", "C[v0, v1] = C_pad[v0, v1]"]:
+        assert line in text, line
+    _build_and_check_matmul_127(sch.mod)
+    replay = tvm.tir.Schedule(matmul_127)
+    tvm.tir.Trace.from_json(json.loads(sch.trace.as_json_str())).apply_to_schedule(replay)
+    tvm.ir.assert_structural_equal(replay.mod, sch.mod)
+
+
+def test_pad_einsum_only_pads_what_changes():
+    from _sched_workloads import assert_func_equal
+
+    sch = tvm.tir.Schedule(matmul_127)
+    sch.pad_einsum(sch.get_block("C"), [64, 1, 1])
+    assert_func_equal(sch.mod, matmul_127_padded)
+    _build_and_check_matmul_127(sch.mod)
+
+
+def test_pad_einsum_then_tile_by_16():
+    """The point of padding: a 16x16x16 tile (a tensor intrinsic's shape) now divides every loop."""
+    sch = tvm.tir.Schedule(matmul_127)
+    c = sch.get_block("C")
+    sch.pad_einsum(c, [16, 16, 16])
+    i, j, k = sch.get_loops(c)
+    io, ii = sch.split(i, [None, 16])
+    jo, ji = sch.split(j, [None, 16])
+    ko, ki = sch.split(k, [None, 16])
+    sch.reorder(io, jo, ko, ii, ji, ki)
+    sch.blockize(ii)
+    _build_and_check_matmul_127(sch.mod)
+
+
+def test_pad_einsum_errors_leave_schedule_unchanged():
+    @T.prim_func
+    def shifted(A: T.Buffer((33,), "float32"), B: T.Buffer((32,), "float32")):
+        for i in range(32):
+            with T.block("B"):
+                vi = T.axis.spatial(32, i)
+                B[vi] = A[vi + 1]
+
+    @T.prim_func
+    def max_reduce(A: T.Buffer((30, 30), "float32"), B: T.Buffer((30,), "float32")):
+        for i, k in T.grid(30, 30):
+            with T.block("B"):
+                vi, vk = T.axis.remap("SR", [i, k])
+                with T.init():
+                    B[vi] = T.float32(-1e30)
+                B[vi] = T.max(B[vi], A[vi, vk])
+
+    sch = tvm.tir.Schedule(shifted)
+    b = sch.get_block("B")
+    before, n = sch.mod, len(sch.trace)
+    with pytest.raises(ScheduleError, match="indexes A on axis 0 with vi \\+ 1|indexes 'A' on axis 0"):
+        sch.pad_einsum(b, [16])
+    with pytest.raises(ScheduleError, match="has 1 iterators but 2 padding factors"):
+        sch.pad_einsum(b, [16, 16])
+    assert sch.mod is before and len(sch.trace) == n
+    sch = tvm.tir.Schedule(max_reduce)
+    b = sch.get_block("B")
+    before = sch.mod
+    with pytest.raises(ScheduleError, match="padding reduction iterator vk .* would add the padding"):
+        sch.pad_einsum(b, [1, 32])
+    assert sch.mod is before and len(sch.trace) == 1
+    sch.pad_einsum(b, [32, 1])  # padding the spatial iterator is fine for max
+    a = np.random.default_rng(0).random((30, 30)).astype("float32")
+    out = tvm.nd.array(np.zeros(30, "float32"))
+    tvm.build(sch.mod, target="llvm")(tvm.nd.array(a), out)
+    np.testing.assert_allclose(out.numpy(), a.max(axis=1))
+
+
+@T.prim_func
+def scale_30(A: T.Buffer((30,), "float32"), B: T.Buffer((30,), "float32")):
+    for i in range(30):
+        with T.block("B"):
+            vi = T.axis.spatial(30, i)
+            B[vi] = A[vi] * T.float32(2)
+
+
+@T.prim_func
+def scale_30_padded(A: T.Buffer((30,), "float32"), B: T.Buffer((2, 16), "float32")):
+    for i in range(30):
+        with T.block("B"):
+            vi = T.axis.spatial(30, i)
+            B[vi // 16, vi % 16] = A[vi] * T.float32(2)
+    for i0, i1 in T.grid(2, 16):
+        with T.block("B_padding"):
+            v0, v1 = T.axis.remap("SS", [i0, i1])
+            T.reads()
+            T.writes(B[v0, v1])
+            if v0 * 16 + v1 >= 30:
+                B[v0, v1] = T.float32(-1)
+
+
+def test_transform_layout_pad_value_writes_padding():
+    from _sched_workloads import assert_func_equal
+
+    sch = tvm.tir.Schedule(scale_30)
+    sch.transform_layout(sch.get_block("B"), ("write", 0), lambda i: (i // 16, i % 16), pad_value=-1.0)
+    assert_func_equal(sch.mod, scale_30_padded)
+    assert "if v0 * 16 + v1 >= 30:" in sch.mod.script()
+    a = np.arange(30, dtype="float32")
+    out = tvm.nd.array(np.zeros((2, 16), "float32"))
+    tvm.build(sch.mod, target="llvm")(tvm.nd.array(a), out)
+    expected = np.full(32, -1.0, "float32")
+    expected[:30] = a * 2
+    np.testing.assert_array_equal(out.numpy().reshape(-1), expected)
+    replay = tvm.tir.Schedule(scale_30)
+    tvm.tir.Trace.from_json(json.loads(sch.trace.as_json_str())).apply_to_schedule(replay)
+    tvm.ir.assert_structural_equal(replay.mod, sch.mod)
+
+
+def test_transform_layout_pad_value_function_of_indices_on_intermediate():
+    from _sched_workloads import check_two_stage, two_stage
+
+    sch = tvm.tir.Schedule(two_stage)
+    sch.transform_layout(sch.get_block("B"), "B", lambda i, j: (i, j // 12, j % 12),
+                         pad_value=lambda i, jo, ji: T.Cast("float32", i + ji))
+    text = sch.mod.script()
+    assert "B = T.alloc_buffer((32, 3, 12))" in text
+    assert "if v1 * 12 + v2 >= 32:" in text
+    check_two_stage(sch.mod)
+    a = np.random.default_rng(0).random((32, 32)).astype("float32")
+    c = tvm.nd.array(np.zeros((32, 32), "float32"))
+    tvm.build(sch.mod, target="llvm")(tvm.nd.array(a), c)
+    np.testing.assert_allclose(c.numpy(), a * 2 + 1, rtol=1e-6)
+
+
+def test_transform_layout_padding_errors():
+    sch = tvm.tir.Schedule(scale_30)
+    b = sch.get_block("B")
+    with pytest.raises(ScheduleError, match="adds 2 padding elements; pass pad_value="):
+        sch.transform_layout(b, ("write", 0), lambda i: (i // 16, i % 16))
+    from _sched_workloads import two_stage
+
+    sch = tvm.tir.Schedule(two_stage)
+    b = sch.get_block("B")
+    before = sch.mod
+    with pytest.raises(ScheduleError, match="mixes several indices"):
+        sch.transform_layout(b, "B", lambda i, j: ((i * 32 + j) // 48, (i * 32 + j) % 48),
+                             pad_value=0.0)
+    assert sch.mod is before and len(sch.trace) == 1
