@@ -103,23 +103,25 @@ class FunctionSignature:
                 _bind_or_check(expected, actual, env, deferred, lambda: (
                     f"{where}: expected shape {_fmt_shape(param.shape, env)} {param.dtype}, got {array.shape} "
                     f"{_arg_dtype(arg, array)}"))
+            if not param.strides and not array.flags.c_contiguous:
+                raise ValueError(f"{where}: the array is not contiguous (strides "
+                                 f"{tuple(st // array.itemsize for st in array.strides)}); "
+                                 "pass np.ascontiguousarray(x) or declare the buffer with strides")
+            if param.alignment > 1 and array.ctypes.data % param.alignment:
+                # The generated code assumes the declared alignment: run on an aligned (contiguous) copy,
+                # and take the strides from the copy, since that is what the kernel sees.
+                aligned = aligned_empty(array.shape, array.dtype, max(param.alignment, 64))
+                np.copyto(aligned, array)
+                copy_back.append((array, aligned))
+                array = aligned
+            pointer = array.ctypes.data
             element_strides = [s // array.itemsize for s in array.strides]
             if param.strides:
                 for expected, actual in zip(param.strides, element_strides):
                     _bind_or_check(expected, actual, env, deferred, lambda: (
                         f"{where}: expected strides {_fmt_shape(param.strides, env)}, got {tuple(element_strides)}"))
-            elif not array.flags.c_contiguous:
-                raise ValueError(f"{where}: the array is not contiguous (strides {tuple(element_strides)}); "
-                                 "pass np.ascontiguousarray(x) or declare the buffer with strides")
             if isinstance(param.elem_offset, E.Var):
                 _bind_or_check(param.elem_offset, 0, env, deferred, lambda: f"{where}: bad element offset")
-            pointer = array.ctypes.data
-            if param.alignment > 1 and pointer % param.alignment:
-                # The generated code assumes the declared alignment: run on an aligned copy.
-                aligned = aligned_empty(array.shape, array.dtype, max(param.alignment, 64))
-                np.copyto(aligned, array)
-                copy_back.append((array, aligned))
-                array, pointer = aligned, aligned.ctypes.data
             keep.append(array)
             c_args.append(pointer)
         for check in deferred:
