@@ -11,9 +11,10 @@ from __future__ import annotations
 from ...arith import normalize_iter_map_to_expr, subspace_divide
 from ...ir import expr as E
 from ...ir.functor import collect_vars, substitute
-from ...ir.stmt import Block, BlockRealize, BufferRegion, For, Stmt
+from ...ir.stmt import Block, BlockRealize, BufferRegion, For, SeqStmt, Stmt
+from ...ir.structural import structural_equal
 from ..base import ScheduleBase, primitive
-from ..region_utils import make_analyzer, relax_region
+from ..region_utils import hull, make_analyzer, relax_region, seq
 from ..rv import BlockRV, LoopRV
 from ..tree import StmtIndex, replace_many
 
@@ -94,17 +95,138 @@ class Blockize(ScheduleBase):
         if isinstance(target, (list, tuple)):
             if len(target) == 1 and isinstance(target[0], BlockRV):
                 return self._blockize_block(target[0], preserve_unit_iters)
-            raise self._error("blockize of several blocks is not supported yet; blockize the loop that encloses "
-                              "them when they form one block, or blockize them one at a time")
+            return self._blockize_blocks(list(target), preserve_unit_iters)
         if isinstance(target, BlockRV):
             return self._blockize_block(target, preserve_unit_iters)
         func_name, tree, loop = self._loop(target)
         realizes = tree.child_block_realizes(loop)
-        if len(realizes) != 1:
-            names = [r.block.name_hint for r in realizes]
-            raise self._error(f"blockize: the subtree of loop {loop.loop_var.name} must hold exactly one block, but it "
-                              f"holds {len(realizes)}: {names}", loop)
+        if not realizes:
+            raise self._error(f"blockize: the subtree of loop {loop.loop_var.name} holds no block", loop)
+        if len(realizes) > 1:
+            return self._blockize_group(func_name, tree, [loop], realizes, preserve_unit_iters)
         return self._blockize_at(func_name, tree, loop, realizes[0], preserve_unit_iters)
+
+    def _blockize_blocks(self, blocks: list, preserve_unit_iters: bool) -> BlockRV:
+        """Blockize sibling blocks: the consecutive statements of their lowest common loop (or scope
+        block) that hold them go into one new block."""
+        if not blocks or not all(isinstance(b, BlockRV) for b in blocks):
+            raise TypeError("blockize takes a LoopRV, a BlockRV or a list of BlockRVs")
+        resolved = [self._block(b) for b in blocks]
+        func_name, tree = resolved[0][0], resolved[0][1]
+        if any(r[0] != func_name for r in resolved):
+            raise self._error("blockize: the blocks are in different functions")
+        realizes = [r[2] for r in resolved]
+        if len({id(r) for r in realizes}) != len(realizes):
+            raise self._error("blockize: the same block is listed twice")
+        chains = [[r] + tree.ancestors(r) for r in realizes]
+        common = [a for a in chains[0] if all(any(a is b for b in c) for c in chains[1:])]
+        lca = next(a for a in common if isinstance(a, (For, Block)))
+        body = lca.body
+        children = list(body.seq) if isinstance(body, SeqStmt) else [body]
+        holding = sorted({next(k for k, c in enumerate(children) if c is r or tree.is_ancestor(c, r))
+                          for r in realizes})
+        if holding != list(range(holding[0], holding[-1] + 1)):
+            raise self._error("blockize: the blocks must be consecutive statements under their common loop; other "
+                              "statements lie between them", lca)
+        targets = children[holding[0]:holding[-1] + 1]
+        inside = [r for t in targets for r in ([t] if isinstance(t, BlockRealize) else tree.child_block_realizes(t))]
+        extra = [r.block.name_hint for r in inside if all(r is not x for x in realizes)]
+        if extra:
+            raise self._error(f"blockize: blocks {extra} lie between the given blocks; list them too or move them",
+                              lca)
+        return self._blockize_group(func_name, tree, targets, inside, preserve_unit_iters)
+
+    def _blockize_group(self, func_name: str, tree: StmtIndex, targets: list[Stmt], realizes: list[BlockRealize],
+                        preserve_unit_iters: bool) -> BlockRV:
+        """One new block ``outer_<names>_`` around the consecutive statements ``targets`` holding
+        ``realizes``: each block's bindings are divided at ``targets`` (outer part over the loops above,
+        shared as the new block's iterators; inner part over the loops inside)."""
+        outer_ivars, outer_values = [], []
+        outer_pred = None
+        repl, reads, writes = {}, [], []
+        all_loops = []
+        for realize in realizes:
+            blk = realize.block
+            loops = tree.loops_of(realize)
+            inner = [f for f in loops if any(f is t or tree.is_ancestor(t, f) for t in targets)]
+            outer = [f for f in loops if all(f is not g for g in inner)]
+            all_loops += [f for f in loops if all(f is not g for g in all_loops)]
+            iters = {f.loop_var: E.Range.from_min_extent(f.min, f.extent) for f in loops}
+            res = subspace_divide(list(realize.iter_values), iters, [f.loop_var for f in inner], realize.predicate)
+            if not res:
+                raise self._error(f"blockize: the bindings of block {blk.name_hint!r} cannot be divided into a part "
+                                  "over the loops outside the blockized statements and a part over the loops "
+                                  "inside", realize)
+            outer_vars = {id(f.loop_var) for f in outer}
+            for f in inner:
+                if any(id(v) in outer_vars for v in collect_vars(f.extent) + collect_vars(f.min)):
+                    raise self._error(f"blockize: the range of loop {f.loop_var.name} depends on an outer loop",
+                                      realize)
+            pred = res[-1][0].extent
+            if outer_pred is None:
+                outer_pred = pred
+            elif not structural_equal(outer_pred, pred):
+                raise self._error(f"blockize: block {blk.name_hint!r} has another outer predicate ({pred}) than the "
+                                  f"first block ({outer_pred})", realize)
+            ana = make_analyzer(loops)
+            vmap, inner_ivars, inner_values, inner_dom = {}, [], [], {}
+            for iv, (o, i) in zip(blk.iter_vars, res[:-1]):
+                o_expr, oe = normalize_iter_map_to_expr(o.source), int(o.extent)
+                i_expr, ie = normalize_iter_map_to_expr(i.source), int(i.extent)
+                if oe == 1 and isinstance(o_expr, E.IntImm):
+                    outer_val = o_expr  # a constant outer part needs no shared iterator
+                elif oe != 1 or preserve_unit_iters:
+                    match = next((v for v, val in zip(outer_ivars, outer_values)
+                                  if int(v.dom.extent) == oe and structural_equal(val, o_expr)), None)
+                    if match is None:
+                        lo = ana.const_int_bound(o_expr).min_value
+                        match = E.IterVar(E.Range.from_min_extent(lo, oe), iv.var.copy_with_suffix("_o"),
+                                          iv.iter_type)
+                        outer_ivars.append(match)
+                        outer_values.append(o_expr)
+                    elif match.iter_type != iv.iter_type:
+                        raise self._error(f"blockize: iterator {iv.var.name} of block {blk.name_hint!r} shares the "
+                                          f"outer iterator {match.var.name} with another kind", realize)
+                    if iv.iter_type == E.IterVar.CommReduce and blk.init is not None and oe != 1:
+                        raise self._error(f"blockize: reduction block {blk.name_hint!r} reduces over the outer "
+                                          "loops; blockize several blocks only inside their reduction loops",
+                                          realize)
+                    outer_val = match.var
+                else:
+                    outer_val = o_expr
+                if ie != 1 or preserve_unit_iters:
+                    lo = ana.const_int_bound(i_expr).min_value
+                    nv = E.IterVar(E.Range.from_min_extent(lo, ie), iv.var.copy_with_suffix("_i"), iv.iter_type)
+                    inner_ivars.append(nv)
+                    inner_values.append(i_expr)
+                    inner_dom[id(nv.var)] = (nv.var, nv.dom)
+                    inner_val = nv.var
+                else:
+                    inner_val = i_expr
+                vmap[iv.var] = ana.simplify(E.add(E.mul(outer_val, ie), inner_val))
+            inner_block = blk.replace(
+                iter_vars=tuple(inner_ivars), body=substitute(blk.body, vmap),
+                init=None if blk.init is None else substitute(blk.init, vmap),
+                reads=tuple(substitute(r, vmap) for r in blk.reads),
+                writes=tuple(substitute(w, vmap) for w in blk.writes),
+                match_buffers=tuple(m.replace(source=substitute(m.source, vmap)) for m in blk.match_buffers))
+            repl[id(realize)] = BlockRealize(inner_values, res[-1][1].extent, inner_block)
+            reads += [BufferRegion(r.buffer, relax_region(r, inner_dom, ana)) for r in inner_block.reads]
+            writes += [BufferRegion(w.buffer, relax_region(w, inner_dom, ana)) for w in inner_block.writes]
+        ana = make_analyzer(all_loops)
+        name = "outer_" + "".join(r.block.name_hint + "_" for r in realizes)
+        while name in tree.blocks:
+            name += "o"
+        body = seq([replace_many(t, repl) for t in targets])
+        outer_block = Block(outer_ivars, _union(reads, ana), _union(writes, ana), name, body)
+        outer_realize = BlockRealize(outer_values, outer_pred, outer_block)
+        parent = tree.parent_of(targets[0])
+        if len(targets) == 1:
+            self._replace(func_name, targets[0], outer_realize)
+        else:
+            kept = [outer_realize if c is targets[0] else c for c in parent.seq if all(c is not t for t in targets[1:])]
+            self._replace(func_name, parent, SeqStmt.flatten(*kept))
+        return BlockRV(name, func_name)
 
     def _blockize_block(self, block: BlockRV, preserve_unit_iters: bool) -> BlockRV:
         func_name, tree, realize = self._block(block)
@@ -196,3 +318,12 @@ class Blockize(ScheduleBase):
         for f in reversed(loops):
             stmt = For(loop_copy[f.loop_var], f.min, f.extent, f.kind, stmt, f.thread_binding, f.annotations)
         return stmt
+
+
+def _union(regions: list[BufferRegion], ana) -> list[BufferRegion]:
+    """One region per buffer (first-access order): the hull of all its regions."""
+    out: dict[int, BufferRegion] = {}
+    for r in regions:
+        prev = out.get(id(r.buffer))
+        out[id(r.buffer)] = r if prev is None else BufferRegion(r.buffer, hull(list(prev.region), list(r.region), ana))
+    return list(out.values())
