@@ -101,3 +101,30 @@ def test_cache_errors_leave_schedule_unchanged():
     with pytest.raises(ScheduleError, match="offset must be in"):
         sch.storage_align(b, 0, 0, 16, 20)
     assert sch.mod is before and len(sch.trace) == n
+
+
+@pytest.mark.parametrize("scope", ["shared", "global"])
+def test_cache_read_then_compute_at_into_tile_loops(scope):
+    """The matmul tiling flow: cache A and B, then move the copies under the tile loops."""
+    import numpy as np
+
+    sch = tvm.tir.Schedule(matmul)
+    c = sch.get_block("C")
+    i, j, k = sch.get_loops(c)
+    io, ii = sch.split(i, [None, 16])
+    jo, ji = sch.split(j, [None, 16])
+    ko, ki = sch.split(k, [None, 16])
+    sch.reorder(io, jo, ko, ii, ji, ki)
+    a_c = sch.cache_read(c, 0, scope)
+    sch.compute_at(a_c, ko)
+    b_c = sch.cache_read(c, 1, scope)
+    sch.compute_at(b_c, jo)
+    text = sch.mod.script()
+    assert f"v0 = T.axis.spatial(64, i_0 * 16 + ax0)" in text
+    assert f"v1 = T.axis.spatial(64, k_0 * 16 + ax1)" in text
+    assert f"C[vi, vj] = C[vi, vj] + A_{scope}[vi, vk] * B_{scope}[vj, vk]" in text
+    a = np.random.default_rng(0).random((64, 64)).astype("float32")
+    b = np.random.default_rng(1).random((64, 64)).astype("float32")
+    out = tvm.nd.array(np.zeros((64, 64), "float32"))
+    tvm.build(sch.mod, target="llvm")(tvm.nd.array(a), tvm.nd.array(b), out)
+    np.testing.assert_allclose(out.numpy(), a @ b.T, rtol=1e-4)
