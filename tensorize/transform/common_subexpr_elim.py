@@ -9,37 +9,11 @@ Only pure scalar integer computations are candidates (no loads, no calls), large
 """
 from __future__ import annotations
 
-from ..ir import dtype as dt
 from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.functor import StmtExprMutator, StmtExprVisitor
+from .expr_shapes import ExprShapes
 from .pass_infra import PassContext, func_pass
-
-_LEAVES = (E.Var, E.IntImm, E.FloatImm, E.StringImm)
-
-
-def _eligible(e) -> bool:
-    if isinstance(e, _LEAVES) or dt.lanes_of(e.dtype) != 1 or not dt.is_int(e.dtype):
-        return False
-    ok = [True]
-
-    def check(n):
-        if isinstance(n, (E.BufferLoad, E.Call, E.Let, E.Ramp, E.Broadcast, E.Shuffle)):
-            ok[0] = False
-
-    from ..ir.functor import post_order_visit
-
-    post_order_visit(e, check)
-    return ok[0]
-
-
-def _size(e) -> int:
-    count = [0]
-    from ..ir.functor import post_order_visit
-
-    post_order_visit(e, lambda n: count.__setitem__(0, count[0] + 1))
-    return count[0]
-
 
 def expr_key(e):
     """A hashable key equal for two pure expressions that compute the same thing (variables by identity)."""
@@ -54,24 +28,29 @@ def expr_key(e):
 class _Counter(StmtExprVisitor):
     _methods: dict = {}
 
-    def __init__(self):
-        self.table: dict[tuple, list] = {}  # key -> [expr, count]
+    def __init__(self, shapes: ExprShapes):
+        self.shapes = shapes
+        self.table: dict[int, list] = {}  # shape id -> [expr, count, size], in first-visit order
 
     def visit_expr(self, e):
-        if _eligible(e):
-            entry = self.table.setdefault(expr_key(e), [e, 0])
-            entry[1] += 1
+        shape_id = self.shapes.eligible(e)
+        if shape_id is not None:
+            entry = self.table.get(shape_id)
+            if entry is None:
+                self.table[shape_id] = [e, 1, self.shapes.info(e)[1]]
+            else:
+                entry[1] += 1
         super().visit_expr(e)
 
 
 class _Replacer(StmtExprMutator):
     _methods: dict = {}
 
-    def __init__(self, target, var):
-        self.key, self.var = expr_key(target), var
+    def __init__(self, shapes: ExprShapes, target_id: int, var):
+        self.shapes, self.target_id, self.var = shapes, target_id, var
 
     def visit_expr(self, e):
-        if not isinstance(e, _LEAVES) and _eligible(e) and expr_key(e) == self.key:
+        if self.shapes.eligible(e) == self.target_id:
             return self.var
         return super().visit_expr(e)
 
@@ -83,26 +62,28 @@ class _CSE(StmtExprMutator):
         self.counter = 0
 
     def _eliminate(self, stmt):
+        shapes = ExprShapes()
         lets = []
         while True:
-            counter = _Counter()
+            counter = _Counter(shapes)
             counter.visit_stmt(stmt)
-            repeated = [entry[0] for entry in counter.table.values() if entry[1] >= 2]
+            repeated = [entry for entry in counter.table.values() if entry[1] >= 2]
             if not repeated:
                 break
-            target = max(repeated, key=_size)
+            target = max(repeated, key=lambda entry: entry[2])[0]
             self.counter += 1
             var = E.Var(f"cse_var_{self.counter}", target.dtype)
-            stmt = _Replacer(target, var).visit_stmt(stmt)
-            lets.append((var, target))
+            target_id = shapes.info(target)[0]
+            stmt = _Replacer(shapes, target_id, var).visit_stmt(stmt)
+            lets.append((var, target, target_id))
         # Later (smaller) expressions were found inside earlier ones' uses; bind the smaller first
         # when an earlier value refers to them.
         for k in range(len(lets)):
-            var, value = lets[k]
-            for later_var, later_value in lets[k + 1:]:
-                value = _Replacer(later_value, later_var).visit_expr(value)
-            lets[k] = (var, value)
-        for var, value in lets:
+            var, value, _ = lets[k]
+            for later_var, _, later_id in lets[k + 1:]:
+                value = _Replacer(shapes, later_id, later_var).visit_expr(value)
+            lets[k] = (var, value, None)
+        for var, value, _ in lets:
             stmt = S.LetStmt(var, value, stmt)
         return stmt
 

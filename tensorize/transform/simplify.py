@@ -14,6 +14,7 @@ from ..ir import stmt as S
 from ..ir.expr import IntImm, Range
 from ..ir.functor import StmtExprMutator
 from ..ir.linear import simplify_linear
+from .expr_shapes import ExprShapes
 from .pass_infra import func_pass
 
 logger = logging.getLogger(__name__)
@@ -33,6 +34,9 @@ class _Simplifier(StmtExprMutator):
 
     def __init__(self):
         self.analyzer = _make_analyzer()
+        self.shapes = ExprShapes()
+        self.cache: dict[int, E.PrimExpr] = {}  # shape id -> simplified expression
+        self.bound: set = set()
 
     def simplify(self, e):
         if self.analyzer is not None:
@@ -59,11 +63,21 @@ class _Simplifier(StmtExprMutator):
             return e if value is e.value else E.Broadcast(value, e.lanes)
         if dt.lanes_of(e.dtype) > 1 or dt.is_float(e.dtype) or isinstance(e, E.Call):
             return super().visit_expr(e)
-        new = self.simplify(super().visit_expr(e))
+        shape_id = self.shapes.info(e)[0]
+        if shape_id is None:  # reads memory or calls: simplify the parts
+            return self.simplify(super().visit_expr(e))
+        # Unrolled code repeats the same index arithmetic many times: simplify each distinct
+        # expression once (the result only depends on the loop ranges, fixed while it is cached).
+        new = self.cache.get(shape_id)
+        if new is None:
+            new = self.cache[shape_id] = self.simplify(super().visit_expr(e))
         return new
 
     def visit_for_(self, op):
         if self.analyzer is not None and isinstance(op.loop_var, E.Var):
+            if op.loop_var in self.bound:  # a range changes: cached results may no longer hold
+                self.cache.clear()
+            self.bound.add(op.loop_var)
             self.analyzer.bind(op.loop_var, Range.from_min_extent(op.min, op.extent), allow_override=True)
         return super().visit_for_(op)
 
