@@ -40,8 +40,13 @@ class Analyzer:
         """Know that ``var`` lies in ``value`` (a ``Range``) or equals ``value`` (an expression).
 
         A bound expression is substituted during simplification."""
-        self._changed()
         if isinstance(value, E.Range):
+            lo, ext = value.min, value.extent
+            if type(lo) is E.IntImm and type(ext) is E.IntImm:
+                # The common case (a loop over a constant range): no simplification needed.
+                self._set_bound(var, (lo.value, lo.value + ext.value - 1), allow_override)
+                return
+            self._changed()
             lo = self._bound_of(self.simplify(value.min))
             ext = self._bound_of(self.simplify(value.extent))
             new = (lo[0], lo[1] + ext[1] - 1)
@@ -51,6 +56,7 @@ class Analyzer:
                 self._add_fact(E.LE(value.min, var))
                 self._add_fact(E.LT(var, E.add(value.min, value.extent)))
             return
+        self._changed()
         value = E.convert(value)
         if isinstance(value, E.PrimExpr):
             self._var_subst[var] = self.simplify(value)
@@ -127,8 +133,10 @@ class Analyzer:
 
     # -- internals ---------------------------------------------------------------------------
     def _changed(self) -> None:
-        self._bounds.cache.clear()
-        self._simplifier.clear()
+        if self._bounds.cache:
+            self._bounds.cache.clear()
+        if self._simplifier.lin_cache or self._simplifier.expr_cache:
+            self._simplifier.clear()
 
     def _var_bound(self, var) -> tuple[int, int]:
         known = self._var_bounds.get(var)

@@ -140,3 +140,52 @@ class Lin:
         elif const < 0:
             result = E.Sub(result, E.IntImm(dtype, -const))
         return result
+
+
+# -- knowledge-free linear forms, shared by every analyzer -----------------------------------------
+# The linear form of an expression built only from variables, integer constants, +, - and
+# multiplication by a constant does not depend on what an analyzer knows (as long as it substitutes
+# no variable), so it is computed once per expression object and shared. Entries keep their
+# expression alive, which keeps ``id`` keys unique; the table is dropped when it grows large.
+_AFFINE_CACHE: dict[int, tuple] = {}
+_AFFINE_CACHE_LIMIT = 1 << 16
+_NOT_AFFINE = object()
+
+
+def affine_lin(e) -> "Lin | None":
+    """The linear form of ``e`` when it is a pure affine integer expression, else None.
+
+    >>> i = E.Var("i")
+    >>> affine_lin(i * 4 + 2 - i).to_expr()
+    i * 3 + 2
+    """
+    hit = _AFFINE_CACHE.get(id(e))
+    if hit is not None and hit[0] is e:
+        lin = hit[1]
+        return None if lin is _NOT_AFFINE else lin
+    t = type(e)
+    if t is E.IntImm:
+        lin = Lin({}, e.value, e.dtype)
+    elif t is E.Var or t is E.SizeVar:
+        lin = Lin({e: (e, 1)}, 0, e.dtype)
+    elif t is E.Add or t is E.Sub:
+        a = affine_lin(e.a)
+        b = affine_lin(e.b) if a is not None else None
+        lin = None if b is None else a.combine(b, 1 if t is E.Add else -1)
+    elif t is E.Mul:
+        a = affine_lin(e.a)
+        b = affine_lin(e.b) if a is not None else None
+        if b is None:
+            lin = None
+        elif b.is_const():
+            lin = a.scale(b.const)
+        elif a.is_const():
+            lin = b.scale(a.const)
+        else:
+            lin = None
+    else:
+        lin = None
+    if len(_AFFINE_CACHE) >= _AFFINE_CACHE_LIMIT:
+        _AFFINE_CACHE.clear()
+    _AFFINE_CACHE[id(e)] = (e, _NOT_AFFINE if lin is None else lin)
+    return lin

@@ -7,18 +7,48 @@ simplification never changes a value; it only rewrites what it can prove.
 """
 from __future__ import annotations
 
+from functools import lru_cache
+
 from ..ir import dtype as dt
 from ..ir import expr as E
 from .bound import INF, mul_bounds
-from .linear import Lin, expr_key
+from .linear import Lin, affine_lin, expr_key
 
 _ARITH = (E.Add, E.Sub, E.Mul, E.Div, E.Mod, E.FloorDiv, E.FloorMod, E.Min, E.Max)
 _NEGATE = {E.LT: E.GE, E.LE: E.GT, E.GT: E.LE, E.GE: E.LT, E.EQ: E.NE, E.NE: E.EQ}
 
 
+@lru_cache(maxsize=None)
 def is_index_dtype(dtype: str) -> bool:
     """Scalar signed/unsigned integers: the dtypes simplified through linear forms."""
     return dt.is_int(dtype) and dt.lanes_of(dtype) == 1
+
+
+# Simplified forms of pure affine expressions (variables, constants, +, -, * by a constant) do not
+# depend on an analyzer's bounds or facts, only on it substituting no variable: they are computed
+# once per expression object and shared by all analyzers. A result maps to itself, so simplifying
+# an already simplified affine expression is a dictionary lookup.
+_CANONICAL: dict[int, tuple] = {}
+_CANONICAL_LIMIT = 1 << 16
+_CACHE_LIMIT = 1 << 15  # per-analyzer caches are dropped when they grow past this
+
+
+def canonical_affine(e):
+    """The simplified form of ``e`` if it is a pure affine index expression, else None."""
+    hit = _CANONICAL.get(id(e))
+    if hit is not None and hit[0] is e:
+        return hit[1]
+    lin = affine_lin(e)
+    if lin is None:
+        return None
+    result = lin.to_expr()
+    if len(_CANONICAL) >= _CANONICAL_LIMIT:
+        _CANONICAL.clear()
+    if expr_key(result) == expr_key(e):
+        result = e  # already canonical: keep the object (callers test identity to skip rebuilds)
+    _CANONICAL[id(e)] = (e, result)
+    _CANONICAL[id(result)] = (result, result)
+    return result
 
 
 class Simplifier:
@@ -44,11 +74,16 @@ class Simplifier:
         if not isinstance(e, E.PrimExpr):
             return e
         if is_index_dtype(e.dtype):
+            result = canonical_affine(e) if not self.an._var_subst else None
+            if result is not None:
+                return result
             result = self.linear(e).to_expr()
         elif e.dtype == "bool":
             result = self.simplify_bool(e)
         else:
             result = self.simplify_children(e)
+        if len(self.expr_cache) >= _CACHE_LIMIT:
+            self.expr_cache.clear()
         self.expr_cache[id(e)] = (e, result)
         return result
 
@@ -56,7 +91,13 @@ class Simplifier:
         hit = self.lin_cache.get(id(e))
         if hit is not None and hit[0] is e:
             return hit[1]
+        if not self.an._var_subst:
+            result = affine_lin(e)
+            if result is not None:
+                return result
         result = self._merge_div_mod(self._linear(e))
+        if len(self.lin_cache) >= _CACHE_LIMIT:
+            self.lin_cache.clear()
         self.lin_cache[id(e)] = (e, result)
         return result
 

@@ -727,6 +727,8 @@ def _is_python_number(value) -> bool:
 
 def match_types(a, b) -> tuple[PrimExpr, PrimExpr]:
     """Convert and match the dtypes of two operands the way TVM's operators do."""
+    if isinstance(a, PrimExpr) and isinstance(b, PrimExpr) and a.dtype == b.dtype:
+        return a, b  # the common case, answered before any conversion
     if _is_python_number(a) and isinstance(b, PrimExpr):
         return make_const(b.dtype if not (isinstance(a, float) and dt.is_int(b.dtype)) else "float32", a), b
     if _is_python_number(b) and isinstance(a, PrimExpr):

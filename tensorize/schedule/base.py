@@ -35,36 +35,50 @@ def primitive(fn):
     sig = inspect.signature(fn)
     params = list(sig.parameters.values())[1:]
     var_positional = next((p.name for p in params if p.kind is p.VAR_POSITIONAL), None)
+    # How a call's arguments are recorded, worked out once here rather than by ``sig.bind`` per call
+    # (replaying a trace calls primitives thousands of times).
+    positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    recorded_names = [p.name for p in params if p.name != "decision" and p.kind is not p.VAR_KEYWORD]
+    defaults = {p.name: p.default for p in params if p.default is not p.empty}
+    simple = var_positional is None and all(p.kind is not p.VAR_KEYWORD for p in params)
+
+    def record(self, args, kwargs) -> dict:
+        if simple and len(args) <= len(positional):
+            given = dict(zip(positional, args))
+            given.update(kwargs)
+            return {name: given[name] if name in given else defaults[name] for name in recorded_names}
+        bound = sig.bind(self, *args, **kwargs)
+        bound.apply_defaults()
+        recorded = {}
+        for name, value in list(bound.arguments.items())[1:]:
+            if name == "decision":
+                continue
+            recorded[name] = list(value) if name == var_positional else value
+        return recorded
 
     @functools.wraps(fn)
     def wrapper(self, *args, **kwargs):
         outermost = self._depth == 0
         if outermost:
-            saved = (self._mod, self._rng.getstate(), len(self._trace.insts), dict(self._block_names))
+            saved = (self._mod, len(self._trace.insts), self._block_names)
+            self._block_names = dict(self._block_names)
+            self._rng_saved = None  # the random state is saved on first use (most primitives draw nothing)
             self._last_decision = None
         self._depth += 1
         try:
             result = fn(self, *args, **kwargs)
         except BaseException:
             if outermost:
-                self._mod, rng_state, n, self._block_names = saved
-                self._rng.setstate(rng_state)
+                self._mod, n, self._block_names = saved
+                if self._rng_saved is not None:
+                    self._rng_obj.setstate(self._rng_saved)
                 del self._trace.insts[n:]
-                self._indices.clear()
             raise
         finally:
             self._depth -= 1
         if outermost:
-            bound = sig.bind(self, *args, **kwargs)
-            bound.apply_defaults()
-            recorded = {}
-            for name, value in list(bound.arguments.items())[1:]:
-                if name == "decision":
-                    continue
-                if name == var_positional:
-                    value = list(value)
-                recorded[name] = value
-            self._trace.append(Instruction(fn.__name__, recorded, _flatten_outputs(result), self._last_decision))
+            self._trace.append(Instruction(fn.__name__, record(self, args, kwargs), _flatten_outputs(result),
+                                           self._last_decision))
         return result
 
     wrapper.is_primitive = True
@@ -82,7 +96,8 @@ class ScheduleBase:
             raise TypeError(f"Schedule takes an IRModule or a PrimFunc, got {type(mod).__name__}")
         self._mod = mod
         self._trace = Trace()
-        self._rng = random.Random(seed if seed is not None and seed != -1 else random.randrange(1 << 31))
+        self._rng_obj = random.Random(seed if seed is not None and seed != -1 else random.randrange(1 << 31))
+        self._rng_saved = None
         self._depth = 0
         self._last_decision = None
         self._indices: dict[int, StmtIndex] = {}
@@ -120,11 +135,19 @@ class ScheduleBase:
         new = object.__new__(type(self))
         new.__dict__.update(self.__dict__)
         new._trace = self._trace.copy()
-        new._rng = random.Random()
-        new._rng.setstate(self._rng.getstate())
+        new._rng_obj = random.Random()
+        new._rng_obj.setstate(self._rng_obj.getstate())
         new._indices = dict(self._indices)
         new._block_names = dict(self._block_names)
         return new
+
+    @property
+    def _rng(self) -> random.Random:
+        """The random state for sampling; inside a primitive, its state is saved on first use so
+        that a failing primitive can restore it."""
+        if self._depth and self._rng_saved is None:
+            self._rng_saved = self._rng_obj.getstate()
+        return self._rng_obj
 
     def seed(self, seed: int) -> None:
         self._rng.seed(seed)

@@ -41,20 +41,38 @@ class StmtIndex:
         self.blocks: dict[str, list[BlockRealize]] = {}
         self.loops: dict[int, For] = {}
         self.order: dict[int, int] = {}
+        # One iterative pre-order walk; the type tests are inlined because replaying a trace
+        # builds an index after nearly every primitive.
+        parent, blocks, loops, order = self.parent, self.blocks, self.loops, self.order
         stack = [root]
+        pop, push = stack.pop, stack.append
         n = 0
         while stack:
-            stmt = stack.pop()
-            self.order[id(stmt)] = n
+            stmt = pop()
+            order[id(stmt)] = n
             n += 1
-            if isinstance(stmt, BlockRealize):
-                self.blocks.setdefault(stmt.block.name_hint, []).append(stmt)
-            elif isinstance(stmt, For):
-                self.loops[id(stmt.loop_var)] = stmt
-            children = list(_children(stmt))
+            t = type(stmt)
+            if t is For:
+                loops[id(stmt.loop_var)] = stmt
+                children = (stmt.body,)
+            elif t is BlockRealize:
+                name = stmt.block.name_hint
+                found = blocks.get(name)
+                if found is None:
+                    blocks[name] = [stmt]
+                else:
+                    found.append(stmt)
+                children = (stmt.block,)
+            elif t is SeqStmt:
+                children = stmt.seq
+            elif t is Block:
+                children = (stmt.body,) if stmt.init is None else (stmt.init, stmt.body)
+            else:
+                children = tuple(_children(stmt))
             for child in children:
-                self.parent[id(child)] = stmt
-            stack.extend(reversed(children))
+                parent[id(child)] = stmt
+            for child in reversed(children):
+                push(child)
 
     def block(self, name: str) -> BlockRealize | None:
         found = self.blocks.get(name)
