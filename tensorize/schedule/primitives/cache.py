@@ -17,7 +17,7 @@ from ..region_utils import (
     block_region_in_loops, hull, loop_dom, make_analyzer, rebuild_scope, replace_buffers, scope_parts, top_child,
 )
 from ..rv import BlockRV
-from ..tree import replace_many, replace_stmt
+from ..tree import replace_many
 
 
 def new_buffer_like(buf: Buffer, name: str, scope: str | None = None, shape=None, dtype: str | None = None) -> Buffer:
