@@ -11,7 +11,7 @@ from ...ir import expr as E
 from ...ir.buffer import Buffer
 from ...ir.functor import post_order_visit, substitute
 from ...ir.structural import structural_equal
-from ...ir.stmt import Block, BlockRealize, BufferRegion, BufferStore, For, Stmt, stmt_list
+from ...ir.stmt import Block, BlockRealize, BufferRegion, BufferStore, For, Stmt
 from ..base import ScheduleBase, primitive
 from ..region_utils import (
     block_region_in_loops, hull, loop_dom, make_analyzer, rebuild_scope, replace_buffers, scope_parts, top_child,
