@@ -211,6 +211,11 @@ class PointerType:
         return f"PointerType({self.element_dtype!r}, {self.storage_scope!r})"
 
 
+# Values that need no check or normalisation when building an IntImm of the common dtypes.
+_INT_LIMITS = {"int32": (-(1 << 31), (1 << 31) - 1), "int64": (-(1 << 63), (1 << 63) - 1),
+               "int8": (-128, 127), "int16": (-(1 << 15), (1 << 15) - 1), "bool": (0, 1)}
+
+
 class IntImm(PrimExpr):
     """An integer (or bool) constant."""
 
@@ -220,13 +225,15 @@ class IntImm(PrimExpr):
 
     def __init__(self, dtype: str, value: int, span=None):
         value = int(value)
-        t = dt.parse(dtype)
-        if t.code == "bool":
-            value = int(bool(value))
-        elif t.code == "int" and t.bits < 64 and not -(1 << (t.bits - 1)) <= value < (1 << (t.bits - 1)):
-            raise ValueError(f"IntImm {value} does not fit in {dtype}; use a wider dtype such as int64")
-        elif t.code == "uint" and t.bits < 64 and not 0 <= value < (1 << t.bits):
-            raise ValueError(f"IntImm {value} does not fit in {dtype}")
+        limits = _INT_LIMITS.get(dtype)
+        if limits is None or not limits[0] <= value <= limits[1]:
+            t = dt.parse(dtype)
+            if t.code == "bool":
+                value = int(bool(value))
+            elif t.code == "int" and t.bits < 64 and not -(1 << (t.bits - 1)) <= value < (1 << (t.bits - 1)):
+                raise ValueError(f"IntImm {value} does not fit in {dtype}; use a wider dtype such as int64")
+            elif t.code == "uint" and t.bits < 64 and not 0 <= value < (1 << t.bits):
+                raise ValueError(f"IntImm {value} does not fit in {dtype}")
         _set(self, "dtype", dtype)
         _set(self, "value", value)
         _set(self, "span", span)

@@ -532,8 +532,58 @@ def substitute_with(mutator: StmtExprMutator, node):
     return mutator.visit(node)
 
 
+# Free variables of expression objects, cached per (immutable) object: analyses such as region
+# relaxation ask for the variables of every sub-expression, which would otherwise be quadratic.
+# Entries keep their expression alive so ``id`` keys stay unique; the table is dropped when large.
+_EXPR_VARS: dict[int, tuple] = {}
+_EXPR_VARS_LIMIT = 1 << 16
+_LEAVES = (E.IntImm, E.FloatImm, E.StringImm)
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {E.Not: ("a",), E.Cast: ("value",), E.Broadcast: ("value",),
+                                               E.Ramp: ("base", "stride"),
+                                               E.Select: ("condition", "true_value", "false_value")}
+
+
+def _expr_vars(e) -> tuple:
+    """The distinct variables of expression ``e`` in first-use order (same order as ``collect_vars``)."""
+    hit = _EXPR_VARS.get(id(e))
+    if hit is not None and hit[0] is e:
+        return hit[1]
+    t = type(e)
+    if t is E.Var or t is E.SizeVar:
+        return (e,)
+    if t in _LEAVES:
+        return ()
+    if isinstance(e, E.BinaryOpExpr):
+        parts = (_expr_vars(e.a), _expr_vars(e.b))
+    elif t in _CHILD_FIELDS:
+        parts = tuple(_expr_vars(getattr(e, f)) for f in _CHILD_FIELDS[t])
+    elif t is E.BufferLoad:
+        parts = tuple(_expr_vars(i) for i in e.indices)
+        if e.predicate is not None:
+            parts += (_expr_vars(e.predicate),)
+    else:
+        found: dict[int, E.Var] = {}
+        post_order_visit(e, lambda n: isinstance(n, E.Var) and found.setdefault(id(n), n))
+        parts = (tuple(found.values()),)
+    nonempty = [p for p in parts if p]
+    if len(nonempty) <= 1:
+        result = nonempty[0] if nonempty else ()
+    else:
+        merged: dict[int, E.Var] = {}
+        for p in nonempty:
+            for v in p:
+                merged.setdefault(id(v), v)
+        result = tuple(merged.values())
+    if len(_EXPR_VARS) >= _EXPR_VARS_LIMIT:
+        _EXPR_VARS.clear()
+    _EXPR_VARS[id(e)] = (e, result)
+    return result
+
+
 def collect_vars(node) -> list:
     """The distinct variables used in ``node``, in first-use order."""
+    if isinstance(node, PrimExpr):
+        return list(_expr_vars(node))
     seen: dict[int, E.Var] = {}
 
     def f(n):

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 _set = object.__setattr__
+_SLOTS: dict[type, tuple[str, ...]] = {}  # every slot of a node class, for ``replace``
 
 
 class Span:
@@ -41,15 +42,17 @@ class Node:
 
     def replace(self, **changes: Any) -> "Node":
         """A copy with some fields changed; unchanged fields are shared, ``span`` is kept."""
-        new = object.__new__(type(self))
-        for cls in type(self).__mro__:
-            for name in getattr(cls, "__slots__", ()):
-                if name == "__weakref__":
-                    continue
-                if name in changes:
-                    _set(new, name, changes[name])
-                elif hasattr(self, name):
-                    _set(new, name, getattr(self, name))
+        cls = type(self)
+        names = _SLOTS.get(cls)
+        if names is None:
+            names = _SLOTS[cls] = tuple(name for c in cls.__mro__ for name in getattr(c, "__slots__", ())
+                                        if name != "__weakref__")
+        new = object.__new__(cls)
+        for name in names:
+            if name in changes:
+                _set(new, name, changes[name])
+            elif hasattr(self, name):
+                _set(new, name, getattr(self, name))
         return new
 
     def with_span(self, span: Span | None) -> "Node":
