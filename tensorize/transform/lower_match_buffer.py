@@ -25,6 +25,13 @@ def buffer_strides(buffer: Buffer) -> list[E.PrimExpr]:
     return strides[::-1]
 
 
+def _offset(origin, index):
+    """``origin + index``, keeping a vector index a ``Ramp`` (a contiguous load after flattening)."""
+    if isinstance(index, E.Ramp):
+        return E.Ramp(E.add(origin, index.base), index.stride, index.lanes)
+    return E.add(origin, index)
+
+
 class _MatchLowerer(StmtExprMutator):
     _methods: dict = {}
 
@@ -35,7 +42,7 @@ class _MatchLowerer(StmtExprMutator):
     def _source_indices(self, buffer: Buffer, indices):
         source, mins = self.views[id(buffer)]
         lead = len(mins) - len(indices)
-        return source, tuple(mins[:lead]) + tuple(E.add(m, i) for m, i in zip(mins[lead:], indices))
+        return source, tuple(mins[:lead]) + tuple(_offset(m, i) for m, i in zip(mins[lead:], indices))
 
     def visit_var_(self, op):
         return self.var_map.get(id(op), op)
