@@ -2,12 +2,15 @@
 
 Rules, each with a short name that starts the error message:
 
-* ``binding-extent``: each spatial/reduce block iterator's binding, over the loops around the
-  block, covers exactly the iterator's declared domain (``T.axis.spatial(128, i)`` under
-  ``for i in range(127)`` is an error); a ``T.where`` predicate may cut a larger image down.
+* ``binding-extent``: the image of each spatial/reduce iterator's binding over the loops around
+  the block lies inside the iterator's declared domain (a ``T.where`` predicate may cut a larger
+  image down), and a binding that is a single loop variable runs exactly the iterator's extent
+  (``T.axis.spatial(128, i)`` under ``for i in range(127)`` is an error). Composite bindings need
+  not cover the domain: after ``compute_at`` a block runs a tile of it per loop instance.
 * ``undefined-variable``: every variable used is a parameter, a buffer shape/stride/offset
   variable, a loop variable, a block iterator, a let variable or an allocation.
-* ``access-region``: a block reads and writes only inside its declared ``T.reads``/``T.writes``.
+* ``access-region``: a block reads and writes only inside its declared ``T.reads``/``T.writes``
+  (reported when provably outside; what the analyzer cannot decide is logged at debug level).
 * ``store-dtype``: a ``BufferStore`` stores a value of the buffer's dtype (lanes may widen for
   vector stores).
 * ``affine-binding`` (with ``check_affine=True``): bindings are quasi-affine in the loop
@@ -98,6 +101,8 @@ class _Checker(StmtExprVisitor):
         self.loop_var_ids: set[int] = set()
         self.spans: list[Span | None] = [getattr(func, "span", None)]
         self.blocks: list[S.Block] = []
+        self._ana = None            # the analyzer, built on first need (see _analyzer)
+        self._ana_known: set[int] = set()
         root = func.body.block if isinstance(func.body, S.BlockRealize) else None
         self.root_block = root if root is not None and not root.iter_vars else None
 
@@ -341,17 +346,35 @@ class _Checker(StmtExprVisitor):
 
     # -- rule: bindings ------------------------------------------------------------------------
     def _analyzer(self):
-        from ..arith import Analyzer
+        """An analyzer that knows the domains of the loop variables and block iterators in scope.
 
-        ana = Analyzer()
-        for var, dom in self.domains.values():
+        Built lazily and kept up to date incrementally: variables are unique objects, so a bound
+        left behind by a variable that went out of scope is never consulted again."""
+        from ..arith import Analyzer
+        from ..arith.bound import ConstIntBound
+
+        if self._ana is None:
+            self._ana = Analyzer()
+        ana = self._ana
+        for var_id, (var, dom) in self.domains.items():
+            if var_id in self._ana_known:
+                continue
+            self._ana_known.add(var_id)
             try:
-                ana.bind(var, dom)
+                if isinstance(dom.min, E.IntImm) and isinstance(dom.extent, E.IntImm):
+                    # the cheap path: a constant range is just a constant bound
+                    ana.update(var, ConstIntBound(dom.min.value, dom.min.value + dom.extent.value - 1), override=True)
+                else:
+                    ana.bind(var, dom, allow_override=True)
             except (TypeError, ValueError):  # a domain the analyzer cannot use: leave the variable unbounded
                 continue
         return ana
 
     def _check_bindings(self, realize: S.BlockRealize) -> None:
+        """TVM's rule: the image of each binding lies inside the iterator's domain (a ``T.where``
+        predicate may cut a larger image down), and a binding that is one loop variable (plus a
+        constant) runs over exactly the iterator's extent. Composite bindings (``i0 * 8 + ax0``
+        after ``compute_at``, or a partial region) need not cover the whole domain."""
         block = realize.block
         ana = None
         predicated = not (isinstance(realize.predicate, E.IntImm) and realize.predicate.value)
@@ -365,19 +388,30 @@ class _Checker(StmtExprVisitor):
             dom_min, dom_ext = iv.dom.min, iv.dom.extent
             if not (isinstance(dom_min, E.IntImm) and isinstance(dom_ext, E.IntImm)):
                 continue
-            if ana is None:
-                ana = self._analyzer()
-            bound = ana.const_int_bound(value)
-            lo, hi = bound.min_value, bound.max_value
-            if lo <= bound.NEG_INF or hi >= bound.POS_INF:
-                continue
-            count = hi - lo + 1
-            what = f"its binding {_show(value)} ranges over {count} {'iterations' if isinstance(value, E.Var) else 'values'}"
-            if count < dom_ext.value:
-                self.error("binding-extent", f"iterator {iv.var.name} has extent {dom_ext.value} but {what} under "
-                           f"the loops; make the loops cover the whole domain or shrink the domain to {count}",
-                           iv, key=id(iv))
-            elif not predicated and (lo < dom_min.value or hi > dom_min.value + dom_ext.value - 1):
+            loop_var = _single_loop_var(value)
+            if loop_var is not None and id(loop_var) in self.loop_var_ids and id(loop_var) in self.domains:
+                loop_ext = self.domains[id(loop_var)][1].extent
+                if isinstance(loop_ext, E.IntImm) and (loop_ext.value < dom_ext.value
+                                                       or (loop_ext.value > dom_ext.value and not predicated)):
+                    self.error("binding-extent", f"iterator {iv.var.name} has extent {dom_ext.value} but its binding "
+                               f"{_show(value)} ranges over {loop_ext.value} iterations under the loops; make the "
+                               f"loop run {dom_ext.value} times or declare the iterator with extent {loop_ext.value}",
+                               iv, key=id(iv))
+                    continue
+            if predicated:
+                continue  # the predicate may cut the image down; the bound alone cannot tell
+            if isinstance(value, E.IntImm):
+                lo = hi = value.value
+            elif isinstance(value, E.Var) and _const_range(self.domains.get(id(value))) is not None:
+                lo, hi = _const_range(self.domains[id(value)])  # the common T.axis.remap case, without the analyzer
+            else:
+                if ana is None:
+                    ana = self._analyzer()
+                bound = ana.const_int_bound(value)
+                lo, hi = bound.min_value, bound.max_value
+                if lo <= bound.NEG_INF or hi >= bound.POS_INF:
+                    continue
+            if lo < dom_min.value or hi > dom_min.value + dom_ext.value - 1:
                 self.error("binding-extent", f"iterator {iv.var.name} has domain [{dom_min.value}, "
                            f"{dom_min.value + dom_ext.value}) but its binding {_show(value)} takes values in "
                            f"[{lo}, {hi + 1}) under the loops; add a T.where predicate or fix the loops",
@@ -385,27 +419,138 @@ class _Checker(StmtExprVisitor):
 
     # -- rule: access regions ------------------------------------------------------------------
     def _check_regions(self, block: S.Block) -> None:
+        """Report an access outside the declared regions only when it is provably outside: an
+        access to a buffer not declared at all, one the analyzer proves to leave every declared
+        region, or one whose constant bounds leave the constant hull of every declared region.
+        What the analyzer cannot decide is logged, not reported."""
         from .block_access import infer_block_access
 
+        if _point_accesses_covered(block):
+            return  # the common case: straight-line body, every access is a declared point
         try:
             reads, writes = infer_block_access(block)
         except Exception as exc:  # noqa: BLE001 - an access the inference cannot model is not a user error here
             logger.debug("access inference failed on block %s: %s", block.name_hint, exc)
             return
-        ana = None
         for kind, actual, declared in (("reads", reads, block.reads), ("writes", writes, block.writes)):
             for region in actual:
                 candidates = [d for d in declared if d.buffer is region.buffer]
                 if kind == "reads" and block.init is not None:
                     candidates += [d for d in block.writes if d.buffer is region.buffer]
-                if ana is None:
+                if any(_same_or_inside(d, region) for d in candidates):
+                    continue  # the common case, decided without the analyzer
+                if candidates:
                     ana = self._analyzer()
-                if not any(_covers(ana, d, region) for d in candidates):
-                    verb = "reads" if kind == "reads" else "writes"
-                    declared_text = ", ".join(_region_text(d) for d in candidates) or "nothing of it"
-                    self.error("access-region", f"block {block.name_hint!r} {verb} {_region_text(region)} but declares "
-                               f"{declared_text} in T.{kind}; widen T.{kind} or drop it to let it be inferred",
-                               block, key=(id(block), kind, id(region.buffer)))
+                    verdicts = [_cover_verdict(ana, d, region) for d in candidates]
+                    if any(v is not False for v in verdicts):
+                        if all(v is None for v in verdicts):
+                            logger.debug("block %s: cannot prove that %s lies inside its T.%s", block.name_hint,
+                                         _region_text(region), kind)
+                        continue
+                declared_text = ", ".join(_region_text(d) for d in candidates) or "nothing of it"
+                self.error("access-region", f"block {block.name_hint!r} {kind} {_region_text(region)} but declares "
+                           f"{declared_text} in T.{kind}; widen T.{kind} or drop it to let it be inferred",
+                           block, key=(id(block), kind, id(region.buffer)))
+
+
+_SIMPLE_STMTS = (S.BufferStore, S.SeqStmt, S.IfThenElse, S.Evaluate)
+
+
+def _point_accesses_covered(block: S.Block) -> bool:
+    """True when the block body is straight-line code (no loops, lets, nested blocks or matched
+    buffers) whose every load and store is, index by index, a point its declared regions hold
+    syntactically. A fast path: False means "run the full check", not "an error"."""
+    if block.match_buffers:
+        return False
+    loads: list = []
+    stores: list = []
+    stack = [block.body] + ([block.init] if block.init is not None else [])
+    while stack:
+        stmt = stack.pop()
+        if type(stmt) not in _SIMPLE_STMTS:
+            return False
+        if type(stmt) is S.BufferStore:
+            stores.append(stmt)
+            if not _collect_loads(stmt.value, loads) or not all(_collect_loads(i, loads) for i in stmt.indices):
+                return False
+        elif type(stmt) is S.SeqStmt:
+            stack.extend(stmt.seq)
+        elif type(stmt) is S.IfThenElse:
+            if not _collect_loads(stmt.condition, loads):
+                return False
+            stack.append(stmt.then_case)
+            if stmt.else_case is not None:
+                stack.append(stmt.else_case)
+        elif not _collect_loads(stmt.value, loads):
+            return False
+    local = {id(b) for b in block.alloc_buffers}
+    written = {id(st.buffer) for st in stores}
+    for access, declared in [(st, block.writes) for st in stores] + [(ld, block.reads) for ld in loads]:
+        buffer = access.buffer
+        if id(buffer) in local or (declared is block.reads and id(buffer) in written):
+            continue  # local buffers are not declared; reads of written buffers are not listed
+        if not any(d.buffer is buffer and _holds_point(d, access.indices) for d in declared):
+            return False
+    return True
+
+
+def _collect_loads(expr, out: list) -> bool:
+    """Append the BufferLoads in ``expr`` to ``out``; False when ``expr`` has constructs the fast
+    path leaves to the full check (lets, vector indices)."""
+    t = type(expr)
+    if t is E.BufferLoad:
+        out.append(expr)
+        return all(type(i) is not E.Ramp and _collect_loads(i, out) for i in expr.indices)
+    if t is E.Let:
+        return False
+    if not isinstance(expr, E.PrimExpr):
+        return True
+    for field in t._fields:
+        value = getattr(expr, field)
+        if isinstance(value, E.PrimExpr):
+            if not _collect_loads(value, out):
+                return False
+        elif isinstance(value, (list, tuple)):
+            for item in value:
+                if isinstance(item, E.PrimExpr) and not _collect_loads(item, out):
+                    return False
+    return True
+
+
+def _holds_point(region: S.BufferRegion, indices) -> bool:
+    if len(region.region) != len(indices):
+        return False
+    for r, index in zip(region.region, indices):
+        if type(r.extent) is not E.IntImm:
+            return False
+        if type(r.min) is E.IntImm and type(index) is E.IntImm:
+            if not r.min.value <= index.value < r.min.value + r.extent.value:
+                return False
+        elif not _same_expr(r.min, index):
+            return False
+    return True
+
+
+def _const_range(entry) -> tuple[int, int] | None:
+    """The inclusive constant bounds of a ``(var, Range)`` domain entry, or None."""
+    if entry is None:
+        return None
+    dom = entry[1]
+    if type(dom.min) is E.IntImm and type(dom.extent) is E.IntImm:
+        return dom.min.value, dom.min.value + dom.extent.value - 1
+    return None
+
+
+def _single_loop_var(value):
+    """The variable of a binding that is one variable, or one variable plus/minus a constant."""
+    if isinstance(value, E.Var):
+        return value
+    if isinstance(value, (E.Add, E.Sub)):
+        if isinstance(value.a, E.Var) and isinstance(value.b, E.IntImm):
+            return value.a
+        if isinstance(value, E.Add) and isinstance(value.b, E.Var) and isinstance(value.a, E.IntImm):
+            return value.b
+    return None
 
 
 def _region_text(region: S.BufferRegion) -> str:
@@ -418,14 +563,88 @@ def _region_text(region: S.BufferRegion) -> str:
     return f"{region.buffer.name}[{', '.join(parts)}]"
 
 
-def _covers(ana, outer: S.BufferRegion, inner: S.BufferRegion) -> bool:
+def _same_or_inside(outer: S.BufferRegion, inner: S.BufferRegion) -> bool:
+    """A cheap syntactic cover: per dimension the same start (or a constant start inside a
+    constant range) and an extent no larger."""
     if len(outer.region) != len(inner.region):
         return False
     for o, i in zip(outer.region, inner.region):
-        if not (ana.can_prove(E.LE(*E.match_types(o.min, i.min)))
-                and ana.can_prove(E.LE(*E.match_types(i.min + i.extent, o.min + o.extent)))):
+        o_min, i_min, o_ext, i_ext = o.min, i.min, o.extent, i.extent
+        if type(o_ext) is not E.IntImm or type(i_ext) is not E.IntImm:
+            if not (_same_expr(o_min, i_min) and _same_expr(o_ext, i_ext)):
+                return False
+            continue
+        if type(o_min) is E.IntImm and type(i_min) is E.IntImm:
+            if not (o_min.value <= i_min.value and i_min.value + i_ext.value <= o_min.value + o_ext.value):
+                return False
+        elif not (i_ext.value <= o_ext.value and _same_expr(o_min, i_min)):
             return False
     return True
+
+
+def _same_expr(a, b) -> bool:
+    """Structural equality of index expressions where a variable matches only itself."""
+    if a is b:
+        return True
+    if type(a) is not type(b) or isinstance(a, E.Var):
+        return False
+    if isinstance(a, E.IntImm):
+        return a.value == b.value and a.dtype == b.dtype
+    if isinstance(a, E.PrimExpr):
+        if a.dtype != b.dtype:
+            return False
+        return all(_same_expr(getattr(a, f), getattr(b, f)) for f in type(a)._fields)
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(_same_expr(x, y) for x, y in zip(a, b))
+    return a == b
+
+
+def _cover_verdict(ana, outer: S.BufferRegion, inner: S.BufferRegion):
+    """True when ``outer`` provably covers ``inner``, False when ``inner`` provably leaves it (in
+    every instance, or by constant bounds that are attained), None when undecided."""
+    if len(outer.region) != len(inner.region):
+        return False
+    covered = True
+    for o, i in zip(outer.region, inner.region):
+        o_lo, i_lo = E.match_types(o.min, i.min)
+        o_hi, i_hi = E.match_types(o.min + o.extent, i.min + i.extent)
+        below_ok, above_ok = ana.can_prove(E.LE(o_lo, i_lo)), ana.can_prove(E.LE(i_hi, o_hi))
+        if below_ok and above_ok:
+            continue
+        covered = False
+        if ana.can_prove(E.LT(i_lo, o_lo)) or ana.can_prove(E.LT(o_hi, i_hi)):
+            return False
+        # Constant hulls over the iterators: the declared region never leaves its hull, and the
+        # access attains its bounds when it is a sum of distinct variables times constants.
+        if _attains_bounds(i.min) and isinstance(i.extent, E.IntImm):
+            access = ana.const_int_bound(i.min)
+            hull_lo, hull_hi = ana.const_int_bound(o.min), ana.const_int_bound(o.min + o.extent)
+            finite = all(not (b.min_value <= b.NEG_INF or b.max_value >= b.POS_INF) for b in (access, hull_lo, hull_hi))
+            if finite and (access.min_value < hull_lo.min_value
+                           or access.max_value + i.extent.value > hull_hi.max_value):
+                return False
+    return True if covered else None
+
+
+def _attains_bounds(expr) -> bool:
+    """True for ``c0 + sum(k * v)`` with each variable once: its constant bound is reached."""
+    seen: set[int] = set()
+
+    def walk(e) -> bool:
+        if isinstance(e, E.IntImm):
+            return True
+        if isinstance(e, E.Var):
+            if id(e) in seen:
+                return False
+            seen.add(id(e))
+            return True
+        if isinstance(e, (E.Add, E.Sub)):
+            return walk(e.a) and walk(e.b)
+        if isinstance(e, E.Mul):
+            return (isinstance(e.a, E.IntImm) and walk(e.b)) or (isinstance(e.b, E.IntImm) and walk(e.a))
+        return False
+
+    return walk(expr)
 
 
 def _is_quasi_affine(expr) -> bool:

@@ -28,6 +28,9 @@ from .frames import BlockFrame, FunctionFrame
 from .source import Source
 
 
+_STMT_METHODS: dict[type, Any] = {}  # AST class -> Parser.stmt_<Class>
+
+
 class _Consumed:
     """A statement that took the rest of its body as its own body."""
 
@@ -180,10 +183,13 @@ class Parser:
             self.pop_scope()
 
     def parse_stmt(self, node: ast.stmt, rest: list[ast.stmt]):
-        method = getattr(self, "stmt_" + type(node).__name__, None)
+        method = _STMT_METHODS.get(type(node))
         if method is None:
-            raise self.error(node, f"unsupported Python statement in TVMScript: {type(node).__name__}")
-        return method(node, rest)
+            method = getattr(Parser, "stmt_" + type(node).__name__, None)
+            if method is None:
+                raise self.error(node, f"unsupported Python statement in TVMScript: {type(node).__name__}")
+            _STMT_METHODS[type(node)] = method
+        return method(self, node, rest)
 
     # -- simple statements -------------------------------------------------------------------
     def stmt_Pass(self, node, rest):

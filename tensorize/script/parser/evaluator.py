@@ -37,6 +37,7 @@ _REGION_CALLS = (T.reads, T.writes, T.match_buffer)
 _IR_COMPARE = {ast.Lt: E.LT, ast.LtE: E.LE, ast.Gt: E.GT, ast.GtE: E.GE, ast.Eq: E.EQ, ast.NotEq: E.NE}
 
 _MISSING = object()
+_EVAL_METHODS: dict[type, Any] = {}  # AST class -> ExprEvaluator.eval_<Class>
 
 
 def _is_ir(value) -> bool:
@@ -94,10 +95,14 @@ class ExprEvaluator:
         return self.parser.source.error(node, message)
 
     def eval(self, node: ast.expr) -> Any:
-        method = getattr(self, "eval_" + type(node).__name__, None)
+        # Dispatch on the AST class through a per-class table (the hot path of parsing).
+        method = _EVAL_METHODS.get(type(node))
         if method is None:
-            raise self.error(node, f"unsupported Python expression in TVMScript: {type(node).__name__}")
-        return method(node)
+            method = getattr(type(self), "eval_" + type(node).__name__, None)
+            if method is None:
+                raise self.error(node, f"unsupported Python expression in TVMScript: {type(node).__name__}")
+            _EVAL_METHODS[type(node)] = method
+        return method(self, node)
 
     # -- leaves ------------------------------------------------------------------------------
     def eval_Constant(self, node: ast.Constant):
