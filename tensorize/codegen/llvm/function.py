@@ -5,9 +5,12 @@ Loops are emitted with a phi-node induction variable. ``VECTORIZED`` loops that 
 ``llvm.loop.vectorize.enable``; ``UNROLLED`` loops carry ``llvm.loop.unroll.full`` (constant
 extent) or ``unroll.enable``.
 
-Parallel loops run on OpenMP through libgomp: the loop body is outlined into
-``void body(ptr closure)``, the values it uses are packed into a struct on the caller's stack,
-and ``GOMP_parallel(body, closure, num_threads, 0)`` runs it on the team. Each thread takes one
+Parallel loops run on OpenMP through libgomp: the values the loop uses are packed into a struct
+on the caller's stack, and ``GOMP_parallel(task, closure, num_threads, 0)`` runs
+``void task(ptr closure)`` on the team. ``task`` only unpacks the closure and calls the loop body,
+outlined as its own function whose pointer parameters keep the ``noalias`` and ``align``
+attributes of the buffers they carry: LLVM inlines it into ``task`` and turns ``noalias`` into
+alias scopes, so the body vectorizes without run-time alias checks, as it would unparallelized. Each thread takes one
 contiguous chunk of ``ceil(extent / omp_get_num_threads())`` iterations (static schedule, as
 TVM's own thread pool does). A parallel loop nested inside another runs serially. The team size is
 the module global ``__tensorize_num_threads`` (0 lets libgomp decide), which the runtime sets
@@ -37,12 +40,14 @@ class FunctionCodegen(ExprCodegen):
     success); outlined parallel bodies return void."""
 
     def __init__(self, ctx, function: ir.Function, name: str, returns_status: bool = True,
-                 parallel_depth: int = 0, data_alignment: dict | None = None):
+                 parallel_depth: int = 0, data_alignment: dict | None = None, noalias: set | None = None):
         self.ctx, self.function, self.name = ctx, function, name
         self.returns_status = returns_status
         self.parallel_depth = parallel_depth
         self.vars: dict = {}
         self.data_alignment: dict = dict(data_alignment or {})
+        # Pointer variables known to address distinct objects (noalias params, allocations).
+        self.noalias: set = set(noalias or ())
         entry = function.append_basic_block("entry")
         self.entry_builder = ir.IRBuilder(entry)  # allocas go here, before the first branch
         body = function.append_basic_block("body")
@@ -147,6 +152,7 @@ class FunctionCodegen(ExprCodegen):
                 count = None
         total_bytes = None if count is None else count * byte_size(s.dtype)
         self.data_alignment[s.buffer_var] = HEAP_ALIGNMENT
+        self.noalias.add(s.buffer_var)
         if total_bytes is not None and total_bytes <= STACK_LIMIT_BYTES:
             storage = self.entry_builder.alloca(ir.ArrayType(element, max(count, 1)))
             storage.align = HEAP_ALIGNMENT
@@ -211,11 +217,18 @@ class FunctionCodegen(ExprCodegen):
         del self.vars[var]
 
     def parallel_for(self, s) -> None:
-        """Outline the loop body and run it with ``GOMP_parallel`` (see the module docstring)."""
+        """Run the loop with ``GOMP_parallel`` (see the module docstring)."""
         ctx, b = self.ctx, self.builder
         captured = [v for v in free_vars(s.body) if v in self.vars and v is not s.loop_var]
-        begin, extent = self.expr(s.min), self.expr(s.extent)
-        values = [begin, extent] + [self.vars[v] for v in captured]
+        # One closure slot per distinct LLVM value: two variables bound to the same pointer must not
+        # become two noalias parameters.
+        values, slot_of = [self.expr(s.min), self.expr(s.extent)], {}
+        for var in captured:
+            value = self.vars[var]
+            slot_of[var] = next((k for k, v in enumerate(values) if v is value and k >= 2), None)
+            if slot_of[var] is None:
+                slot_of[var] = len(values)
+                values.append(value)
         closure_type = ir.LiteralStructType([v.type for v in values])
         closure = self.entry_builder.alloca(closure_type)
         closure.type = PTR
@@ -223,17 +236,44 @@ class FunctionCodegen(ExprCodegen):
             b.store(value, b.gep(closure, [ir.Constant(I32, 0), ir.Constant(I32, position)], source_etype=closure_type))
 
         self._outlined += 1
-        outlined = ir.Function(ctx.module, ir.FunctionType(ir.VoidType(), [PTR]),
-                               name=f"{self.function.name}_parallel_{self._outlined}")
-        outlined.linkage = "internal"
-        outlined.attributes.add("nounwind")
-        inner = FunctionCodegen(ctx, outlined, self.name, returns_status=False, parallel_depth=self.parallel_depth + 1,
-                                data_alignment=self.data_alignment)
-        ib = inner.builder
-        fields = [ib.load(ib.gep(outlined.args[0], [ir.Constant(I32, 0), ir.Constant(I32, k)], source_etype=closure_type),
+        base_name = f"{self.function.name}_parallel_{self._outlined}"
+        body = self._parallel_body(s, base_name, values, captured, slot_of)
+        task = ir.Function(ctx.module, ir.FunctionType(ir.VoidType(), [PTR]), name=base_name)
+        task.linkage = "internal"
+        task.attributes.add("nounwind")
+        tb = ir.IRBuilder(task.append_basic_block("entry"))
+        fields = [tb.load(tb.gep(task.args[0], [ir.Constant(I32, 0), ir.Constant(I32, k)], source_etype=closure_type),
                           typ=v.type) for k, v in enumerate(values)]
-        inner_begin, inner_extent = fields[0], fields[1]
-        inner.vars.update(zip(captured, fields[2:]))
+        tb.call(body, fields)
+        tb.ret_void()
+
+        num_threads = b.load(ctx.num_threads_global, typ=I32)
+        gomp_parallel = ctx.declare("GOMP_parallel", ir.VoidType(), [PTR, PTR, I32, I32])
+        b.call(gomp_parallel, [task, closure, num_threads, ir.Constant(I32, 0)])
+        ctx.uses_openmp = True
+        if self.returns_status:
+            error = b.load(ctx.error_global, typ=PTR)
+            self.fail_unless_error_clear(error)
+
+    def _parallel_body(self, s, name: str, values: list, captured: list, slot_of: dict) -> ir.Function:
+        """``void body(begin, extent, captured...)``: this thread's chunk of the loop ``s``."""
+        ctx = self.ctx
+        body = ir.Function(ctx.module, ir.FunctionType(ir.VoidType(), [v.type for v in values]), name=f"{name}_body")
+        body.linkage = "internal"
+        body.attributes.add("nounwind")
+        body.attributes.add("alwaysinline")
+        for var in captured:
+            arg = body.args[slot_of[var]]
+            arg.name = var.name
+            if isinstance(arg.type, ir.PointerType) and var in self.noalias:
+                arg.add_attribute("noalias")
+                if self.data_alignment.get(var, 1) > 1:
+                    arg.attributes.align = self.data_alignment[var]
+        inner = FunctionCodegen(ctx, body, self.name, returns_status=False, parallel_depth=self.parallel_depth + 1,
+                                data_alignment=self.data_alignment, noalias=self.noalias)
+        ib = inner.builder
+        inner.vars.update((var, body.args[slot_of[var]]) for var in captured)
+        inner_begin, inner_extent = body.args[0], body.args[1]
         index_type = inner_begin.type
         threads = ib.call(ctx.declare("omp_get_num_threads", I32, []), [])
         thread = ib.call(ctx.declare("omp_get_thread_num", I32, []), [])
@@ -247,14 +287,7 @@ class FunctionCodegen(ExprCodegen):
         hi = ib.select(ib.icmp_signed("<", hi_candidate, stop), hi_candidate, stop)
         inner.loop(s.loop_var, lo, hi, lambda: inner.stmt(s.body))
         inner.finish()
-
-        num_threads = b.load(ctx.num_threads_global, typ=I32)
-        gomp_parallel = ctx.declare("GOMP_parallel", ir.VoidType(), [PTR, PTR, I32, I32])
-        b.call(gomp_parallel, [outlined, closure, num_threads, ir.Constant(I32, 0)])
-        ctx.uses_openmp = True
-        if self.returns_status:
-            error = b.load(ctx.error_global, typ=PTR)
-            self.fail_unless_error_clear(error)
+        return body
 
     def fail_unless_error_clear(self, error: ir.Value) -> None:
         b = self.builder

@@ -138,6 +138,8 @@ def emit_prim_func(ctx: ModuleContext, name: str, func: PrimFunc) -> FunctionSig
             cg.vars[param] = arg
             cg.vars[buffer.data] = arg
             cg.data_alignment[buffer.data] = buffer.data_alignment
+            if noalias:
+                cg.noalias.add(buffer.data)
         else:
             cg.vars[param] = _from_c_scalar(cg, arg, param.dtype)
     for var, arg in zip(signature.implicit, function.args[len(binders):]):
