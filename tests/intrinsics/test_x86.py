@@ -78,6 +78,8 @@ def test_vnni_gemm_64_exact_and_asm():
     np.testing.assert_array_equal(got, ref)
     asm = f.get_source("asm")
     assert re.search(r"vpdpbusd\s+.*zmm", asm), "the tensorized GEMM must use vpdpbusd on zmm registers"
+    # The views' vector accesses must stay contiguous loads after lowering, never gathers/scatters.
+    assert "gather" not in asm and "scatter" not in asm
 
 
 @needs("avx512vnni")
