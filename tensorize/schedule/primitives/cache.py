@@ -2,8 +2,9 @@
 
 Each new buffer is allocated in the scope block of the block it serves; copy blocks are named
 after the buffer and scope as TVM does (``A_shared``, ``C_local``, ``A_wmma.matrix_a``,
-``A_reindex``) and placed in the scope's body right before the first consumer (``cache_read``,
-reindex of a read) or right after the writer (``cache_write``, reindex of a write).
+``A_reindex``). Cache stages are placed as TVM places them (see ``cache_utils``: after the writer,
+under the loops it shares with the first consumer); reindex stages go right before the block
+(a read) or right after it (a write).
 """
 from __future__ import annotations
 
@@ -13,9 +14,11 @@ from ...ir.functor import post_order_visit, substitute
 from ...ir.structural import structural_equal
 from ...ir.stmt import Block, BlockRealize, BufferRegion, BufferStore, For, Stmt
 from ..base import ScheduleBase, primitive
-from ..region_utils import (
-    block_region_in_loops, hull, loop_dom, make_analyzer, rebuild_scope, replace_buffers, scope_parts, top_child,
+from ..cache_utils import (
+    PlacementError, after_stage, common_loop, copy_stage, full_region, insert_stage, loops_above, reads_buffer,
+    region_of, relax_below, scope_children, stage_location, storage_scope_error, writes_buffer,
 )
+from ..region_utils import rebuild_scope, replace_buffers, scope_parts, top_child
 from ..rv import BlockRV
 from ..tree import replace_many
 
@@ -26,25 +29,6 @@ def new_buffer_like(buf: Buffer, name: str, scope: str | None = None, shape=None
     data = E.Var(name, E.PointerType(dtype, scope if scope is not None else buf.scope()))
     return Buffer(data, dtype, buf.shape if shape is None else shape, name=name,
                   data_alignment=buf.data_alignment, offset_factor=buf.offset_factor)
-
-
-def copy_nest(name: str, src: Buffer, dst: Buffer, region: list[E.Range], ana) -> Stmt:
-    """Loops ``ax0, ax1, ...`` over ``region`` around a block ``name`` doing ``dst[v] = src[v]``
-    (``src`` and ``dst`` have the same shape; iterators ``v0, v1, ...`` span the whole shape)."""
-    loops, ivars, values = [], [], []
-    for axis, rng in enumerate(region):
-        var = E.Var(f"ax{axis}", rng.extent.dtype)
-        loops.append((var, rng.extent))
-        dom = E.Range.from_min_extent(0, dst.shape[axis])
-        ivars.append(E.IterVar(dom, E.Var(f"v{axis}", var.dtype), E.IterVar.DataPar))
-        values.append(ana.simplify(E.add(rng.min, var)))
-    vs = [iv.var for iv in ivars]
-    body = BufferStore(dst, E.BufferLoad(src, vs), vs)
-    block = Block(ivars, [BufferRegion.from_point(src, vs)], [BufferRegion.from_point(dst, vs)], name, body)
-    stmt: Stmt = BlockRealize(values, True, block)
-    for var, ext in reversed(loops):
-        stmt = For(var, 0, ext, body=stmt)
-    return stmt
 
 
 def unique_block_name(tree, base: str) -> str:
@@ -85,26 +69,86 @@ class Cache(ScheduleBase):
     def _commit_scope(self, func_name, tree, scope, children, new_buffers) -> None:
         self._set_body(func_name, rebuild_scope(tree, scope, children, new_buffers))
 
-    def _full_region(self, tree, realizes, buf, use_reads: bool, ana) -> list[E.Range]:
-        """The hull of the regions of ``buf`` the blocks access, relaxed over all their loops."""
-        out = None
-        for r in realizes:
-            dom = loop_dom(tree.loops_of(r))
-            for region in (r.block.reads if use_reads else r.block.writes):
-                if region.buffer is buf:
-                    rng = block_region_in_loops(r, region, dom, ana)
-                    out = rng if out is None else hull(out, rng, ana)
-        if out is None or any(not isinstance(x.extent, E.IntImm) for x in out):
-            out = [E.Range.from_min_extent(0, s) for s in buf.shape]
+    def _block_arg(self, block) -> BlockRV:
+        """A BlockRV from a handle or a block name (TVM accepts both)."""
+        if isinstance(block, str):
+            return BlockRV(block, self._func_name(None))
+        return block
+
+    def _buffer_index(self, realize, arg, kind: str, what: str) -> int:
+        """The index among the block's reads/writes of ``arg`` (an index, a Buffer or a buffer name)."""
+        regions = realize.block.reads if kind == "read" else realize.block.writes
+        if isinstance(arg, (Buffer, str)):
+            for i, r in enumerate(regions):
+                if r.buffer is arg or (isinstance(arg, str) and r.buffer.name == arg):
+                    return i
+            name = arg if isinstance(arg, str) else arg.name
+            raise self._error(f"{what}: block {realize.block.name_hint!r} does not {kind} a buffer named {name!r}; it "
+                              f"{kind}s {[r.buffer.name for r in regions]}", realize)
+        i = self._int(arg, f"{kind}_buffer_index")
+        if not 0 <= i < len(regions):
+            raise self._error(f"{what}: block {realize.block.name_hint!r} has {len(regions)} {kind} buffers; "
+                              f"{kind}_buffer_index {i} is out of range", realize)
+        return i
+
+    def _cache_setup(self, realize, tree, storage_scope: str, what: str):
+        """Checks shared by cache_read/cache_write; returns (scope realize, its child blocks)."""
+        why = storage_scope_error(storage_scope)
+        if why is not None:
+            raise self._error(f"{what}: {why}", realize)
+        scope = tree.parent_block_realize(realize)
+        return scope, tree.child_block_realizes(scope if scope is not None else tree.root)
+
+    def _consumer_arg(self, blocks, tree, scope, buf, what: str, realize) -> list:
+        """Resolve ``consumer_blocks`` to realizes that read ``buf`` inside the scope."""
+        out = []
+        for b in blocks or []:
+            c = self._block(self._block_arg(b))[2]
+            if scope is not None and not tree.is_ancestor(scope, c):
+                raise self._error(f"{what}: consumer block {c.block.name_hint!r} is not in the scope block "
+                                  f"{scope.block.name_hint!r} of {realize.block.name_hint!r}", c)
+            if not reads_buffer(c, buf):
+                raise self._error(f"{what}: consumer block {c.block.name_hint!r} does not read buffer {buf.name!r}", c)
+            out.append(c)
         return out
+
+    def _only_writer(self, siblings, buf, what: str, realize):
+        writers = [s for s in siblings if writes_buffer(s, buf)]
+        if len(writers) > 1:
+            raise self._error(f"{what}: the buffer {buf.name!r} is expected to be written by a single block, but "
+                              f"{len(writers)} blocks write it ({[w.block.name_hint for w in writers]}); apply "
+                              f"{what} before primitives that split the writer (decompose_reduction, rfactor)", realize)
+        return writers[0] if writers else None
+
+    def _place(self, tree, scope, writer, related, buf, what: str):
+        """(loc, pos) of the stage after ``writer`` and before the first of ``related`` (see cache_utils)."""
+        if writer is None:
+            return None, 0
+        if not related:
+            return None, len(scope_children(tree, scope, None))
+        first = min(related, key=lambda r: tree.order[id(r)])
+        if tree.precedes(first, writer):
+            raise self._error(f"{what}: block {first.block.name_hint!r} reads {buf.name!r} "
+                              f"before its writer {writer.block.name_hint!r} runs, so no copy placed after the writer "
+                              "can serve it; leave it out of consumer_blocks", first)
+        try:
+            return stage_location(tree, scope, writer, first)
+        except PlacementError as err:
+            raise self._error(f"{what}: {err}", first) from None
 
     # -- primitives ----------------------------------------------------------------------------
     @primitive
-    def cache_read(self, block: BlockRV, read_buffer_index: int, storage_scope: str,
-                   consumer_blocks: list[BlockRV] | None = None) -> BlockRV:
-        """Read the ``read_buffer_index``-th read buffer of ``block`` through a new buffer in
-        ``storage_scope``: a copy block ``<buffer>_<scope>`` is inserted before the first consumer and
-        the consumers (all readers in the scope, or ``consumer_blocks``) read the copy.
+    def cache_read(self, block: BlockRV | str, read_buffer_index, storage_scope: str,
+                   consumer_blocks: list[BlockRV | str] | None = None) -> BlockRV:
+        """Read the ``read_buffer_index``-th read buffer of ``block`` (an index, the Buffer or its
+        name) through a new buffer ``<buffer>_<scope>`` in ``storage_scope``, filled by a new copy
+        block of that name. The readers in the scope (or only ``consumer_blocks``) read the copy.
+
+        Where the copy goes (as TVM): for a buffer written in the scope, under the lowest loop that
+        holds both its writer and the first consumer, right before the consumer's statement; it copies
+        what the writer writes in one iteration of that loop. For a buffer only read in the scope (a
+        function input), at the start of the scope, copying the region the scope reads (the whole
+        buffer at the root); move it with ``compute_at`` to shrink it to a tile.
 
         Before::
 
@@ -124,53 +168,74 @@ class Cache(ScheduleBase):
                 with T.block("B"):
                     vi, vj = T.axis.remap("SS", [i, j])
                     B[vi, vj] = A_local[vi, vj] * T.float32(2)
+
+        An intermediate buffer produced and consumed under a shared loop (after ``compute_at``) is
+        copied inside that loop, one row per iteration here::
+
+            for i in range(128):
+                for ax0 in range(128):
+                    with T.block("B"):
+                        ...
+                        B[vi, vj] = A[vi, vj] * T.float32(2)
+                for ax0 in range(128):
+                    with T.block("B_shared"):
+                        v0 = T.axis.spatial(128, i)
+                        v1 = T.axis.spatial(128, ax0)
+                        B_shared[v0, v1] = B[v0, v1]
+                for j in range(128):
+                    with T.block("C"):
+                        ...
+                        C[vi, vj] = B_shared[vi, vj] + T.float32(1)
         """
+        what = "cache_read"
+        block = self._block_arg(block)
         func_name, tree, realize = self._block(block)
-        reads = realize.block.reads
-        i = self._int(read_buffer_index, "read_buffer_index")
-        if not 0 <= i < len(reads):
-            raise self._error(f"cache_read: block {realize.block.name_hint!r} has {len(reads)} read buffers; "
-                              f"read_buffer_index {i} is out of range", realize)
-        buf = reads[i].buffer
-        scope, children = self._scope_parts(tree, realize)
-        siblings = tree.child_block_realizes(scope if scope is not None else tree.root)
-        if consumer_blocks:
-            consumers = [self._block(b)[2] for b in consumer_blocks]
-            missing = [c.block.name_hint for c in consumers if not any(id(r.buffer) == id(buf) for r in c.block.reads)]
-            if missing:
-                raise self._error(f"cache_read: consumer blocks {missing} do not read buffer {buf.name!r}", realize)
+        i = self._buffer_index(realize, read_buffer_index, "read", what)
+        buf = realize.block.reads[i].buffer
+        scope, siblings = self._cache_setup(realize, tree, storage_scope, what)
+        writer = self._only_writer(siblings, buf, what, realize)
+        if writer is realize:
+            raise self._error(f"{what}: block {realize.block.name_hint!r} both reads and writes {buf.name!r}, so its "
+                              "reads cannot come from a copy made after it; use cache_write for a buffer a block "
+                              "updates", realize)
+        chosen = self._consumer_arg(consumer_blocks, tree, scope, buf, what, realize)
+        consumers = chosen or [s for s in siblings if s is not writer and reads_buffer(s, buf)]
+        if writer is not None and any(c is writer for c in chosen):
+            raise self._error(f"{what}: consumer block {writer.block.name_hint!r} writes {buf.name!r}; only readers "
+                              "can read the copy", writer)
+        related = chosen or [s for s in siblings if reads_buffer(s, buf) and writer is not None
+                             and tree.precedes(writer, s)]
+        loc, pos = self._place(tree, scope, writer, related, buf, what)
+        children = scope_children(tree, scope, loc)
+        late = [c for c in consumers if not after_stage(tree, loc, children, pos, c)]
+        if late:
+            c = late[0]
+            raise self._error(f"{what}: block {c.block.name_hint!r} reads {buf.name!r} before the copy, which must "
+                              f"follow the writer {writer.block.name_hint!r}; pass consumer_blocks without it", c)
+        if writer is not None:
+            region = relax_below(tree, writer, region_of(writer.block.writes, buf), loc)
         else:
-            consumers = [s for s in siblings if any(r.buffer is buf for r in s.block.reads)]
-            if realize not in consumers:
-                consumers.append(realize)
-        for c in consumers:
-            if any(w.buffer is buf for w in c.block.writes):
-                raise self._error(f"cache_read: block {c.block.name_hint!r} both reads and writes {buf.name!r}; "
-                                  "use cache_write for a buffer a block updates", c)
-        first = min((self._top_child(tree, children, c) for c in consumers))
-        for s in siblings:
-            if any(w.buffer is buf for w in s.block.writes) and self._top_child(tree, children, s) >= first:
-                raise self._error(f"cache_read: block {s.block.name_hint!r} writes {buf.name!r} inside or after the "
-                                  "first consumer's loop nest, so no single copy can serve the consumers; apply "
-                                  "cache_read before compute_at", s)
-        ana = make_analyzer({})
-        region = self._full_region(tree, consumers, buf, True, ana)
+            declared = region_of(scope.block.reads, buf) if scope is not None else None
+            region = list(declared.region) if declared is not None else full_region(buf)
         name = unique_block_name(tree, f"{buf.name}_{storage_scope}")
         cache = new_buffer_like(buf, f"{buf.name}_{storage_scope}", storage_scope)
-        nest = copy_nest(name, buf, cache, region, ana)
+        stage = copy_stage(name, buf, cache, region, loops_above(tree, loc))
         swap = {id(buf): cache}
         repl = {id(c): replace_buffers(c, swap) for c in consumers}
-        new_children = [replace_many(ch, repl) for ch in children]
-        new_children.insert(first, nest)
-        self._commit_scope(func_name, tree, scope, new_children, [cache])
+        self._set_body(func_name, insert_stage(tree, scope, loc, pos, stage, repl, [cache]))
         return BlockRV(name, func_name)
 
     @primitive
-    def cache_write(self, block: BlockRV, write_buffer_index: int, storage_scope: str,
-                    consumer_blocks: list[BlockRV] | None = None) -> BlockRV:
-        """Make ``block`` write its ``write_buffer_index``-th write buffer into a new buffer in
-        ``storage_scope``; a copy block ``<buffer>_<scope>`` inserted right after it writes the
-        original buffer. ``consumer_blocks`` read the cache directly.
+    def cache_write(self, block: BlockRV | str, write_buffer_index, storage_scope: str,
+                    consumer_blocks: list[BlockRV | str] | None = None) -> BlockRV:
+        """Make ``block`` write its ``write_buffer_index``-th write buffer (an index, the Buffer or its
+        name) into a new buffer ``<buffer>_<scope>`` in ``storage_scope``; a new copy block of that
+        name writes the values back. ``consumer_blocks`` read the new buffer directly.
+
+        Where the copy goes (as TVM): under the lowest loop that holds both ``block`` and the first
+        block that still reads the original buffer, right before that reader's statement, copying
+        what ``block`` writes in one iteration of that loop; at the end of the scope when no block
+        reads the original buffer (an output). ``reverse_compute_at`` then moves it into a tile.
 
         Before::
 
@@ -191,38 +256,38 @@ class Cache(ScheduleBase):
                     v0, v1 = T.axis.remap("SS", [ax0, ax1])
                     B[v0, v1] = B_local[v0, v1]
         """
+        what = "cache_write"
+        block = self._block_arg(block)
         func_name, tree, realize = self._block(block)
-        writes = realize.block.writes
-        i = self._int(write_buffer_index, "write_buffer_index")
-        if not 0 <= i < len(writes):
-            raise self._error(f"cache_write: block {realize.block.name_hint!r} has {len(writes)} write buffers; "
-                              f"write_buffer_index {i} is out of range", realize)
-        buf = writes[i].buffer
-        scope, children = self._scope_parts(tree, realize)
-        siblings = tree.child_block_realizes(scope if scope is not None else tree.root)
-        others = [s for s in siblings if s is not realize and any(w.buffer is buf for w in s.block.writes)]
-        if others:
-            raise self._error(f"cache_write: block {realize.block.name_hint!r} is not the only writer of "
-                              f"{buf.name!r} (also {[s.block.name_hint for s in others]}); apply cache_write before "
-                              "decompose_reduction or similar splits", realize)
-        pos = self._top_child(tree, children, realize)
-        readers_in_nest = [s for s in siblings if s is not realize and any(r.buffer is buf for r in s.block.reads)
-                           and self._top_child(tree, children, s) == pos]
-        if readers_in_nest:
-            raise self._error(f"cache_write: blocks {[s.block.name_hint for s in readers_in_nest]} read {buf.name!r} "
-                              f"in the same loop nest as {realize.block.name_hint!r}; apply cache_write before "
-                              "compute_at", realize)
-        consumers = [self._block(b)[2] for b in (consumer_blocks or [])]
-        ana = make_analyzer({})
-        region = self._full_region(tree, [realize], buf, False, ana)
+        i = self._buffer_index(realize, write_buffer_index, "write", what)
+        buf = realize.block.writes[i].buffer
+        scope, siblings = self._cache_setup(realize, tree, storage_scope, what)
+        self._only_writer(siblings, buf, what, realize)
+        chosen = self._consumer_arg(consumer_blocks, tree, scope, buf, what, realize)
+        for c in chosen:
+            if c is realize or not tree.precedes(realize, c):
+                raise self._error(f"{what}: consumer block {c.block.name_hint!r} does not come after "
+                                  f"{realize.block.name_hint!r}, so it cannot read what the block writes", c)
+        chosen_ids = {id(c) for c in chosen}
+        others = [s for s in siblings if s is not realize and id(s) not in chosen_ids and reads_buffer(s, buf)]
+        related = [s for s in others if tree.precedes(realize, s)]
+        loc, pos = self._place(tree, scope, realize, related, buf, what)
+        # A reader before the writer sees the written values only through a loop-carried dependence;
+        # the copy must then run inside that loop too.
+        for s in others:
+            if tree.precedes(s, realize):
+                shared = common_loop(tree, s, realize)
+                if shared is not None and not (loc is shared or (loc is not None and tree.is_ancestor(shared, loc))):
+                    raise self._error(f"{what}: block {s.block.name_hint!r} reads {buf.name!r} in a later iteration "
+                                      f"of loop {shared.loop_var.name} than {realize.block.name_hint!r} writes it, but "
+                                      "the copy back would run after that loop", s)
+        region = relax_below(tree, realize, region_of(realize.block.writes, buf), loc)
         name = unique_block_name(tree, f"{buf.name}_{storage_scope}")
         cache = new_buffer_like(buf, f"{buf.name}_{storage_scope}", storage_scope)
-        nest = copy_nest(name, cache, buf, region, ana)
+        stage = copy_stage(name, cache, buf, region, loops_above(tree, loc))
         swap = {id(buf): cache}
-        repl = {id(c): replace_buffers(c, swap) for c in [realize] + consumers}
-        new_children = [replace_many(ch, repl) for ch in children]
-        new_children.insert(pos + 1, nest)
-        self._commit_scope(func_name, tree, scope, new_children, [cache])
+        repl = {id(c): replace_buffers(c, swap) for c in [realize] + chosen}
+        self._set_body(func_name, insert_stage(tree, scope, loc, pos, stage, repl, [cache]))
         return BlockRV(name, func_name)
 
     @primitive

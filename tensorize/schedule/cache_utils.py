@@ -1,0 +1,195 @@
+"""Where a cache stage goes and what it copies (the analysis behind ``cache_read``/``cache_write``).
+
+TensorIR places a cache copy as TVM does:
+
+* a buffer written inside the scope (an intermediate buffer, or an output for ``cache_write``): at the
+  lowest loop (or the scope root) that holds both the writer and the first of the *related* blocks
+  (the consumers that will read through the copy for ``cache_read``; the consumers that keep reading
+  the original buffer for ``cache_write``), right before the child of that loop holding the related
+  block. The copied region is the writer's write region relaxed over the loops *below* that
+  position only, i.e. what one iteration of the enclosing loops produces;
+* a buffer only read in the scope (a function input): at the start of the scope, copying the region
+  the scope block declares it reads (the whole buffer at a function's root block);
+* a written buffer nobody else reads: at the end of the scope.
+
+>>> # loc, pos = stage_location(tree, scope, writer, first_consumer)
+>>> # region = relax_below(tree, writer, writer_region, loc)
+"""
+from __future__ import annotations
+
+from ..ir import expr as E
+from ..ir.buffer import Buffer
+from ..ir.stmt import Block, BlockRealize, BufferRegion, BufferStore, For, Stmt, stmt_list
+from .region_utils import block_region_in_loops, loop_dom, make_analyzer, rebuild_scope, seq, top_child
+from .tree import StmtIndex, replace_many
+
+# The storage ranks TVM's runtime knows (``runtime::StorageScope``); a tag may follow after a dot.
+_STORAGE_RANKS = ("global", "shared", "warp", "local", "wmma", "m16n8k8", "mma", "texture", "metal")
+
+
+class PlacementError(ValueError):
+    """The cache stage has no valid position; the message says why (the primitive adds the IR)."""
+
+
+def storage_scope_error(scope) -> str | None:
+    """Why ``scope`` is not a storage scope TVM accepts (``"global"``, ``"shared"``, ``"shared.dyn"``,
+    ``"local"``, ``"warp"``, ``"wmma.matrix_a"``, ``"global.texture"`` ...), or None."""
+    if not isinstance(scope, str) or not scope:
+        return f"the storage scope must be a non-empty string, got {scope!r}"
+    rank = scope.split(".", 1)[0]
+    if rank not in _STORAGE_RANKS:
+        return (f"unknown storage scope {scope!r}; the scope's first part must be one of "
+                f"{', '.join(_STORAGE_RANKS)} (e.g. \"shared\", \"local\", \"wmma.matrix_a\")")
+    return None
+
+
+def reads_buffer(realize: BlockRealize, buf: Buffer) -> bool:
+    return any(r.buffer is buf for r in realize.block.reads)
+
+
+def writes_buffer(realize: BlockRealize, buf: Buffer) -> bool:
+    return any(r.buffer is buf for r in realize.block.writes)
+
+
+def region_of(regions, buf: Buffer) -> BufferRegion | None:
+    for r in regions:
+        if r.buffer is buf:
+            return r
+    return None
+
+
+# -- the insertion position -----------------------------------------------------------------------
+def scope_children(tree: StmtIndex, scope: BlockRealize | None, loc: For | None) -> list[Stmt]:
+    """The statements of the body the stage goes into: the loop ``loc``'s, or the scope's."""
+    if loc is not None:
+        return stmt_list(loc.body)
+    return stmt_list(scope.block.body if scope is not None else tree.root)
+
+
+def stage_location(tree: StmtIndex, scope: BlockRealize | None, writer: BlockRealize,
+                   related: BlockRealize) -> tuple[For | None, int]:
+    """``(loc, pos)``: the lowest loop holding both ``writer`` and ``related`` (None: the scope root)
+    and the index, among its body's statements, of the one holding ``related``; the stage goes
+    there, after the writer's statement. ``related`` must follow ``writer`` in program order."""
+    writer_anc = {id(a) for a in tree.ancestors(writer)}
+    common = None
+    for anc in tree.ancestors(related):
+        if id(anc) in writer_anc:
+            common = anc
+            break
+    loc = common
+    while loc is not None and not isinstance(loc, For):
+        if isinstance(loc, (Block, BlockRealize)):
+            loc = None
+            break
+        loc = tree.parent_of(loc)
+    children = scope_children(tree, scope, loc)
+    pos = top_child(tree, children, related)
+    wpos = top_child(tree, children, writer)
+    if wpos >= pos:
+        what = f"loop {loc.loop_var.name}" if loc is not None else "the scope"
+        raise PlacementError(f"block {writer.block.name_hint!r} and block {related.block.name_hint!r} sit in the same "
+                             f"statement of {what} (under a condition or let), so no position separates them")
+    return loc, pos
+
+
+def after_stage(tree: StmtIndex, loc: For | None, children: list[Stmt], pos: int, stmt: Stmt) -> bool:
+    """Whether ``stmt`` runs after a stage inserted at ``pos`` of ``loc``'s body (in every iteration)."""
+    if loc is None:
+        return top_child(tree, children, stmt) >= pos
+    if tree.is_ancestor(loc, stmt):
+        return top_child(tree, children, stmt) >= pos
+    return tree.precedes(loc, stmt)
+
+
+def common_loop(tree: StmtIndex, a: Stmt, b: Stmt) -> For | None:
+    """The innermost loop around both ``a`` and ``b`` (within their scope block), or None."""
+    loops_a = {id(f) for f in tree.loops_of(a)}
+    for f in reversed(tree.loops_of(b)):
+        if id(f) in loops_a:
+            return f
+    return None
+
+
+# -- the copied region ----------------------------------------------------------------------------
+def relax_below(tree: StmtIndex, realize: BlockRealize, region: BufferRegion, loc: For | None) -> list[E.Range]:
+    """``region`` of block ``realize`` relaxed over the loops between the block and ``loc`` (all its
+    loops when ``loc`` is None): the part of the buffer one iteration of ``loc`` touches."""
+    loops = tree.loops_of(realize)
+    inner = loops if loc is None else [f for f in loops if f is not loc and tree.is_ancestor(loc, f)]
+    ana = make_analyzer(loops)
+    return block_region_in_loops(realize, region, loop_dom(inner), ana)
+
+
+def full_region(buf: Buffer) -> list[E.Range]:
+    return [E.Range.from_min_extent(0, s) for s in buf.shape]
+
+
+def copy_stage(name: str, src: Buffer, dst: Buffer, region: list[E.Range], outer_loops: list[For]) -> Stmt:
+    """Loops ``ax0, ax1, ...`` over ``region`` around block ``name`` doing ``dst[v] = src[v]``, with
+    spatial iterators ``v0, v1, ...`` over the buffers' shape and bindings ``region.min + ax``.
+
+    ``outer_loops`` are the loops the stage sits under (their variables may appear in ``region``).
+    An extent that is not a constant becomes its upper bound plus a predicate, and a region that may
+    leave the buffer is guarded, so the stage never touches memory outside ``src``/``dst``."""
+    ana = make_analyzer(outer_loops)
+    shape = dst.shape
+    loops, ivars, values, preds = [], [], [], []
+    for axis, rng in enumerate(region):
+        lo, ext = ana.simplify(rng.min), ana.simplify(rng.extent)
+        loop_ext, guard_ext = ext, False
+        if not isinstance(ext, E.IntImm):
+            bound = ana.const_int_bound(ext).max_value
+            if bound > (1 << 40):  # unbounded: copy the whole axis
+                lo, loop_ext = E.make_const(lo.dtype, 0), shape[axis]
+            else:
+                loop_ext, guard_ext = E.make_const(ext.dtype, bound), True
+        var = E.Var(f"ax{axis}", loop_ext.dtype)
+        loops.append((var, loop_ext))
+        value = ana.simplify(E.add(lo, var))
+        if guard_ext:
+            preds.append(var < ext)
+        if not ana.can_prove(lo >= 0):
+            preds.append(value >= 0)
+        if not ana.can_prove(E.add(lo, loop_ext) <= shape[axis]):
+            preds.append(value < shape[axis])
+        dim = shape[axis]
+        ivars.append(E.IterVar(E.Range.from_min_extent(E.make_const(dim.dtype, 0), dim),
+                               E.Var(f"v{axis}", dim.dtype), E.IterVar.DataPar))
+        values.append(value)
+    vs = [iv.var for iv in ivars]
+    body = BufferStore(dst, E.BufferLoad(src, vs), vs)
+    block = Block(ivars, [BufferRegion.from_point(src, vs)], [BufferRegion.from_point(dst, vs)], name, body)
+    pred = E.convert(True)
+    for p in preds:
+        pred = E.logical_and(pred, p)
+    stmt: Stmt = BlockRealize(values, pred, block)
+    for var, ext in reversed(loops):
+        stmt = For(var, 0, ext, body=stmt)
+    return stmt
+
+
+# -- rewriting the scope --------------------------------------------------------------------------
+def insert_stage(tree: StmtIndex, scope: BlockRealize | None, loc: For | None, pos: int, stage: Stmt,
+                 replacements: dict[int, Stmt], new_buffers) -> Stmt:
+    """The function body with ``replacements`` (``{id(old): new}``) applied in the scope, ``stage``
+    inserted at ``pos`` of ``loc``'s body (the scope's body when ``loc`` is None) and
+    ``new_buffers`` allocated in the scope block."""
+    children = [replace_many(c, replacements) for c in scope_children(tree, scope, loc)]
+    children.insert(pos, stage)
+    if loc is None:
+        return rebuild_scope(tree, scope, children, new_buffers)
+    repl = dict(replacements)
+    repl[id(loc)] = loc.replace(body=seq(children))
+    body = scope.block.body if scope is not None else tree.root
+    return rebuild_scope(tree, scope, stmt_list(replace_many(body, repl)), new_buffers)
+
+
+def loops_above(tree: StmtIndex, loc: For | None) -> list[For]:
+    """The loops a stage inserted into ``loc``'s body runs under (``loc`` and its outer loops)."""
+    return [] if loc is None else tree.loops_of(loc) + [loc]
+
+
+__all__ = ["PlacementError", "storage_scope_error", "stage_location", "after_stage", "common_loop", "relax_below",
+           "full_region", "copy_stage", "insert_stage", "loops_above", "scope_children", "reads_buffer",
+           "writes_buffer", "region_of"]
