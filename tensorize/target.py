@@ -20,6 +20,8 @@ import threading
 from functools import lru_cache
 from typing import Any, Mapping
 
+from .target_cpus import cpu_features
+
 _KINDS = {
     "llvm": {"keys": ("cpu",), "device": "cpu"},
     "c": {"keys": ("cpu",), "device": "cpu"},
@@ -29,7 +31,7 @@ _KINDS = {
 # Attributes that hold lists (comma separated on the command line).
 _LIST_ATTRS = {"mattr", "keys", "libs"}
 _INT_ATTRS = {"num-cores", "opt-level", "max_num_threads", "thread_warp_size", "max_threads_per_block",
-              "max_shared_memory_per_block", "vector-width"}
+              "max_shared_memory_per_block", "vector-width", "msve-vector-bits"}
 _LOCAL = threading.local()
 
 
@@ -147,8 +149,11 @@ class Target:
     def features(self) -> frozenset:
         """Enabled CPU features without the ``+``: the host's for ``-mcpu=native``, then ``-mattr`` on top."""
         enabled: set[str] = set()
-        if self.attrs.get("mcpu") == "native":
+        mcpu = self.attrs.get("mcpu")
+        if mcpu == "native":
             enabled |= host_cpu()[1]
+        else:
+            enabled |= cpu_features(mcpu)
         for item in self.mattr:
             name = item.lstrip("+-")
             if item.startswith("-"):

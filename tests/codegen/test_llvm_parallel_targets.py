@@ -149,3 +149,15 @@ def test_aarch64_sdot_intrinsic_in_asm():
                                      A[Ramp(0, 1, 16)], B[Ramp(0, 1, 16)])
     mod = build(func([A, B, C], S.BufferStore(C, value, [Ramp(0, 1, 4)])), target=AARCH64)
     assert "sdot\tv" in mod.get_source("asm")
+
+
+def test_named_cpus_imply_their_features():
+    from tensorize.target import Target
+
+    assert Target("llvm -mcpu=znver4").has_feature("avx512vnni")
+    assert not Target("llvm -mcpu=haswell").has_feature("avx512f")
+    assert not Target("llvm -mcpu=znver4 -mattr=-avx512vnni").has_feature("avx512vnni")
+    arm = Target("llvm -mtriple=aarch64-linux-gnu -mcpu=neoverse-v1")
+    assert arm.has_feature("sve") and arm.has_feature("i8mm") and arm.has_feature("dotprod")
+    assert not Target("llvm -mtriple=aarch64-linux-gnu -mcpu=cortex-a72").has_feature("dotprod")
+    assert Target("llvm -mtriple=aarch64-linux-gnu -mattr=+sve -msve-vector-bits=256").attrs["msve-vector-bits"] == 256
