@@ -264,3 +264,175 @@ def test_duplicate_buffer_allocation():
     bad = func_of([A], root(inner, allocs=[tmp]))
     with pytest.raises(WellFormedError, match="buffer tmp is defined twice"):
         verify_well_formed(bad)
+
+
+# -- binding precision: images inside domains, no covering required ------------------------------
+
+@T.prim_func
+def producer_consumer(A: T.Buffer((128, 64), "float32"), C: T.Buffer((128, 64), "float32")):
+    B = T.alloc_buffer((128, 64), "float32")
+    for i, j in T.grid(128, 64):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+    for i, j in T.grid(128, 64):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = B[vi, vj] + T.float32(1)
+
+
+def test_compute_at_tiles_verify_and_reparse():
+    """After compute_at the producer covers one tile of its domain per loop instance: legal."""
+    sch = tvm.tir.Schedule(producer_consumer)
+    i, _j = sch.get_loops(sch.get_block("C"))
+    i0, _i1 = sch.split(i, factors=[16, 8])
+    sch.compute_at(sch.get_block("B"), i0)
+    (func,) = sch.mod.functions.values()
+    assert verify_well_formed(func, check_affine=True)
+    text = func.script()
+    assert "T.axis.spatial(128, i_0 * 8 + ax0)" in text  # a tile of the domain per i_0
+    from tensorize.script import from_source
+    tvm.ir.assert_structural_equal(from_source(text), func)  # the parser's own check accepts it too
+
+
+def test_partial_composite_binding_inside_domain_is_legal():
+    @T.prim_func
+    def tile(A: T.Buffer((128,), "float32"), B: T.Buffer((128,), "float32")):
+        for i0 in range(16):
+            for ax0 in range(8):
+                with T.block("B"):
+                    vi = T.axis.spatial(128, i0 * 8 + ax0)
+                    B[vi] = A[vi]
+        for ax0 in range(8):  # a strided part of the domain
+            with T.block("B_some"):
+                vi = T.axis.spatial(128, ax0 * 2 + 1)
+                B[vi] = A[vi]
+
+    assert verify_well_formed(tile)
+
+
+def test_composite_binding_outside_domain_is_an_error():
+    @T.prim_func(check_well_formed=False)
+    def too_far(A: T.Buffer((136,), "float32"), B: T.Buffer((136,), "float32")):
+        for i0, ax0 in T.grid(17, 8):
+            with T.block("B"):
+                vi = T.axis.spatial(128, i0 * 8 + ax0)  # image [0, 136)
+                B[vi] = A[vi]
+
+    with pytest.raises(WellFormedError, match=r"domain \[0, 128\) but its binding i0 \* 8 \+ ax0 takes values in "
+                                              r"\[0, 136\)") as info:
+        verify_well_formed(too_far)
+    assert info.value.rule == "binding-extent" and info.value.line == line_of("image [0, 136)")
+
+
+@pytest.mark.parametrize("loop, binding, ok", [
+    ("range(128)", "i", True),
+    ("range(127)", "i", False),           # seed 002: fewer iterations than the extent
+    ("range(129)", "i", False),           # more iterations (and outside the domain)
+    ("range(127)", "i + 1", False),       # loop variable plus a constant: still a plain loop binding
+    ("range(128)", "i + 0", True),
+    ("range(1, 129)", "i - 1", True),
+])
+def test_single_loop_variable_bindings_must_match_the_extent(loop, binding, ok):
+    from tensorize.script import from_source
+
+    text = f'''
+@T.prim_func
+def f(A: T.Buffer((130,), "float32"), C: T.Buffer((130,), "float32")):
+    for i in {loop}:
+        with T.block("C"):
+            vi = T.axis.spatial(128, {binding})
+            C[vi] = A[vi]
+'''
+    if ok:
+        assert verify_well_formed(from_source(text))
+    else:
+        with pytest.raises(WellFormedError) as info:
+            from_source(text)
+        assert info.value.rule == "binding-extent" and info.value.line == 6
+
+
+def test_larger_loop_with_predicate_is_legal():
+    @T.prim_func
+    def padded(A: T.Buffer((128,), "float32"), B: T.Buffer((128,), "float32")):
+        for i in range(130):
+            with T.block("B"):
+                vi = T.axis.spatial(127, i)
+                T.where(i < 127)
+                B[vi] = A[vi]
+
+    assert verify_well_formed(padded)
+
+
+# -- access-region precision: only provable errors ------------------------------------------------
+
+def test_undecidable_access_is_not_reported():
+    """A symbolic access the analyzer cannot compare with the declared region is not an error."""
+    @T.prim_func
+    def gather(A: T.Buffer((64,), "float32"), idx: T.Buffer((8,), "int32"), B: T.Buffer((8,), "float32")):
+        for i in range(8):
+            with T.block("B"):
+                vi = T.axis.spatial(8, i)
+                T.reads(A[0:64], idx[vi])
+                T.writes(B[vi])
+                B[vi] = A[idx[vi] % 64]
+
+    assert verify_well_formed(gather)
+
+    @T.prim_func
+    def window(A: T.Buffer((64,), "float32"), B: T.Buffer((8,), "float32")):
+        for i in range(8):
+            with T.block("B"):
+                vi = T.axis.spatial(8, i)
+                T.reads(A[vi * 8:vi * 8 + 8])
+                T.writes(B[vi])
+                B[vi] = A[vi * 8 + vi % 8]  # inside the window, beyond what the linear reasoning proves
+
+    assert verify_well_formed(window)
+
+
+def test_access_outside_by_constant_bounds_is_reported():
+    @T.prim_func(check_well_formed=False)
+    def bad(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8,), "float32")):
+        for i, k in T.grid(8, 8):
+            with T.block("B"):
+                vi, vk = T.axis.remap("SR", [i, k])
+                T.reads(A[vi, 0])
+                T.writes(B[vi])
+                with T.init():
+                    B[vi] = T.float32(0)
+                B[vi] = B[vi] + A[vi, vk]
+
+    with pytest.raises(WellFormedError, match=r"block 'B' reads A\[vi, vk\] but declares A\[vi, 0\]") as info:
+        verify_well_formed(bad)
+    assert info.value.rule == "access-region"
+
+
+def test_access_region_fast_path_matches_full_check():
+    """Straight-line blocks are checked without inference; loops inside a block take the full path."""
+    @T.prim_func
+    def inner_loop(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8,), "float32")):
+        for i in range(8):
+            with T.block("B"):
+                vi = T.axis.spatial(8, i)
+                T.reads(A[vi, 0:8])
+                T.writes(B[vi])
+                B[vi] = T.float32(0)
+                for k in range(8):
+                    B[vi] = B[vi] + A[vi, k]
+
+    assert verify_well_formed(inner_loop)
+
+    @T.prim_func(check_well_formed=False)
+    def short(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8,), "float32")):
+        for i in range(8):
+            with T.block("B"):
+                vi = T.axis.spatial(8, i)
+                T.reads(A[vi, 0:4])
+                T.writes(B[vi])
+                B[vi] = T.float32(0)
+                for k in range(8):
+                    B[vi] = B[vi] + A[vi, k]
+
+    with pytest.raises(WellFormedError, match=r"reads A\[vi, 0:8\] but declares A\[vi, 0:4\]"):
+        verify_well_formed(short)
