@@ -118,7 +118,17 @@ def relax_below(tree: StmtIndex, realize: BlockRealize, region: BufferRegion, lo
     loops = tree.loops_of(realize)
     inner = loops if loc is None else [f for f in loops if f is not loc and tree.is_ancestor(loc, f)]
     ana = make_analyzer(loops)
-    return block_region_in_loops(realize, region, loop_dom(inner), ana)
+    relaxed = block_region_in_loops(realize, region, loop_dom(inner), ana)
+    # Loop relaxation ignores the block predicate (an uneven split): clip constant ranges to the buffer.
+    out = []
+    for rng, dim in zip(relaxed, region.buffer.shape):
+        lo, ext = rng.min, rng.extent
+        if isinstance(lo, E.IntImm) and isinstance(ext, E.IntImm) and isinstance(dim, E.IntImm):
+            start, stop = max(lo.value, 0), min(lo.value + ext.value, dim.value)
+            if (start, stop) != (lo.value, lo.value + ext.value) and stop > start:
+                rng = E.Range.from_min_extent(E.make_const(lo.dtype, start), E.make_const(ext.dtype, stop - start))
+        out.append(rng)
+    return out
 
 
 def full_region(buf: Buffer) -> list[E.Range]:

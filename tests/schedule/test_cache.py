@@ -4,7 +4,7 @@ import pytest
 import tensorize as tvm
 from tensorize.script import tir as T
 from tensorize.schedule import ScheduleError
-from _sched_workloads import assert_func_equal, check_matmul, check_two_stage, matmul, two_stage
+from _sched_workloads import assert_func_equal, check_matmul, check_two_stage, matmul, rand, two_stage
 
 
 @T.prim_func
@@ -128,3 +128,350 @@ def test_cache_read_then_compute_at_into_tile_loops(scope):
     out = tvm.nd.array(np.zeros((64, 64), "float32"))
     tvm.build(sch.mod, target="llvm")(tvm.nd.array(a), tvm.nd.array(b), out)
     np.testing.assert_allclose(out.numpy(), a @ b.T, rtol=1e-4)
+
+
+# -- placement as TVM: after the writer, under the loops it shares with the first consumer --------
+import numpy as np
+
+
+def _build_run(mod, *arrays):
+    """Build with LLVM and run on numpy arrays (outputs updated in place)."""
+    nd = [tvm.nd.array(a) for a in arrays]
+    tvm.build(mod, target="llvm")(*nd)
+    for a, x in zip(arrays, nd):
+        a[...] = x.numpy()
+    return arrays
+
+
+@T.prim_func
+def two_stage_fused_cache_read(A: T.Buffer((32, 32), "float32"), C: T.Buffer((32, 32), "float32")):
+    B = T.alloc_buffer((32, 32))
+    B_shared = T.alloc_buffer((32, 32), scope="shared")
+    for i in range(32):
+        for ax0 in range(32):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, ax0])
+                B[vi, vj] = A[vi, vj] * T.float32(2)
+        for ax0, ax1 in T.grid(1, 32):
+            with T.block("B_shared"):
+                v0 = T.axis.spatial(32, i + ax0)
+                v1 = T.axis.spatial(32, ax1)
+                B_shared[v0, v1] = B[v0, v1]
+        for j in range(32):
+            with T.block("C"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                C[vi, vj] = B_shared[vi, vj] + T.float32(1)
+
+
+@T.prim_func
+def two_stage_fused_cache_write(A: T.Buffer((32, 32), "float32"), C: T.Buffer((32, 32), "float32")):
+    B = T.alloc_buffer((32, 32))
+    B_local = T.alloc_buffer((32, 32), scope="local")
+    for i in range(32):
+        for ax0 in range(32):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, ax0])
+                B_local[vi, vj] = A[vi, vj] * T.float32(2)
+        for ax0, ax1 in T.grid(1, 32):
+            with T.block("B_local"):
+                v0 = T.axis.spatial(32, i + ax0)
+                v1 = T.axis.spatial(32, ax1)
+                B[v0, v1] = B_local[v0, v1]
+        for j in range(32):
+            with T.block("C"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                C[vi, vj] = B[vi, vj] + T.float32(1)
+
+
+def _fused_two_stage():
+    sch = tvm.tir.Schedule(two_stage)
+    b, c = sch.get_block("B"), sch.get_block("C")
+    sch.compute_at(b, sch.get_loops(c)[0])
+    return sch, b, c
+
+
+def test_cache_read_after_compute_at_copies_inside_the_shared_loop():
+    sch, b, c = _fused_two_stage()
+    rv = sch.cache_read(c, 0, "shared")
+    assert rv.name == "B_shared"
+    assert_func_equal(sch.mod, two_stage_fused_cache_read)
+    assert """            for ax0, ax1 in T.grid(1, 32):
+                with T.block("B_shared"):
+                    v0 = T.axis.spatial(32, i + ax0)
+                    v1 = T.axis.spatial(32, ax1)
+                    T.reads(B[v0, v1])
+                    T.writes(B_shared[v0, v1])
+                    B_shared[v0, v1] = B[v0, v1]
+            for j in range(32):""" in sch.mod.script()
+    check_two_stage(sch.mod)
+
+
+def test_cache_write_after_compute_at_copies_back_before_the_consumer():
+    sch, b, c = _fused_two_stage()
+    rv = sch.cache_write(b, 0, "local")
+    assert rv.name == "B_local"
+    assert_func_equal(sch.mod, two_stage_fused_cache_write)
+    check_two_stage(sch.mod)
+
+
+@T.prim_func
+def multi_consumer(X: T.Buffer((128,), "float32"), B: T.Buffer((128,), "float32"), C: T.Buffer((128,), "float32")):
+    A = T.alloc_buffer((128,))
+    for i in range(8):
+        for j in range(16):
+            with T.block("A"):
+                vi = T.axis.spatial(128, i * 16 + j)
+                A[vi] = X[vi] + T.float32(1)
+        for j in range(16):
+            with T.block("B"):
+                vi = T.axis.spatial(128, i * 16 + j)
+                B[vi] = A[vi] * T.float32(2)
+    for i in range(128):
+        with T.block("C"):
+            vi = T.axis.spatial(128, i)
+            C[vi] = A[vi] + T.float32(3)
+
+
+@T.prim_func
+def multi_consumer_cache_read(X: T.Buffer((128,), "float32"), B: T.Buffer((128,), "float32"),
+                              C: T.Buffer((128,), "float32")):
+    A = T.alloc_buffer((128,))
+    A_shared = T.alloc_buffer((128,), scope="shared")
+    for i in range(8):
+        for j in range(16):
+            with T.block("A"):
+                vi = T.axis.spatial(128, i * 16 + j)
+                A[vi] = X[vi] + T.float32(1)
+        for ax0 in range(16):
+            with T.block("A_shared"):
+                v0 = T.axis.spatial(128, i * 16 + ax0)
+                A_shared[v0] = A[v0]
+        for j in range(16):
+            with T.block("B"):
+                vi = T.axis.spatial(128, i * 16 + j)
+                B[vi] = A_shared[vi] * T.float32(2)
+    for i in range(128):
+        with T.block("C"):
+            vi = T.axis.spatial(128, i)
+            C[vi] = A_shared[vi] + T.float32(3)
+
+
+@T.prim_func
+def multi_consumer_cache_read_c_only(X: T.Buffer((128,), "float32"), B: T.Buffer((128,), "float32"),
+                                     C: T.Buffer((128,), "float32")):
+    A = T.alloc_buffer((128,))
+    A_shared = T.alloc_buffer((128,), scope="shared")
+    for i in range(8):
+        for j in range(16):
+            with T.block("A"):
+                vi = T.axis.spatial(128, i * 16 + j)
+                A[vi] = X[vi] + T.float32(1)
+        for j in range(16):
+            with T.block("B"):
+                vi = T.axis.spatial(128, i * 16 + j)
+                B[vi] = A[vi] * T.float32(2)
+    for ax0 in range(128):
+        with T.block("A_shared"):
+            v0 = T.axis.spatial(128, ax0)
+            A_shared[v0] = A[v0]
+    for i in range(128):
+        with T.block("C"):
+            vi = T.axis.spatial(128, i)
+            C[vi] = A_shared[vi] + T.float32(3)
+
+
+@T.prim_func
+def multi_consumer_cache_write(X: T.Buffer((128,), "float32"), B: T.Buffer((128,), "float32"),
+                               C: T.Buffer((128,), "float32")):
+    A = T.alloc_buffer((128,))
+    A_local = T.alloc_buffer((128,), scope="local")
+    for i in range(8):
+        for j in range(16):
+            with T.block("A"):
+                vi = T.axis.spatial(128, i * 16 + j)
+                A_local[vi] = X[vi] + T.float32(1)
+        for ax0 in range(16):
+            with T.block("A_local"):
+                v0 = T.axis.spatial(128, i * 16 + ax0)
+                A[v0] = A_local[v0]
+        for j in range(16):
+            with T.block("B"):
+                vi = T.axis.spatial(128, i * 16 + j)
+                B[vi] = A[vi] * T.float32(2)
+    for i in range(128):
+        with T.block("C"):
+            vi = T.axis.spatial(128, i)
+            C[vi] = A[vi] + T.float32(3)
+
+
+@T.prim_func
+def multi_consumer_cache_write_b_reads_cache(X: T.Buffer((128,), "float32"), B: T.Buffer((128,), "float32"),
+                                             C: T.Buffer((128,), "float32")):
+    A = T.alloc_buffer((128,))
+    A_local = T.alloc_buffer((128,), scope="local")
+    for i in range(8):
+        for j in range(16):
+            with T.block("A"):
+                vi = T.axis.spatial(128, i * 16 + j)
+                A_local[vi] = X[vi] + T.float32(1)
+        for j in range(16):
+            with T.block("B"):
+                vi = T.axis.spatial(128, i * 16 + j)
+                B[vi] = A_local[vi] * T.float32(2)
+    for ax0 in range(128):
+        with T.block("A_local"):
+            v0 = T.axis.spatial(128, ax0)
+            A[v0] = A_local[v0]
+    for i in range(128):
+        with T.block("C"):
+            vi = T.axis.spatial(128, i)
+            C[vi] = A[vi] + T.float32(3)
+
+
+def _check_multi_consumer(mod):
+    x = np.random.default_rng(0).random(128).astype("float32")
+    b, c = np.zeros(128, "float32"), np.zeros(128, "float32")
+    _build_run(mod, x, b, c)
+    np.testing.assert_allclose(b, (x + 1) * 2, rtol=1e-6)
+    np.testing.assert_allclose(c, x + 4, rtol=1e-6)
+
+
+@pytest.mark.parametrize("primitive, block, consumers, expected", [
+    ("cache_read", "B", None, multi_consumer_cache_read),
+    ("cache_read", "B", ["C"], multi_consumer_cache_read_c_only),
+    ("cache_write", "A", None, multi_consumer_cache_write),
+    ("cache_write", "A", ["B"], multi_consumer_cache_write_b_reads_cache),
+])
+def test_multiple_consumers_under_different_loops(primitive, block, consumers, expected):
+    sch = tvm.tir.Schedule(multi_consumer)
+    kwargs = {} if consumers is None else {"consumer_blocks": [sch.get_block(n) for n in consumers]}
+    getattr(sch, primitive)(sch.get_block(block), 0, "shared" if primitive == "cache_read" else "local", **kwargs)
+    assert_func_equal(sch.mod, expected)
+    _check_multi_consumer(sch.mod)
+    replay = tvm.tir.Schedule(multi_consumer)
+    tvm.tir.Trace.from_json(sch.trace.as_json()).apply_to_schedule(replay)
+    tvm.ir.assert_structural_equal(replay.mod, sch.mod)
+
+
+def test_cache_read_accepts_block_and_buffer_names():
+    sch = tvm.tir.Schedule(multi_consumer)
+    sch.cache_read("C", "A", "shared", consumer_blocks=["C"])
+    assert_func_equal(sch.mod, multi_consumer_cache_read_c_only)
+
+
+def _tiled_matmul(k_factor=8):
+    sch = tvm.tir.Schedule(matmul)
+    c = sch.get_block("C")
+    i, j, k = sch.get_loops(c)
+    io, ii = sch.split(i, [None, 16])
+    jo, ji = sch.split(j, [None, 16])
+    ko, ki = sch.split(k, [None, k_factor])
+    sch.reorder(io, jo, ko, ii, ji, ki)
+    return sch, c, (io, jo, ko)
+
+
+def test_cache_read_of_an_input_goes_to_the_scope_start_then_compute_at_tiles_it():
+    sch, c, (io, jo, ko) = _tiled_matmul()
+    a_shared = sch.cache_read(c, 0, "shared")
+    text = sch.mod.script()
+    # An input of the scope is copied whole at the start of the scope, before the tiled nest.
+    assert """        A_shared = T.alloc_buffer((64, 64), scope="shared")
+        for ax0, ax1 in T.grid(64, 64):
+            with T.block("A_shared"):
+                v0, v1 = T.axis.remap("SS", [ax0, ax1])
+                T.reads(A[v0, v1])
+                T.writes(A_shared[v0, v1])
+                A_shared[v0, v1] = A[v0, v1]
+        for i_0, j_0, k_0, i_1, j_1, k_1 in T.grid(4, 4, 8, 16, 16, 8):""" in text
+    sch.compute_at(a_shared, ko)
+    b_shared = sch.cache_read(c, 1, "shared")
+    sch.compute_at(b_shared, ko)
+    c_local = sch.cache_write(c, 0, "local")
+    sch.reverse_compute_at(c_local, jo)
+    text = sch.mod.script()
+    assert """            for k_0 in range(8):
+                for ax0, ax1 in T.grid(16, 8):
+                    with T.block("A_shared"):
+                        v0 = T.axis.spatial(64, i_0 * 16 + ax0)
+                        v1 = T.axis.spatial(64, k_0 * 8 + ax1)""" in text
+    assert """            for ax0, ax1 in T.grid(16, 16):
+                with T.block("C_local"):
+                    v0 = T.axis.spatial(64, i_0 * 16 + ax0)
+                    v1 = T.axis.spatial(64, j_0 * 16 + ax1)""" in text
+    assert "C_local[vi, vj] = C_local[vi, vj] + A_shared[vi, vk] * B_shared[vj, vk]" in text
+    a, b = rand(64, 64), np.random.default_rng(5).random((64, 64)).astype("float32")
+    out = np.zeros((64, 64), "float32")
+    _build_run(sch.mod, a, b, out)
+    np.testing.assert_allclose(out, a @ b.T, rtol=1e-4)
+
+
+def test_cache_read_under_the_reduction_loop_after_compute_at_of_the_consumer_tile():
+    """cache_read of an intermediate whose producer was computed at the tile loop: the copy lands
+    under that loop, sized to one tile."""
+    sch = tvm.tir.Schedule(two_stage)
+    b, c = sch.get_block("B"), sch.get_block("C")
+    i, j = sch.get_loops(c)
+    io, ii = sch.split(i, [None, 8])
+    jo, ji = sch.split(j, [None, 8])
+    sch.reorder(io, jo, ii, ji)
+    sch.compute_at(b, jo)
+    sch.cache_read(c, 0, "local")
+    text = sch.mod.script()
+    assert """            for ax0, ax1 in T.grid(8, 8):
+                with T.block("B_local"):
+                    v0 = T.axis.spatial(32, i_0 * 8 + ax0)
+                    v1 = T.axis.spatial(32, j_0 * 8 + ax1)""" in text
+    check_two_stage(sch.mod)
+    a, out = rand(32, 32), np.zeros((32, 32), "float32")
+    _build_run(sch.mod, a, out)
+    np.testing.assert_allclose(out, a * 2 + 1, rtol=1e-6)
+
+
+def test_cache_read_of_uneven_split_writer_stays_in_bounds():
+    sch = tvm.tir.Schedule(two_stage)
+    b, c = sch.get_block("B"), sch.get_block("C")
+    i, j = sch.get_loops(c)
+    io, _ = sch.split(i, [None, 5])
+    sch.compute_at(b, io)
+    sch.cache_read(c, 0, "shared")
+    text = sch.mod.script()
+    assert "T.where(i_0 * 5 + ax0 < 32)" in text.split('T.block("B_shared")')[1].split("T.reads")[0]
+    tvm.tir.analysis.verify_well_formed(sch.mod)
+    check_two_stage(sch.mod)
+
+
+@T.prim_func
+def loop_carried(X: T.Buffer((16,), "float32"), Y: T.Buffer((16,), "float32")):
+    A = T.alloc_buffer((16,))
+    for i in range(16):
+        with T.block("R"):
+            vi = T.axis.spatial(16, i)
+            Y[vi] = A[T.max(vi - 1, 0)]
+        with T.block("W"):
+            vi = T.axis.spatial(16, i)
+            A[vi] = X[vi]
+
+
+def test_cache_placement_errors_leave_schedule_unchanged():
+    sch = tvm.tir.Schedule(loop_carried)
+    r, w = sch.get_block("R"), sch.get_block("W")
+    before, n = sch.mod, len(sch.trace)
+    with pytest.raises(ScheduleError, match="block 'R' reads 'A' before the copy, which must follow the writer 'W'"):
+        sch.cache_read(r, 0, "shared")
+    with pytest.raises(ScheduleError, match="reads 'A' in a later iteration of loop i than 'W' writes it"):
+        sch.cache_write(w, 0, "local")
+    with pytest.raises(ScheduleError, match="unknown storage scope 'sharde'"):
+        sch.cache_read(r, 0, "sharde")
+    with pytest.raises(ScheduleError, match="consumer block 'W' does not read buffer 'A'"):
+        sch.cache_read(r, 0, "shared", consumer_blocks=[w])
+    assert sch.mod is before and len(sch.trace) == n
+
+
+def test_cache_write_needs_a_single_writer():
+    sch = tvm.tir.Schedule(matmul)
+    c = sch.get_block("C")
+    sch.decompose_reduction(c, sch.get_loops(c)[0])
+    before, n = sch.mod, len(sch.trace)
+    with pytest.raises(ScheduleError, match="expected to be written by a single block, but 2 blocks write it"):
+        sch.cache_write(c, 0, "local")
+    assert sch.mod is before and len(sch.trace) == n
