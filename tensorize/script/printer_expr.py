@@ -47,7 +47,7 @@ _CALL_BINARY = {E.Mod: "truncmod", E.Min: "min", E.Max: "max"}
 DTYPE_FIRST_OPS = frozenset({
     "tir.call_extern", "tir.call_pure_extern", "tir.call_llvm_intrin", "tir.call_llvm_pure_intrin",
     "tir.reinterpret", "tir.ptx_mma", "tir.ptx_ldmatrix", "tir.type_annotation", "tir.undef",
-    "tir.call_packed",
+    "tir.vectorlow", "tir.vectorhigh", "tir.vectorcombine",
 })
 
 
@@ -179,7 +179,9 @@ class ExprPrinter:
             return lambda e: self._binary(e, sym, prec, call_name)
         if cls in _CALL_BINARY:
             name = _CALL_BINARY[cls]
-            return lambda e: (f"T.{name}({self.expr(e.a)}, {self.expr(e.b)})", P_ATOM)
+            # Two constants would fold when parsed back through T.min/T.truncmod: keep the node's own name.
+            return lambda e: (f"T.{cls.__name__ if _is_const(e.a) and _is_const(e.b) else name}"
+                              f"({self.expr(e.a)}, {self.expr(e.b)})", P_ATOM)
         for base in cls.__mro__:
             method = getattr(self, "_print_" + base.__name__, None)
             if method is not None:
@@ -204,13 +206,16 @@ class ExprPrinter:
         return f"{a} {sym} {b}", prec
 
     def _print_Div(self, e):
-        if dt.is_float(e.dtype) and self.syntax_sugar and not (_is_const(e.a) and _is_const(e.b)):
+        if _is_const(e.a) and _is_const(e.b):
+            return f"T.Div({self.expr(e.a)}, {self.expr(e.b)})", P_ATOM
+        if dt.is_float(e.dtype) and self.syntax_sugar:
             a, pa = self._p(e.a)
             b, pb = self._p(e.b)
             a = f"({a})" if pa < P_MUL else a
             b = f"({b})" if pb <= P_MUL else b
             return f"{a} / {b}", P_MUL
-        return f"T.truncdiv({self.expr(e.a)}, {self.expr(e.b)})", P_ATOM
+        name = "Div" if dt.is_float(e.dtype) else "truncdiv"
+        return f"T.{name}({self.expr(e.a)}, {self.expr(e.b)})", P_ATOM
 
     def _print_Var(self, e):
         return self.var(e), P_ATOM

@@ -25,7 +25,7 @@ from ..ir import dtype as _dt
 from ..ir.buffer import Buffer as _Buffer
 from ..ir.buffer import decl_buffer as _decl_buffer
 from ..ir.expr import (  # noqa: F401  (re-exported TVM names)
-    Broadcast, Call, Cast as _CastNode, FloatImm, IntImm, IterVar, Let, PrimExpr, Ramp, Range, Select, Shuffle,
+    Broadcast, Call, Cast as _CastNode, FloatImm, IntImm, IterVar, PrimExpr, Ramp, Range, Select, Shuffle,
     StringImm, Var, cast as _cast, convert, floordiv, floormod, make_const, truncdiv, truncmod,
 )
 from ..ir.expr import Op as _Op
@@ -43,6 +43,7 @@ from ..ir.op import call_llvm_pure_intrin as _call_llvm_pure_intrin
 from ..ir.stmt import Evaluate as _Evaluate
 from ..ir.stmt import ForKind as _ForKind
 from .parser import specs as _specs
+from .tir_ops import *  # noqa: F401,F403  (T.Add, T.FloorMod, T.LT, ..., T.tvm_storage_sync, ...)
 
 # -- decorators ------------------------------------------------------------------------------
 
@@ -93,7 +94,25 @@ int8, int16, int32, int64 = (DTypeFactory(f"int{b}") for b in (8, 16, 32, 64))
 uint8, uint16, uint32, uint64 = (DTypeFactory(f"uint{b}") for b in (8, 16, 32, 64))
 float16, float32, float64, bfloat16 = (DTypeFactory(t) for t in ("float16", "float32", "float64", "bfloat16"))
 bool = DTypeFactory("bool")  # noqa: A001 - TVMScript's name
-handle = DTypeFactory("handle")
+
+
+class HandleFactory(DTypeFactory):
+    """``T.handle``: an opaque handle; ``T.handle("float32", "shared")`` a pointer to float32 in shared
+    memory (a ``Var`` with a ``PointerType``), usable as a parameter annotation, a let type or a value."""
+
+    __slots__ = ()
+
+    def __call__(self, dtype: str | None = None, storage_scope: str = "global", is_size_var: bool = False) -> Var:
+        from ..ir.expr import PointerType
+
+        if dtype is None:
+            return Var("", "handle")
+        if isinstance(dtype, DTypeFactory):
+            dtype = dtype.dtype
+        return Var("", PointerType(str(dtype), storage_scope or "global"))
+
+
+handle = HandleFactory("handle")
 void = DTypeFactory("void")
 
 
@@ -416,6 +435,22 @@ def tvm_access_ptr(ptype, data, offset, extent, rw_mask) -> Call:
 def address_of(load) -> Call:
     """``T.address_of(A[i])``: the address of a buffer element."""
     return call_intrin("handle", "tir.address_of", load)
+
+
+def Let(body, where: dict | None = None):  # noqa: N802,F811 - TVMScript's name
+    """``T.Let(x + 1, where={x: i * 2})``: ``body`` with each variable bound to its value (nested
+    ``Let`` nodes, the first entry outermost). Inside a prim_func the keys are new names; from
+    Python they are ``Var`` objects."""
+    from ..ir.expr import Let as _Let
+
+    if not where:
+        raise ValueError("T.Let needs the bindings: T.Let(body, where={x: value})")
+    result = convert(body)
+    for var, value in reversed(list(where.items())):
+        if not isinstance(var, Var):
+            raise TypeError(f"T.Let binds variables, got {type(var).__name__} {var!r} as a key")
+        result = _Let(var, convert(value), result)
+    return result
 
 
 def Range(begin, end=None):  # noqa: N802,F811 - TVM's name

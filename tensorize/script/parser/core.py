@@ -87,6 +87,8 @@ class Parser:
 
     def call_special(self, func, node: ast.Call):
         """Calls the parser gives a meaning of its own; ``MISSING`` for ordinary calls."""
+        if func is T.Let:
+            return self.let_expr(node)
         if func is builtins.range:
             args = [as_index(self.eval(a)) for a in node.args]
             if not 1 <= len(args) <= 2 or node.keywords:
@@ -97,6 +99,26 @@ class Parser:
 
     def error(self, node, message: str):
         return self.source.error(node, message)
+
+    def let_expr(self, node: ast.Call):
+        """``T.Let(body, where={x: value, ...})``: the keys are new variables, visible in ``body``."""
+        where = [kw.value for kw in node.keywords if kw.arg == "where"] or node.args[1:2]
+        if len(node.args) < 1 or len(where) != 1 or not isinstance(where[0], ast.Dict) \
+                or not all(isinstance(k, ast.Name) for k in where[0].keys):
+            raise self.error(node, "T.Let takes a body and the bindings as a dict of new names: "
+                                   "T.Let(x + 1, where={x: i * 2})")
+        bindings = []
+        for key, value_node in zip(where[0].keys, where[0].values):
+            value = convert(as_index(self.eval(value_node)))
+            bindings.append((Var(key.id, value.dtype), value))
+        self.push_scope()
+        try:
+            for var, _value in bindings:
+                self.bind(var.name, var)
+            body = convert(as_index(self.eval(node.args[0])))
+        finally:
+            self.pop_scope()
+        return T.Let(body, where=dict(bindings))
 
     # -- frames ------------------------------------------------------------------------------
     @property
@@ -145,8 +167,8 @@ class Parser:
             frame.params.append(var)
             frame.buffer_map[var] = buffer
             self.bind(arg.arg, buffer)
-        elif isinstance(annotation, T.DTypeFactory):
-            var = Var(arg.arg, annotation.dtype)
+        elif isinstance(annotation, (T.DTypeFactory, Var)):
+            var = _typed_var(arg.arg, annotation)
             frame.params.append(var)
             self.bind(arg.arg, var)
         else:
@@ -288,16 +310,16 @@ class Parser:
         annotation = self.eval(node.annotation)
         name = node.target.id
         if node.value is None:
-            if isinstance(annotation, T.DTypeFactory):
-                self.bind(name, Var(name, annotation.dtype))
+            if isinstance(annotation, (T.DTypeFactory, Var)):
+                self.bind(name, _typed_var(name, annotation))
                 return None
             raise self.error(node, f"{name!r} is annotated but never assigned")
         value = self.eval(node.value)
-        if isinstance(annotation, T.DTypeFactory) and isinstance(value, (PrimExpr, int, float)):
+        if isinstance(annotation, (T.DTypeFactory, Var)) and isinstance(value, (PrimExpr, int, float)):
             value = convert(value)
-            if annotation.dtype != value.dtype and annotation.dtype != "handle":
-                value = T.cast(value, annotation.dtype) if not isinstance(value, PrimExpr) else value
-            var = Var(name, annotation.dtype)
+            var = _typed_var(name, annotation)
+            if var.dtype != value.dtype and var.dtype != "handle":
+                value = T.cast(value, var.dtype) if not isinstance(value, PrimExpr) else value
             return self.let(node, name, var, value, rest)
         return self.assign(node, node.target, value, rest)
 
@@ -618,6 +640,13 @@ class Parser:
         if spec.no_realize:
             return block
         return BlockRealize(frame.iter_values, frame.predicate, block, span=span)
+
+
+def _typed_var(name: str, annotation) -> Var:
+    """A new variable of the type an annotation names: ``T.int32`` or ``T.handle("float32", "shared")``."""
+    if isinstance(annotation, Var):
+        return Var(name, annotation.type_annotation if annotation.type_annotation is not None else annotation.dtype)
+    return Var(name, annotation.dtype)
 
 
 def _as_load(target: ast.expr) -> ast.expr:

@@ -1,0 +1,124 @@
+"""The ``T.`` names for IR nodes and built-in operators that the printer may emit.
+
+``T.Add(a, b)``, ``T.FloorMod(a, b)``, ``T.LT(a, b)``, ``T.And(a, b)``, ``T.Not(a)``, ... build
+the node itself, without constant folding (the printer uses these call forms when the operands
+are two constants, so ``T.Add(1, 2)`` reads back as an ``Add``, not ``3``). The builders of the
+GPU and packed-call intrinsics registered in ``tensorize.ir.op`` (``T.tvm_storage_sync``,
+``T.tvm_mma_sync``, ...) give each call the dtype TVM gives it.
+
+>>> from tensorize.script import tir as T
+>>> T.Add(1, 2)
+T.Add(1, 2)
+>>> T.tvm_storage_sync("shared").op.name
+'tir.tvm_storage_sync'
+"""
+from __future__ import annotations
+
+from ..ir import dtype as _dt
+from ..ir import expr as _E
+from ..ir.expr import Call as _Call
+from ..ir.expr import Op as _Op
+from ..ir.expr import StringImm as _StringImm
+
+__all__ = [
+    "Add", "Sub", "Mul", "Div", "Mod", "FloorDiv", "FloorMod", "Min", "Max", "EQ", "NE", "LT", "LE", "GT", "GE",
+    "And", "Or", "Not", "call_packed", "call_cpacked", "prefetch", "tvm_storage_sync", "tvm_thread_allreduce",
+    "tvm_stack_make_shape", "tvm_fill_fragment", "tvm_load_matrix_sync", "tvm_store_matrix_sync", "tvm_mma_sync",
+    "ptx_mma", "ptx_ldmatrix", "vectorlow", "vectorhigh", "vectorcombine",
+]
+
+# The nodes themselves: calling the class builds the node with matched operand types.
+Add, Sub, Mul, Div, Mod = _E.Add, _E.Sub, _E.Mul, _E.Div, _E.Mod
+FloorDiv, FloorMod, Min, Max = _E.FloorDiv, _E.FloorMod, _E.Min, _E.Max
+EQ, NE, LT, LE, GT, GE = _E.EQ, _E.NE, _E.LT, _E.LE, _E.GT, _E.GE
+And, Or, Not = _E.And, _E.Or, _E.Not
+
+
+def _call(dtype: str, name: str, *args) -> _Call:
+    return _Call(dtype, _Op.get("tir." + name), tuple(_str_or_expr(a) for a in args))
+
+
+def _str_or_expr(value):
+    return _StringImm(value) if isinstance(value, str) else value
+
+
+# -- packed calls and memory hints ------------------------------------------------------------
+
+def call_packed(func_name: str, *args) -> _Call:
+    """``T.call_packed("fname", *args)``: call a packed function registered by name (returns int32)."""
+    return _call("int32", "call_packed", func_name, *args)
+
+
+call_cpacked = call_packed
+
+
+def prefetch(buffer_var, offset) -> _Call:
+    """``T.prefetch(A.data, offset)``: a hint to bring the cache line holding ``offset`` in early."""
+    return _call("int32", "prefetch", buffer_var, offset)
+
+
+def tvm_stack_make_shape(*args) -> _Call:
+    """``T.tvm_stack_make_shape(*dims)``: a shape array on the stack (a handle)."""
+    return _call("handle", "tvm_stack_make_shape", *args)
+
+
+# -- GPU synchronisation and warp-level matrix operations --------------------------------------
+
+def tvm_storage_sync(scope: str) -> _Call:
+    """``T.tvm_storage_sync("shared")``: a barrier over the threads sharing memory of ``scope``."""
+    return _call("int32", "tvm_storage_sync", scope)
+
+
+def tvm_thread_allreduce(*args) -> _Call:
+    """``T.tvm_thread_allreduce(size, value, cond, result, thread, ...)``: a reduction across threads."""
+    return _call("handle", "tvm_thread_allreduce", *args)
+
+
+def tvm_fill_fragment(fragment, m, n, k, index, value) -> _Call:
+    """``T.tvm_fill_fragment(C.data, 16, 16, 16, index, value)``: fill a WMMA accumulator fragment."""
+    return _call("handle", "tvm_fill_fragment", fragment, m, n, k, index, value)
+
+
+def tvm_load_matrix_sync(fragment, m, n, k, index, buffer_ptr, stride, layout) -> _Call:
+    """``T.tvm_load_matrix_sync(A.data, 16, 16, 16, index, ptr, stride, "row_major")``: load a WMMA fragment."""
+    return _call("handle", "tvm_load_matrix_sync", fragment, m, n, k, index, buffer_ptr, stride, layout)
+
+
+def tvm_store_matrix_sync(fragment, m, n, k, index, buffer_ptr, stride, layout) -> _Call:
+    """``T.tvm_store_matrix_sync(C.data, 16, 16, 16, index, ptr, stride, "row_major")``: store a WMMA fragment."""
+    return _call("handle", "tvm_store_matrix_sync", fragment, m, n, k, index, buffer_ptr, stride, layout)
+
+
+def tvm_mma_sync(d, d_index, a, a_index, b, b_index, c, c_index) -> _Call:
+    """``T.tvm_mma_sync(D.data, di, A.data, ai, B.data, bi, C.data, ci)``: D = A * B + C on WMMA fragments."""
+    return _call("handle", "tvm_mma_sync", d, d_index, a, a_index, b, b_index, c, c_index)
+
+
+def ptx_mma(dtype: str, *args) -> _Call:
+    """``T.ptx_mma(dtype, shape, a_layout, b_layout, a_type, b_type, c_type, ...)``: an inline PTX ``mma.sync``."""
+    return _call(dtype, "ptx_mma", *args)
+
+
+def ptx_ldmatrix(dtype: str, *args) -> _Call:
+    """``T.ptx_ldmatrix(dtype, trans, num, type, local_ptr, local_offset, smem_ptr, smem_offset)``."""
+    return _call(dtype, "ptx_ldmatrix", *args)
+
+
+# -- vector halves -------------------------------------------------------------------------------
+
+def vectorlow(dtype: str, vec) -> _Call:
+    """``T.vectorlow("int8x8", v)``: the low half of vector ``v``."""
+    return _call(dtype, "vectorlow", vec)
+
+
+def vectorhigh(dtype: str, vec) -> _Call:
+    """``T.vectorhigh("int8x8", v)``: the high half of vector ``v``."""
+    return _call(dtype, "vectorhigh", vec)
+
+
+def vectorcombine(dtype: str, low, high) -> _Call:
+    """``T.vectorcombine("int8x16", low, high)``: one vector of the two halves."""
+    lanes = _dt.lanes_of(getattr(low, "dtype", dtype)) * 2
+    if _dt.lanes_of(dtype) != lanes:
+        raise ValueError(f"T.vectorcombine of two {low.dtype} halves has {lanes} lanes, not the {dtype!r} asked for")
+    return _call(dtype, "vectorcombine", low, high)
