@@ -165,7 +165,9 @@ def _if_then_else(cg, e):
     if isinstance(cond_expr, E.Broadcast):  # uniform across lanes: branch on the scalar
         cond_expr = cond_expr.value
     if dt.lanes_of(cond_expr.dtype) > 1:
-        if isinstance(then_expr, E.BufferLoad) and then_expr.predicate is None:
+        if (isinstance(then_expr, E.BufferLoad) and then_expr.predicate is None
+                and dt.lanes_of(then_expr.buffer.dtype) == 1
+                and dt.lanes_of(then_expr.dtype) == dt.lanes_of(cond_expr.dtype)):
             # Per-lane guard of a load: a masked load never touches the lanes the guard turns off.
             then_expr = E.BufferLoad(then_expr.buffer, then_expr.indices, cond_expr)
         return cg.builder.select(cg.expr(cond_expr), cg.expr(then_expr), cg.expr(else_expr))
