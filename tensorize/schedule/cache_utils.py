@@ -20,7 +20,8 @@ from __future__ import annotations
 from ..ir import expr as E
 from ..ir.buffer import Buffer
 from ..ir.stmt import Block, BlockRealize, BufferRegion, BufferStore, For, Stmt, stmt_list
-from .region_utils import block_region_in_loops, loop_dom, make_analyzer, rebuild_scope, seq, top_child
+from ..arith import Analyzer
+from .region_utils import block_region_in_loops, loop_dom, rebuild_scope, seq, top_child
 from .tree import StmtIndex, replace_many
 
 # The storage ranks TVM's runtime knows (``runtime::StorageScope``); a tag may follow after a dot.
@@ -112,12 +113,33 @@ def common_loop(tree: StmtIndex, a: Stmt, b: Stmt) -> For | None:
 
 
 # -- the copied region ----------------------------------------------------------------------------
+def context_analyzer(tree: StmtIndex, stmt: Stmt | None) -> Analyzer:
+    """An analyzer knowing the ranges of every loop around ``stmt`` (``stmt`` included when it is a
+    loop) and of the iterators of every block around it (inside a blockized scope the outer block's
+    iterators appear in the indices)."""
+    ana = Analyzer()
+    if stmt is None:
+        return ana
+    for node in [stmt] + tree.ancestors(stmt):
+        if isinstance(node, For):
+            ana.bind(node.loop_var, E.Range.from_min_extent(node.min, node.extent))
+        elif isinstance(node, Block):
+            for iv in node.iter_vars:
+                ana.bind(iv.var, iv.dom)
+    return ana
+
+
+def stage_analyzer(tree: StmtIndex, scope: BlockRealize | None, loc: For | None) -> Analyzer:
+    """The analyzer for a stage inserted into ``loc``'s body (the scope's body when ``loc`` is None)."""
+    return context_analyzer(tree, loc if loc is not None else (scope.block if scope is not None else None))
+
+
 def relax_below(tree: StmtIndex, realize: BlockRealize, region: BufferRegion, loc: For | None) -> list[E.Range]:
     """``region`` of block ``realize`` relaxed over the loops between the block and ``loc`` (all its
     loops when ``loc`` is None): the part of the buffer one iteration of ``loc`` touches."""
     loops = tree.loops_of(realize)
     inner = loops if loc is None else [f for f in loops if f is not loc and tree.is_ancestor(loc, f)]
-    ana = make_analyzer(loops)
+    ana = context_analyzer(tree, realize)
     relaxed = block_region_in_loops(realize, region, loop_dom(inner), ana)
     # Loop relaxation ignores the block predicate (an uneven split): clip constant ranges to the buffer.
     out = []
@@ -135,14 +157,13 @@ def full_region(buf: Buffer) -> list[E.Range]:
     return [E.Range.from_min_extent(0, s) for s in buf.shape]
 
 
-def copy_stage(name: str, src: Buffer, dst: Buffer, region: list[E.Range], outer_loops: list[For]) -> Stmt:
+def copy_stage(name: str, src: Buffer, dst: Buffer, region: list[E.Range], ana: Analyzer) -> Stmt:
     """Loops ``ax0, ax1, ...`` over ``region`` around block ``name`` doing ``dst[v] = src[v]``, with
     spatial iterators ``v0, v1, ...`` over the buffers' shape and bindings ``region.min + ax``.
 
-    ``outer_loops`` are the loops the stage sits under (their variables may appear in ``region``).
+    ``ana`` knows the variables around the stage (see ``stage_analyzer``); ``region`` may use them.
     An extent that is not a constant becomes its upper bound plus a predicate, and a region that may
     leave the buffer is guarded, so the stage never touches memory outside ``src``/``dst``."""
-    ana = make_analyzer(outer_loops)
     shape = dst.shape
     loops, ivars, values, preds = [], [], [], []
     for axis, rng in enumerate(region):
@@ -195,11 +216,6 @@ def insert_stage(tree: StmtIndex, scope: BlockRealize | None, loc: For | None, p
     return rebuild_scope(tree, scope, stmt_list(replace_many(body, repl)), new_buffers)
 
 
-def loops_above(tree: StmtIndex, loc: For | None) -> list[For]:
-    """The loops a stage inserted into ``loc``'s body runs under (``loc`` and its outer loops)."""
-    return [] if loc is None else tree.loops_of(loc) + [loc]
-
-
 __all__ = ["PlacementError", "storage_scope_error", "stage_location", "after_stage", "common_loop", "relax_below",
-           "full_region", "copy_stage", "insert_stage", "loops_above", "scope_children", "reads_buffer",
+           "full_region", "copy_stage", "insert_stage", "stage_analyzer", "context_analyzer", "scope_children", "reads_buffer",
            "writes_buffer", "region_of"]

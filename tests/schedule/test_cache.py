@@ -475,3 +475,32 @@ def test_cache_write_needs_a_single_writer():
     with pytest.raises(ScheduleError, match="expected to be written by a single block, but 2 blocks write it"):
         sch.cache_write(c, 0, "local")
     assert sch.mod is before and len(sch.trace) == n
+
+
+def test_cache_read_inside_a_blockized_scope_copies_the_scope_region():
+    """In a non-root scope block, an input of the scope is copied at the start of the scope body,
+    over the region the scope block declares it reads."""
+    sch = tvm.tir.Schedule(matmul)
+    c = sch.get_block("C")
+    i = sch.get_loops(c)[0]
+    io, ii = sch.split(i, [None, 16])
+    sch.blockize(ii)
+    sch.cache_read(c, 0, "local")
+    text = sch.mod.script()
+    assert """                for ax0, ax1 in T.grid(16, 64):
+                    with T.block("A_local"):
+                        v0 = T.axis.spatial(64, vi_o * 16 + ax0)
+                        v1 = T.axis.spatial(64, vk_o * 64 + ax1)
+                        T.reads(A[v0, v1])""" in text
+    check_matmul(sch.mod)
+
+
+def test_cache_copy_made_inside_a_loop_moves_further_with_compute_at():
+    sch, b, c = _fused_two_stage()
+    b_shared = sch.cache_read(c, 0, "shared")
+    sch.compute_at(b_shared, sch.get_loops(c)[1])
+    text = sch.mod.script()
+    assert """            for j in range(32):
+                with T.block("B_shared"):
+                    v0, v1 = T.axis.remap("SS", [i, j])""" in text
+    check_two_stage(sch.mod)

@@ -15,8 +15,9 @@ from ...ir.structural import structural_equal
 from ...ir.stmt import Block, BlockRealize, BufferRegion, BufferStore, For, Stmt
 from ..base import ScheduleBase, primitive
 from ..cache_utils import (
-    PlacementError, after_stage, common_loop, copy_stage, full_region, insert_stage, loops_above, reads_buffer,
-    region_of, relax_below, scope_children, stage_location, storage_scope_error, writes_buffer,
+    PlacementError, after_stage, common_loop, copy_stage, full_region, insert_stage, reads_buffer,
+    region_of, relax_below, scope_children, stage_analyzer, stage_location, storage_scope_error,
+    writes_buffer,
 )
 from ..region_utils import rebuild_scope, replace_buffers, scope_parts, top_child
 from ..rv import BlockRV
@@ -219,7 +220,7 @@ class Cache(ScheduleBase):
             region = list(declared.region) if declared is not None else full_region(buf)
         name = unique_block_name(tree, f"{buf.name}_{storage_scope}")
         cache = new_buffer_like(buf, f"{buf.name}_{storage_scope}", storage_scope)
-        stage = copy_stage(name, buf, cache, region, loops_above(tree, loc))
+        stage = copy_stage(name, buf, cache, region, stage_analyzer(tree, scope, loc))
         swap = {id(buf): cache}
         repl = {id(c): replace_buffers(c, swap) for c in consumers}
         self._set_body(func_name, insert_stage(tree, scope, loc, pos, stage, repl, [cache]))
@@ -284,7 +285,7 @@ class Cache(ScheduleBase):
         region = relax_below(tree, realize, region_of(realize.block.writes, buf), loc)
         name = unique_block_name(tree, f"{buf.name}_{storage_scope}")
         cache = new_buffer_like(buf, f"{buf.name}_{storage_scope}", storage_scope)
-        stage = copy_stage(name, cache, buf, region, loops_above(tree, loc))
+        stage = copy_stage(name, cache, buf, region, stage_analyzer(tree, scope, loc))
         swap = {id(buf): cache}
         repl = {id(c): replace_buffers(c, swap) for c in [realize] + chosen}
         self._set_body(func_name, insert_stage(tree, scope, loc, pos, stage, repl, [cache]))
