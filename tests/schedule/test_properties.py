@@ -63,50 +63,67 @@ WORKLOADS = {
     "conv2d": (conv2d, [_X, _W], (1, 6, 6, 6), _conv_ref(_X, _W)),
 }
 
-ACTIONS = ["split", "split_uneven", "fuse", "reorder", "parallel", "vectorize", "unroll", "decompose"]
+ACTIONS = ["split", "split_uneven", "fuse", "reorder", "parallel", "vectorize", "unroll", "decompose",
+           "cache_read", "cache_write", "compute_at", "reverse_compute_at"]
 
 
-def _apply(sch, block, loops, action, pick, factor):
-    """Apply one primitive to the compute block; invalid choices must raise ScheduleError."""
+def _pick_primitive(sch, block, loops, action, pick, factor):
+    """The primitive call (a thunk) for one step around the compute block, or None to skip the step.
+    Handle lookups happen here, outside the call, so that the call alone may change the trace."""
     pos = pick % len(loops)
     loop = loops[pos]
     if action == "split":
         extent = int(sch.get(loop).extent)
         divisors = [d for d in range(1, extent + 1) if extent % d == 0]
-        sch.split(loop, factors=[None, divisors[factor % len(divisors)]])
-    elif action == "split_uneven":
-        sch.split(loop, factors=[None, 2 + factor % 5])
-    elif action == "fuse" and pos + 1 < len(loops):
-        sch.fuse(loop, loops[pos + 1])
-    elif action == "reorder":
+        return lambda: sch.split(loop, factors=[None, divisors[factor % len(divisors)]])
+    if action == "split_uneven":
+        return lambda: sch.split(loop, factors=[None, 2 + factor % 5])
+    if action == "fuse" and pos + 1 < len(loops):
+        return lambda: sch.fuse(loop, loops[pos + 1])
+    if action == "reorder":
         other = factor % len(loops)
         if other != pos:
             outer, inner = sorted((pos, other))
-            sch.reorder(loops[inner], loops[outer])  # swap two loops of the nest
-    elif action in ("parallel", "vectorize", "unroll"):
-        getattr(sch, action)(loop)
-    elif action == "decompose":
-        sch.decompose_reduction(block, loop)
+            return lambda: sch.reorder(loops[inner], loops[outer])  # swap two loops of the nest
+    if action in ("parallel", "vectorize", "unroll"):
+        return lambda: getattr(sch, action)(loop)
+    if action == "decompose":
+        return lambda: sch.decompose_reduction(block, loop)
+    if action == "cache_read":
+        index = factor % len(sch.get(block).reads)
+        return lambda: sch.cache_read(block, index, "global")
+    if action == "cache_write":
+        return lambda: sch.cache_write(block, 0, "global")
+    if action == "compute_at":
+        producers = sch.get_producers(block)
+        if producers:
+            return lambda: sch.compute_at(producers[factor % len(producers)], loop)
+    if action == "reverse_compute_at":
+        consumers = sch.get_consumers(block)
+        if consumers:
+            return lambda: sch.reverse_compute_at(consumers[factor % len(consumers)], loop)
+    return None
 
 
 @pytest.mark.parametrize("name", sorted(WORKLOADS))
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(steps=st.lists(st.tuples(st.sampled_from(ACTIONS), st.integers(0, 20), st.integers(0, 20)),
-                      min_size=1, max_size=6))
+                      min_size=1, max_size=7))
 def test_random_schedules_preserve_results_and_replay(name, steps):
     func, inputs, out_shape, expected = WORKLOADS[name]
     sch = tvm.tir.Schedule(func)
+    block = sch.get_block("C")  # the handle follows decompose_reduction's rename to "C_update"
     for action, pick, factor in steps:
-        try:
-            block = sch.get_block("C")
-        except tvm.tir.ScheduleError:
-            break  # the block was renamed by decompose_reduction: stop here
-        loops = sch.get_loops(block)
+        call = _pick_primitive(sch, block, sch.get_loops(block), action, pick, factor)
+        if call is None:
+            continue
         before, n = sch.mod, len(sch.trace)
         try:
-            _apply(sch, block, loops, action, pick, factor)
+            call()
         except tvm.tir.ScheduleError:
             assert sch.mod is before and len(sch.trace) == n
+    if any(inst.kind == "decompose_reduction" for inst in sch.trace.insts):
+        assert sch.get(block).name_hint == "C_update"
     out = tvm.nd.array(np.zeros(out_shape, "float32"))
     tvm.build(sch.mod, target="llvm")(*[tvm.nd.array(x) for x in inputs], out)
     np.testing.assert_allclose(out.numpy(), expected, rtol=1e-4, atol=1e-5)
