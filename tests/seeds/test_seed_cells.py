@@ -412,3 +412,335 @@ def test_old_style_comparison_tells_programs_apart():
             assert_same_program(split.script(), S000_REORDER_OUT)
         except ValueError as err:  # assert_structural_equal reports with ValueError
             raise AssertionError(str(err)) from None
+
+
+# ================================================================================================
+# Seed 003: Tensor Program Abstraction in Action (current TVM; T.sblock printed as T.block)
+# ================================================================================================
+
+S003_IMPORTS = '''
+import tvm
+from tvm.ir.module import IRModule
+from tvm.script import ir as I
+from tvm.script import tir as T
+import numpy as np
+'''
+
+S003_MODULE = '''
+@I.ir_module
+class MyModule:
+    @T.prim_func
+    def main(A: T.Buffer((128,), "float32"),
+             B: T.Buffer((128,), "float32"),
+             C: T.Buffer((128,), "float32")):
+        # extra annotations for the function
+        T.func_attr({"global_symbol": "main", "tir.noalias": True})
+        for i in range(128):
+            with T.sblock("C"):
+                # declare a data parallel iterator on spatial domain
+                vi = T.axis.spatial(128, i)
+                C[vi] = A[vi] + B[vi]
+'''
+
+S003_MODULE_OUT = '''
+# from tvm.script import ir as I
+# from tvm.script import tir as T
+
+@I.ir_module
+class Module:
+    @T.prim_func
+    def main(A: T.Buffer((128,), "float32"), B: T.Buffer((128,), "float32"), C: T.Buffer((128,), "float32")):
+        T.func_attr({"tir.noalias": True})
+        # with T.sblock("root"):
+        for i in range(128):
+            with T.sblock("C"):
+                vi = T.axis.spatial(128, i)
+                T.reads(A[vi], B[vi])
+                T.writes(C[vi])
+                C[vi] = A[vi] + B[vi]
+'''
+
+S003_SPLIT_OUT = '''
+# from tvm.script import ir as I
+# from tvm.script import tir as T
+
+@I.ir_module
+class Module:
+    @T.prim_func
+    def main(A: T.Buffer((128,), "float32"), B: T.Buffer((128,), "float32"), C: T.Buffer((128,), "float32")):
+        T.func_attr({"tir.noalias": True})
+        # with T.sblock("root"):
+        for i_0, i_1, i_2 in T.grid(8, 4, 4):
+            with T.sblock("C"):
+                vi = T.axis.spatial(128, i_0 * 16 + i_1 * 4 + i_2)
+                T.reads(A[vi], B[vi])
+                T.writes(C[vi])
+                C[vi] = A[vi] + B[vi]
+'''
+
+S003_REORDER_OUT = '''
+# from tvm.script import ir as I
+# from tvm.script import tir as T
+
+@I.ir_module
+class Module:
+    @T.prim_func
+    def main(A: T.Buffer((128,), "float32"), B: T.Buffer((128,), "float32"), C: T.Buffer((128,), "float32")):
+        T.func_attr({"tir.noalias": True})
+        # with T.sblock("root"):
+        for i_0, i_2, i_1 in T.grid(8, 4, 4):
+            with T.sblock("C"):
+                vi = T.axis.spatial(128, i_0 * 16 + i_1 * 4 + i_2)
+                T.reads(A[vi], B[vi])
+                T.writes(C[vi])
+                C[vi] = A[vi] + B[vi]
+'''
+
+S003_PARALLEL_OUT = '''
+# from tvm.script import ir as I
+# from tvm.script import tir as T
+
+@I.ir_module
+class Module:
+    @T.prim_func
+    def main(A: T.Buffer((128,), "float32"), B: T.Buffer((128,), "float32"), C: T.Buffer((128,), "float32")):
+        T.func_attr({"tir.noalias": True})
+        # with T.sblock("root"):
+        for i_0 in T.parallel(8):
+            for i_2, i_1 in T.grid(4, 4):
+                with T.sblock("C"):
+                    vi = T.axis.spatial(128, i_0 * 16 + i_1 * 4 + i_2)
+                    T.reads(A[vi], B[vi])
+                    T.writes(C[vi])
+                    C[vi] = A[vi] + B[vi]
+'''
+
+S003_ARANGE_OUT = '''
+[  0.   1.   2.   3.   4.   5.   6.   7.   8.   9.  10.  11.  12.  13.
+  14.  15.  16.  17.  18.  19.  20.  21.  22.  23.  24.  25.  26.  27.
+  28.  29.  30.  31.  32.  33.  34.  35.  36.  37.  38.  39.  40.  41.
+  42.  43.  44.  45.  46.  47.  48.  49.  50.  51.  52.  53.  54.  55.
+  56.  57.  58.  59.  60.  61.  62.  63.  64.  65.  66.  67.  68.  69.
+  70.  71.  72.  73.  74.  75.  76.  77.  78.  79.  80.  81.  82.  83.
+  84.  85.  86.  87.  88.  89.  90.  91.  92.  93.  94.  95.  96.  97.
+  98.  99. 100. 101. 102. 103. 104. 105. 106. 107. 108. 109. 110. 111.
+ 112. 113. 114. 115. 116. 117. 118. 119. 120. 121. 122. 123. 124. 125.
+ 126. 127.]
+'''
+# The seed's page cuts the print of b (and of c) short: these are the lines it shows.
+S003_ONES_SHOWN = '''
+[1. 1. 1. 1. 1. 1. 1. 1. 1. 1. 1. 1. 1. 1. 1. 1. 1. 1. 1. 1. 1. 1. 1. 1.
+ 1. 1. 1. 1. 1. 1. 1. 1. 1. 1. 1. 1. 1. 1. 1. 1. 1. 1. 1. 1. 1. 1. 1. 1.
+ 1. 1. 1. 1. 1. 1. 1. 1. 1. 1. 1. 1. 1. 1. 1. 1. 1. 1. 1. 1. 1. 1. 1. 1.
+ 1. 1. 1. 1. 1. 1. 1. 1. 1. 1. 1. 1. 1. 1. 1. 1. 1. 1. 1. 1. 1. 1. 1. 1.
+'''
+
+
+@pytest.fixture()
+def seed003(tmp_path):
+    nb = Notebook(tmp_path, "seed003")
+    assert nb.run(S003_IMPORTS) == ""
+    assert nb.run(S003_MODULE) == ""
+    return nb
+
+
+def test_seed003_module_type_and_print(seed003):
+    assert type(seed003.eval("MyModule")).__name__ == "IRModule"  # the cell shows tvm.ir.module.IRModule
+    assert seed003.run("print(MyModule.script())\n# TVM의 IRModule 객체를 Python 스크립트 형태의 문자열로 변환\n") \
+        == exact(S003_MODULE_OUT)
+    assert seed003.run("MyModule.show()") == exact(S003_MODULE_OUT)
+
+
+def test_seed003_s_tir_schedule_cells_print_exactly(seed003):
+    assert seed003.run('''
+from tvm import s_tir
+sch = s_tir.Schedule(MyModule)
+''') == ""
+    assert seed003.run("print(sch.mod.script())") == exact(S003_MODULE_OUT)
+    assert seed003.run('''
+block = sch.get_sblock("C") #block C 반환
+i, = sch.get_loops(block) #block C의 루프 반환 (for문을 slice할거임)
+''') == ""
+    assert seed003.run('''
+i0, i1, i2 = sch.split(i, factors = [None, 4, 4])#for loop를 분할할거임
+
+print(sch.mod.script())
+''') == exact(S003_SPLIT_OUT)
+    assert seed003.run("sch.reorder(i2, i1) #루프 순서 변경") == ""
+    assert seed003.run("print(sch.mod.script())") == exact(S003_REORDER_OUT)
+    assert seed003.run('''
+sch.parallel(i0) #가장 바깥 루프를 병렬화하고 싶으면 
+print(sch.mod.script())
+''') == exact(S003_PARALLEL_OUT)
+
+
+def test_seed003_build_and_run_cells(seed003):
+    seed003.run('''
+from tvm import s_tir
+sch = s_tir.Schedule(MyModule)
+block = sch.get_sblock("C")
+i, = sch.get_loops(block)
+i0, i1, i2 = sch.split(i, factors = [None, 4, 4])
+sch.reorder(i2, i1)
+sch.parallel(i0)
+''')
+    assert_same_classes(seed003.run('''
+rt_mod = tvm.build(sch.mod, target="llvm")  # The module for CPU backends.
+print(type(rt_mod))
+'''), "<class 'tvm.runtime.module.Module'>")
+    assert seed003.run('func = rt_mod["main"]') == ""
+    assert callable(seed003.eval("func"))  # the cell displays ffi.Function(0x...)
+    assert seed003.run('''
+a = tvm.runtime.tensor(np.arange(128, dtype="float32"))
+b = tvm.runtime.tensor(np.ones(128, dtype="float32"))
+c = tvm.runtime.tensor(np.zeros(128, dtype="float32"))
+''') == ""
+    before = seed003.run("print(a)\nprint(b)\nprint(c)\n")
+    assert before.startswith(S003_ARANGE_OUT.lstrip("\n") + S003_ONES_SHOWN.lstrip("\n"))
+    assert before.endswith(str(np.zeros(128, dtype="float32")) + "\n")
+    assert seed003.run("func(a, b, c)") == ""
+    shown = repr(seed003.eval("a"))  # the cell displays the tensor
+    assert shown.splitlines()[0] == "<tvm.runtime.Tensor shape=(128,), cpu:0>"
+    assert shown.split("\n", 1)[1] == repr(np.arange(128, dtype="float32"))
+    after = seed003.run("print(a)\nprint(b)\nprint(c)\n")
+    assert after.startswith(S003_ARANGE_OUT.lstrip("\n") + S003_ONES_SHOWN.lstrip("\n"))
+    assert after.endswith(str(np.arange(128, dtype="float32") + 1) + "\n")
+    assert seed003.run("sch.mod.show()") == exact(S003_PARALLEL_OUT)
+
+
+def test_seed003_tir_schedule_cells(seed003):
+    """The "Transform the Tensor Program" cells fail in the seed (TVM 0.27 dropped tvm.tir.Schedule);
+    both spellings work here, so the cells run and show the same programs."""
+    assert class_names(seed003.run("sch = tvm.tir.Schedule(MyModule)\nprint(type(sch))")) == ["Schedule"]
+    assert seed003.run('''
+# Get block by its name
+block_c = sch.get_block("C")
+# Get loops surronding the block
+(i,) = sch.get_loops(block_c)
+# Tile the loop nesting.
+i_0, i_1, i_2 = sch.split(i, factors=[None, 4, 4])
+sch.mod.show()
+''') == exact(S003_SPLIT_OUT)
+    assert seed003.run("sch.reorder(i_0, i_2, i_1)\nsch.mod.show()") == exact(S003_REORDER_OUT)
+    assert seed003.run("sch.mod.show()") == exact(S003_REORDER_OUT)
+    assert seed003.run("sch.parallel(i_0)\nsch.mod.show()") == exact(S003_PARALLEL_OUT)
+    seed003.run('''
+a = tvm.runtime.tensor(np.arange(128, dtype="float32"))
+b = tvm.runtime.tensor(np.ones(128, dtype="float32"))
+c = tvm.runtime.tensor(np.zeros(128, dtype="float32"))
+transformed_mod = tvm.build(sch.mod, target="llvm")  # The module for CPU backends.
+transformed_mod["main"](a, b, c)
+''')
+    np.testing.assert_array_equal(seed003.eval("c").numpy(), np.arange(128, dtype="float32") + 1)
+
+
+def test_seed003_te_cell(seed003):
+    out = seed003.run('''
+# namespace for tensor expression utility
+from tvm import te
+
+# declare the computation using the expression API
+A = te.placeholder((128, ), name="A")
+B = te.placeholder((128, ), name="B")
+C = te.compute((128,), lambda i: A[i] + B[i], name="C")
+
+# create a function with the specified list of arguments. 
+func = te.create_prim_func([A, B, C])
+# mark that the function name is main
+func = func.with_attr("global_symbol", "main")
+ir_mod_from_te = IRModule({"main": func})
+
+ir_mod_from_te.show()
+''')
+    assert out == exact(S003_MODULE_OUT).replace("vi", "v_i")
+
+
+MATMUL_SIZE = 128  # the seed uses 1024; the cells run at this size in tests
+
+S003_MATMUL = '''
+from tvm import te
+
+M = 1024
+K = 1024
+N = 1024
+
+# The default tensor type in tvm
+dtype = "float32"
+
+target = "llvm"
+dev = tvm.device(target, 0)
+
+# Algorithm
+k = te.reduce_axis((0, K), "k")
+A = te.placeholder((M, K), name="A")
+B = te.placeholder((K, N), name="B")
+C = te.compute((M, N), lambda m, n: te.sum(A[m, k] * B[k, n], axis=k), name="C")
+
+# Default schedule
+func = te.create_prim_func([A, B, C])
+func = func.with_attr("global_symbol", "main")
+ir_module = IRModule({"main": func})
+ir_module.show()
+
+
+func = tvm.build(ir_module, target="llvm")  # The module for CPU backends.
+
+a = tvm.runtime.tensor(np.random.rand(M, K).astype(dtype), dev)
+b = tvm.runtime.tensor(np.random.rand(K, N).astype(dtype), dev)
+c = tvm.runtime.tensor(np.zeros((M, N), dtype=dtype), dev)
+func(a, b, c)
+
+evaluator = func.time_evaluator(func.entry_name, dev, number=1)
+print("Baseline: %f" % evaluator(a, b, c).mean)
+'''
+
+S003_TILED = '''
+sch = tvm.s_tir.Schedule(ir_module)
+print(type(sch))
+block_c = sch.get_sblock("C")
+# Get loops surronding the block
+(y, x, k) = sch.get_loops(block_c)
+block_size = 32
+yo, yi = sch.split(y, [None, block_size]) #yi = 32 -> 내부 루프, yo =외부부 루프
+xo, xi = sch.split(x, [None, block_size]) #xi = 32 -> 내부 루프, xo =외부부 루프
+
+sch.reorder(yo, xo, k, yi, xi)
+{parallel}sch.mod.show()
+
+func = tvm.build(sch.mod, target="llvm")  # The module for CPU backends.
+
+c = tvm.runtime.tensor(np.zeros((M, N), dtype=dtype), dev)
+func(a, b, c)
+
+evaluator = func.time_evaluator(func.entry_name, dev, number=1)
+print("after transformation: %f" % evaluator(a, b, c).mean)
+'''
+
+
+def _check_matmul(nb) -> None:
+    ns = nb.namespace
+    expected = ns["a"].numpy() @ ns["b"].numpy()
+    np.testing.assert_allclose(ns["c"].numpy(), expected, rtol=1e-4, atol=1e-4)
+
+
+def test_seed003_matmul_cells(seed003):
+    code = S003_MATMUL.replace("= 1024", f"= {MATMUL_SIZE}")
+    out = seed003.run(code)
+    script, last = out.rstrip("\n").rsplit("\n", 1)
+    assert re.fullmatch(r"Baseline: \d+\.\d{6}", last), last
+    assert 'v_m, v_n, v_k = T.axis.remap("SSR", [m, n, k])' in script
+    assert f"for m, n, k in T.grid({MATMUL_SIZE}, {MATMUL_SIZE}, {MATMUL_SIZE}):" in script
+    _check_matmul(seed003)
+
+    for parallel in ("", "sch.parallel(yo)\n"):
+        out = seed003.run(S003_TILED.format(parallel=parallel))
+        lines = out.rstrip("\n").splitlines()
+        assert_same_classes(lines[0], "<class 'tvm.s_tir.schedule.schedule.Schedule'>")
+        assert re.fullmatch(r"after transformation: \d+\.\d{6}", lines[-1]), lines[-1]
+        script = "\n".join(lines[1:-1])
+        tiles = MATMUL_SIZE // 32
+        outer = (f"for m_0 in T.parallel({tiles}):" if parallel else f"for m_0, n_0, k, m_1, n_1 in T.grid({tiles}, "
+                 f"{tiles}, {MATMUL_SIZE}, 32, 32):")
+        assert outer in script, script
+        assert "v_m = T.axis.spatial(128, m_0 * 32 + m_1)".replace("128", str(MATMUL_SIZE)) in script
+        _check_matmul(seed003)
