@@ -1,4 +1,6 @@
 """compute_inline and reverse_compute_inline."""
+import textwrap
+
 import numpy as np
 import pytest
 
@@ -99,4 +101,112 @@ def test_inline_errors_leave_schedule_unchanged():
     # relu cannot be folded into a reduction producer either
     with pytest.raises(tvm.tir.ScheduleError, match="reverse_compute_inline"):
         sch.reverse_compute_inline(block_d)
+    assert sch.mod is before and len(sch.trace) == n
+
+
+@T.prim_func
+def partial_consumer(A: T.Buffer((16, 16), "float32"), C: T.Buffer((8, 15), "float32")):
+    B = T.alloc_buffer((16, 16))
+    for i, j in T.grid(16, 16):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+    for i, j in T.grid(8, 15):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = B[vi * 2, vj + 1] + T.float32(1)
+
+
+@T.prim_func
+def partial_consumer_inlined(A: T.Buffer((16, 16), "float32"), C: T.Buffer((8, 15), "float32")):
+    for i, j in T.grid(16, 16):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            T.where(i % 2 == 0 and j >= 1)
+            C[vi // 2, vj - 1] = A[vi, vj] * T.float32(2) + T.float32(1)
+
+
+PARTIAL_INLINED_TEXT = '''\
+for i, j in T.grid(16, 16):
+    with T.block("B"):
+        vi, vj = T.axis.remap("SS", [i, j])
+        T.where(i % 2 == 0 and j >= 1)
+        T.reads(A[vi, vj])
+        T.writes(C[vi // 2, vj - 1])
+        C[vi // 2, vj - 1] = A[vi, vj] * T.float32(2.0) + T.float32(1.0)'''
+
+
+def test_reverse_compute_inline_partial_consumer():
+    """The consumer reads a strided, shifted part of the producer's buffer: the producer keeps its
+    loops and writes the consumer's output only where the consumer read (a predicate)."""
+    sch = tvm.tir.Schedule(partial_consumer)
+    sch.reverse_compute_inline(sch.get_block("C"))
+    assert_func_equal(sch, partial_consumer_inlined)
+    assert textwrap.indent(PARTIAL_INLINED_TEXT, " " * 8) in sch.mod.script()
+    a = np.random.rand(16, 16).astype("float32")
+    _, c = run(sch.mod, a, np.zeros((8, 15), "float32"))
+    np.testing.assert_allclose(c, a[::2, 1:] * 2 + 1, rtol=1e-6)
+    replayed = tvm.tir.Schedule(partial_consumer)
+    sch.trace.apply_to_schedule(replayed)
+    tvm.ir.assert_structural_equal(replayed.mod, sch.mod)
+
+
+@T.prim_func
+def consumer_reads_diagonal(A: T.Buffer((16, 16), "float32"), C: T.Buffer((16,), "float32")):
+    B = T.alloc_buffer((16, 16))
+    for i, j in T.grid(16, 16):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+    for i in range(16):
+        with T.block("C"):
+            vi = T.axis.spatial(16, i)
+            C[vi] = B[vi, vi]
+
+
+@T.prim_func
+def consumer_reads_row(A: T.Buffer((16, 16), "float32"), C: T.Buffer((16,), "float32")):
+    B = T.alloc_buffer((16, 16))
+    for i, j in T.grid(16, 16):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+    for j in range(16):
+        with T.block("C"):
+            vj = T.axis.spatial(16, j)
+            C[vj] = B[3, vj]
+
+
+@T.prim_func
+def consumer_reads_guarded(A: T.Buffer((16, 16), "float32"), D: T.Buffer((32, 16), "float32")):
+    B = T.alloc_buffer((16, 16))
+    for i, j in T.grid(16, 16):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+    for i, j in T.grid(32, 16):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            D[vi, vj] = T.if_then_else(vi >= 16, B[vi - 16, vj], T.float32(0))
+
+
+def test_reverse_compute_inline_constant_axis():
+    sch = tvm.tir.Schedule(consumer_reads_row)
+    sch.reverse_compute_inline(sch.get_block("C"))
+    assert "T.where(i == 3)" in sch.mod.script()
+    a = np.random.rand(16, 16).astype("float32")
+    _, c = run(sch.mod, a, np.zeros(16, "float32"))
+    np.testing.assert_allclose(c, a[3] * 2, rtol=1e-6)
+
+
+@pytest.mark.parametrize("func, message", [
+    (consumer_reads_diagonal, "iterator vi indexes B on axes 0 and 1"),
+    (consumer_reads_guarded, r"on axis 0 the consumer reads B at \[-16, 15\], outside the buffer"),
+])
+def test_reverse_compute_inline_partial_errors(func, message):
+    sch = tvm.tir.Schedule(func)
+    block = sch.get_block("C")
+    before, n = sch.mod, len(sch.trace)
+    with pytest.raises(tvm.tir.ScheduleError, match=message):
+        sch.reverse_compute_inline(block)
     assert sch.mod is before and len(sch.trace) == n

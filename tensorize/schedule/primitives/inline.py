@@ -4,7 +4,9 @@ from __future__ import annotations
 from ...ir import expr as E
 from ...ir.functor import StmtExprMutator, post_order_visit, substitute
 from ...ir.stmt import BlockRealize, BufferStore, For, SeqStmt
-from ..analysis import DATA_PAR, detect_block_regions
+from ...arith import Analyzer
+from ...arith.linear import affine_lin
+from ..analysis import DATA_PAR, detect_block_regions, simplify
 from ..base import ScheduleBase, primitive
 from ..rv import BlockRV
 from ..tree import replace_many
@@ -82,6 +84,68 @@ class Inline(ScheduleBase):
         return [r for realizes in index.blocks.values() for r in realizes
                 if any(w.buffer is buffer for w in r.block.writes)]
 
+    def _injective_read(self, blk, load, buf) -> list:
+        """Per axis of the consumer's read of ``buf``: ``(iter_var, coeff, offset)`` for an index
+        ``coeff * v + offset``, or ``(None, 0, offset)`` for a constant index. Raises unless the read
+        is an injective affine map of the consumer's iterators whose image lies inside ``buf``."""
+        iter_ids = {id(iv.var): iv for iv in blk.iter_vars}
+        axes, used = [], {}
+        for axis, index in enumerate(load.indices):
+            lin = affine_lin(simplify(index))
+            terms = list(lin.terms.values()) if lin is not None else None
+            if terms is None or len(terms) > 1 or (terms and id(terms[0][0]) not in iter_ids):
+                raise self._error(f"reverse_compute_inline needs each index of the read of {buf.name} to be "
+                                  f"c * v + d for one block iterator v (or a constant); axis {axis} is {index}", blk)
+            if not terms:
+                axes.append((None, 0, lin.const))
+                continue
+            var, coeff = terms[0]
+            if id(var) in used:
+                raise self._error(f"reverse_compute_inline: iterator {var.name} indexes {buf.name} on axes "
+                                  f"{used[id(var)]} and {axis}; the read must use each iterator once", blk)
+            used[id(var)] = axis
+            axes.append((var, coeff, lin.const))
+        missing = [iv.var.name for iv in blk.iter_vars if id(iv.var) not in used]
+        if missing:
+            raise self._error(f"reverse_compute_inline: iterators {missing} of block {blk.name_hint!r} do not index "
+                              f"the read of {buf.name}, so several consumer iterations read the same element and "
+                              "the producer cannot compute them all", blk)
+        for axis, (var, coeff, offset) in enumerate(axes):
+            extent = buf.shape[axis]
+            if var is None:
+                lo = hi = offset
+            else:
+                dom = iter_ids[id(var)].dom
+                bound = Analyzer().const_int_bound(dom.min), Analyzer().const_int_bound(E.add(dom.min, dom.extent) - 1)
+                ends = (coeff * bound[0].min_value + offset, coeff * bound[1].max_value + offset)
+                lo, hi = min(ends), max(ends)
+            if not (lo >= 0 and isinstance(extent, E.IntImm) and hi < extent.value):
+                raise self._error(f"reverse_compute_inline: on axis {axis} the consumer reads {buf.name} at "
+                                  f"[{lo}, {hi}], outside the buffer (extent {extent}); the producer computes no "
+                                  "value for those iterations", blk)
+        return axes
+
+    def _producer_predicate(self, producer: BlockRealize, conds: list, consumer) -> E.PrimExpr:
+        """The producer's predicate conjoined with ``conds`` (on producer iterators), rewritten over
+        the producer's loops; conditions that always hold are dropped."""
+        ana = Analyzer()
+        for iv in producer.block.iter_vars:
+            ana.bind(iv.var, iv.dom)
+        kept = []
+        for cond in conds:
+            cond = ana.simplify(cond)
+            if isinstance(cond, E.IntImm):
+                if not cond.value:
+                    raise self._error("reverse_compute_inline: the producer never writes an element the consumer "
+                                      "reads", consumer)
+                continue
+            kept.append(cond)
+        predicate = producer.predicate
+        bindings = {iv.var: v for iv, v in zip(producer.block.iter_vars, producer.iter_values)}
+        for cond in kept:
+            predicate = E.logical_and(predicate, simplify(substitute(cond, bindings)))
+        return predicate
+
     @primitive
     def compute_inline(self, block: BlockRV) -> None:
         """Inline a spatial block into its consumers: every read of the buffer it writes is replaced
@@ -155,10 +219,14 @@ class Inline(ScheduleBase):
         """Inline a consumer block into its producer: the producer computes the consumer's value and
         writes the consumer's buffer directly; the consumer and the intermediate buffer disappear.
 
-        The consumer must be spatial with a single store that reads the producer's buffer once,
-        at indices that are distinct block iterators covering all its iterators over the whole
-        buffer; the producer must be a single spatial block writing that buffer, which must not be
-        a function argument nor read by anyone else.
+        The consumer must be spatial, without a predicate, with a single store that reads the
+        producer's buffer once, at indices that are an injective affine map of its iterators
+        (each axis ``c * v + d`` for a distinct iterator ``v``, or a constant; every iterator used)
+        whose image lies inside the buffer. The producer must be a single spatial block writing
+        that buffer, which must not be a function argument nor read by anyone else. When the
+        consumer reads only part of the buffer, the producer gets a predicate selecting the
+        elements the consumer read (e.g. ``C[vi, vj] = B[vi * 2, vj + 1]`` gives
+        ``T.where(i % 2 == 0 and j >= 1)`` and stores ``C[vi // 2, vj - 1]``).
 
         Example::
 
@@ -212,30 +280,43 @@ class Inline(ScheduleBase):
             raise self._error(f"reverse_compute_inline needs a single read of {buf.name} in the consumer; block "
                               f"{blk.name_hint!r} has {len(loads)}", blk)
         load = loads[0]
-        if not all(isinstance(i, E.Var) and id(i) in iter_ids for i in load.indices) or \
-                len({id(i) for i in load.indices}) != len(load.indices) or len(load.indices) != len(blk.iter_vars):
-            raise self._error(f"reverse_compute_inline needs the read of {buf.name} indexed by distinct block "
-                              "iterators covering all of the consumer's iterators", blk)
-        for axis, i in enumerate(load.indices):
-            dom = iter_ids[id(i)].dom
-            if not (isinstance(dom.min, E.IntImm) and dom.min.value == 0 and isinstance(dom.extent, E.IntImm)
-                    and isinstance(buf.shape[axis], E.IntImm) and dom.extent.value == buf.shape[axis].value):
-                raise self._error(f"reverse_compute_inline needs the consumer to cover all of {buf.name}; iterator "
-                                  f"{i.name} does not span axis {axis}", blk)
         if not (isinstance(realize.predicate, E.IntImm) and realize.predicate.value):
             raise self._error("reverse_compute_inline needs a consumer without a predicate", blk)
+        axes = self._injective_read(blk, load, buf)
+        vmap, conds = _invert_read(axes, p_store.indices, iter_ids)
+        predicate = self._producer_predicate(producer, conds, blk)
         removable = _removable_root(index, realize)
         if removable is None:
             raise self._error(f"reverse_compute_inline: block {blk.name_hint!r} cannot be removed from its scope", blk)
-        vmap = {v: p for v, p in zip(load.indices, p_store.indices)}
         new_value = substitute(_replace_load(store.value, buf, p_store.value), vmap)
-        new_store = BufferStore(store.buffer, new_value, [substitute(i, vmap) for i in store.indices])
+        new_store = BufferStore(store.buffer, new_value, [simplify(substitute(i, vmap)) for i in store.indices])
         p_blk = producer.block.replace(body=new_store)
         reads, writes = detect_block_regions(p_blk)
         p_blk = p_blk.replace(reads=tuple(reads), writes=tuple(writes))
-        body = replace_many(index.root, {id(removable): None, id(producer): producer.replace(block=p_blk)})
+        new_producer = producer.replace(block=p_blk, predicate=predicate)
+        body = replace_many(index.root, {id(removable): None, id(producer): new_producer})
         body = _InlineRewriter(buf, lambda idx: E.BufferLoad(buf, idx), set()).visit(body)
         self._set_body(func_name, body)
+
+
+def _invert_read(axes, producer_indices, iter_ids) -> tuple[dict, list]:
+    """Express the consumer's iterators through the producer's store indices (``v = (x - d) / c`` on
+    each axis read as ``c * v + d``) and list the conditions under which a producer element is one
+    the consumer reads: divisibility, the iterator's domain, and equality on constant axes."""
+    vmap, conds = {}, []
+    for (var, coeff, offset), x in zip(axes, producer_indices):
+        if var is None:
+            conds.append(E.EQ(x, E.make_const(x.dtype, offset)))
+            continue
+        shifted = E.sub(x, offset)
+        if abs(coeff) != 1:
+            conds.append(E.EQ(E.floormod(shifted, abs(coeff)), E.make_const(x.dtype, 0)))
+        value = shifted if coeff == 1 else E.mul(shifted, -1) if coeff == -1 else E.floordiv(shifted, coeff)
+        dom = iter_ids[id(var)].dom
+        conds.append(E.GE(value, dom.min))
+        conds.append(E.LT(value, E.add(dom.min, dom.extent)))
+        vmap[var] = value
+    return vmap, conds
 
 
 def _vars_of(expr):
