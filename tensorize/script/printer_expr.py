@@ -288,8 +288,22 @@ class ExprPrinter:
 
     def _print_Reduce(self, e):
         source = ", ".join(self.expr(s) for s in e.source)
+        init = ", ".join(self.expr(s) for s in e.init)
         axis = ", ".join(self.iter_var(a) for a in e.axis)
-        return f"T.reduce({source}, axis=[{axis}], condition={self.expr(e.condition)})", P_ATOM
+        return (f"T.reduce({self.comm_reducer(e.combiner)}, source=[{source}], init=[{init}], axis=[{axis}], "
+                f"condition={self.expr(e.condition)}, value_index={e.value_index})", P_ATOM)
+
+    def comm_reducer(self, r: E.CommReducer) -> str:
+        """``T.comm_reducer(lambda x, y: x + y, [T.float32(0.0)])``."""
+        identity = ", ".join(self.expr(v) for v in r.identity_element)
+        self.names.push_scope()
+        try:
+            params = ", ".join(self.names.define(v, v.name) for v in list(r.lhs) + list(r.rhs))
+            results = [self.expr(v) for v in r.result]
+        finally:
+            self.names.pop_scope()
+        body = results[0] if len(results) == 1 else f"({', '.join(results)})"
+        return f"T.comm_reducer(lambda {params}: {body}, [{identity}])"
 
 
 def _is_const(e) -> bool:

@@ -459,10 +459,6 @@ def Range(begin, end=None):  # noqa: N802,F811 - TVM's name
     return _Range(begin, end)
 
 
-def iter_var(var, dom, iter_type, thread_tag: str = "") -> IterVar:
-    return IterVar(dom, var, iter_type, thread_tag)
-
-
 def ret(value) -> Call:
     return call_intrin(convert(value).dtype, "tir.ret", value)
 

@@ -161,3 +161,61 @@ def test_float_division_of_variables_round_trips(sugar):
     func = func_of([A], For(i, 0, 8, body=BufferStore(A, E.Div(A[i], A[7 - i]), [i])))
     text = round_trip(func, sugar)
     assert ("A[i] / A[7 - i]" in text) if sugar else ("T.Div(A[i], A[T.Sub(7, i)])" in text)
+
+
+def _reduce_func(reduction_builder):
+    from tensorize import te
+
+    k = te.reduce_axis((2, 16), "k")
+    A = te.placeholder((16, 16), name="A")
+    B = te.placeholder((16, 16), name="B", dtype="int32")
+    C = te.compute((16,), lambda m: reduction_builder(A, B, m, k), name="C")
+    reduce_node = C.op.body[0]
+    m = C.op.axis[0].var
+    buffers = [decl_buffer((16, 16), "float32", name="A"), decl_buffer((16, 16), "int32", name="B")]
+    from tensorize.ir.functor import substitute
+
+    loads = {}
+
+    def to_buffer(e):  # te tensors read as buffers of the same names
+        if isinstance(e, E.ProducerLoad):
+            buffer = buffers[0] if e.producer.name == "A" else buffers[1]
+            return E.BufferLoad(buffer, e.indices)
+        return None
+
+    from tensorize.ir.functor import ir_transform
+
+    body = ir_transform(Evaluate(reduce_node), None, to_buffer, ["tir.ProducerLoad"])
+    return func_of(buffers, For(m, 0, 16, body=For(k.var, 2, 14, body=body)))
+
+
+def test_reduce_round_trips_with_its_combiner():
+    from tensorize import te
+
+    func = _reduce_func(lambda A, B, m, k: te.sum(A[m, k] * 2.0, axis=k, where=k < 9))
+    text = round_trip(func)
+    assert "T.reduce(T.comm_reducer(lambda x, y: x + y, [T.float32(0.0)]), source=[A[m, k] * T.float32(2.0)]" in text
+    assert 'axis=[T.iter_var(k, T.Range(2, 16), "CommReduce", "")]' in text
+
+
+def test_multi_value_reduce_round_trips():
+    from tensorize import te
+
+    argmax = te.comm_reducer(lambda x, y: (te.if_then_else(x[1] >= y[1], x[0], y[0]),
+                                           te.if_then_else(x[1] >= y[1], x[1], y[1])),
+                             lambda t0, t1: (te.const(-1, t0), te.min_value(t1)), name="argmax")
+    func = _reduce_func(lambda A, B, m, k: argmax((B[m, k], A[m, k]), axis=k)[1])
+    text = round_trip(func)
+    assert "T.comm_reducer(lambda x_0, x_1, y_0, y_1: (T.if_then_else(x_1 >= y_1, x_0, y_0), " in text
+    assert "value_index=1" in text
+
+
+def test_comm_reducer_from_python_and_errors():
+    r = T.comm_reducer(lambda x, y: T.max(x, y), [T.float32(0)])
+    assert isinstance(r, E.CommReducer) and isinstance(r.result[0], E.Max)
+    with pytest.raises(ValueError, match="2 values for 1 identity"):
+        T.comm_reducer(lambda x, y: (x, y), [T.float32(0)])
+    with pytest.raises(TypeError, match="T.comm_reducer"):
+        T.reduce(None, [T.float32(1)])
+    with pytest.raises(ValueError, match="unknown iterator type"):
+        T.iter_var(Var("k"), E.Range(0, 4), "Reduce")

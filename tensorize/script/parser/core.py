@@ -220,6 +220,9 @@ class Parser:
     def stmt_Expr(self, node: ast.Expr, rest):
         if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
             return None  # a docstring
+        if isinstance(node.value, ast.Lambda):
+            raise self.error(node, "a lambda on its own is not a statement; lambdas are arguments, as in "
+                                   "T.comm_reducer(lambda x, y: x + y, [T.float32(0)])")
         value = self.eval(node.value)
         span = self.source.span(node)
         if isinstance(value, specs.Spec):

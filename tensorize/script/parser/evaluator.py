@@ -261,9 +261,28 @@ class ExprEvaluator:
             name = ast.unparse(node.func)
             raise self.error(node, f"{name}(...) failed: {err}") from None
 
-    def eval_Lambda(self, node):
-        raise self.error(node, "lambda expressions are not supported in TVMScript; define a Python function outside "
-                               "the prim_func and call it")
+    def eval_Lambda(self, node: ast.Lambda):
+        """A lambda of plain positional parameters (as in ``T.comm_reducer(lambda x, y: x + y, ...)``):
+        a Python function that evaluates the body with the parameters bound to its arguments."""
+        args = node.args
+        if args.vararg or args.kwarg or args.kwonlyargs or args.defaults or args.posonlyargs:
+            raise self.error(node, "a TVMScript lambda takes plain positional parameters, e.g. lambda x, y: x + y")
+        names = [a.arg for a in args.args]
+        parser = self.parser
+
+        def call(*values):
+            if len(values) != len(names):
+                raise TypeError(f"the lambda takes {len(names)} arguments ({', '.join(names)}), got {len(values)}")
+            parser.push_scope()
+            try:
+                for name, value in zip(names, values):
+                    parser.bind(name, value)
+                return self.eval(node.body)
+            finally:
+                parser.pop_scope()
+
+        call.param_names = tuple(names)
+        return call
 
 
 builtin_lookup = builtins.__dict__
