@@ -10,7 +10,7 @@
 from __future__ import annotations
 
 from ..ir import expr as E
-from .bound import INF
+from .bound import INF, dtype_range
 
 POS_INF = E.Var("pos_inf", "int64")
 NEG_INF = E.Var("neg_inf", "int64")
@@ -129,6 +129,15 @@ class _Evaluator:
             other = a if _const_of(b) is not None else b
             if const is not None:
                 return _scale(other, const, simp)
+            # A product with a factor that does not vary over the domain (``i * n``): scale the other
+            # side's ends when the factor's sign is known.
+            for point, other in ((b, a), (a, b)):
+                if point.is_single_point() and other.has_lower_bound() and other.has_upper_bound():
+                    sign = self.ana.const_int_bound(point.min_value)
+                    if sign.min_value >= 0 or sign.max_value <= 0:
+                        lo = simp(E.mul(other.min_value, point.min_value))
+                        hi = simp(E.mul(other.max_value, point.min_value))
+                        return IntervalSet(lo, hi) if sign.min_value >= 0 else IntervalSet(hi, lo)
             return self.fallback(e)
         if t in (E.FloorDiv, E.Div) and isinstance(e.b, E.IntImm) and e.b.value > 0:
             a = self.eval(e.a)
@@ -167,8 +176,10 @@ class _Evaluator:
             hi = self.ana.const_int_bound(dom.max_value).max_value if dom.has_upper_bound() else INF
             ana._var_bounds[var] = (lo, hi)
         b = ana.const_int_bound(e)
-        lo = NEG_INF if b.min_value <= b.NEG_INF else E.make_const(e.dtype, b.min_value)
-        hi = POS_INF if b.max_value >= b.POS_INF else E.make_const(e.dtype, b.max_value)
+        lo_limit, hi_limit = dtype_range(e.dtype)
+        # A bound the dtype cannot hold (the product of two large ranges) counts as unbounded.
+        lo = NEG_INF if b.min_value <= max(b.NEG_INF, lo_limit - 1) else E.make_const(e.dtype, b.min_value)
+        hi = POS_INF if b.max_value >= min(b.POS_INF, hi_limit + 1) else E.make_const(e.dtype, b.max_value)
         return IntervalSet(lo, hi)
 
 

@@ -286,7 +286,7 @@ class Simplifier:
                 decided = self.decide_cmp(t, la.combine(lb, -1))
                 if decided is not None:
                     return E.IntImm("bool", decided)
-                return t(la.to_expr(), lb.to_expr())
+                return _normalise_cmp(t, la, lb)
             return self.simplify_children(e)
         if t is E.And or t is E.Or:
             a = self.simplify(e.a)
@@ -345,6 +345,27 @@ class Simplifier:
         if t is E.Cast:
             return E.cast(e.dtype, changes["value"])
         return e.replace(**changes)
+
+
+def _normalise_cmp(cls, la: Lin, lb: Lin):
+    """``la cls lb`` with the constants gathered on the side without variables:
+    ``i + 1 < 10`` becomes ``i < 9`` and ``4 <= j + 2`` becomes ``2 <= j``."""
+    if la.terms and lb.is_const() and la.const:
+        moved = _const_or_none(la.dtype, lb.const - la.const)
+        if moved is not None:
+            return cls(Lin(la.terms, 0, la.dtype).to_expr(), moved)
+    elif lb.terms and la.is_const() and lb.const:
+        moved = _const_or_none(lb.dtype, la.const - lb.const)
+        if moved is not None:
+            return cls(moved, Lin(lb.terms, 0, lb.dtype).to_expr())
+    return cls(la.to_expr(), lb.to_expr())
+
+
+def _const_or_none(dtype: str, value: int):
+    try:
+        return E.make_const(dtype, value)
+    except ValueError:  # the moved constant does not fit the dtype: keep the comparison as written
+        return None
 
 
 def _same(a: Lin, b: Lin) -> bool:
