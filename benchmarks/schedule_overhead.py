@@ -3,7 +3,9 @@ its trace with new sampling decisions (what the search does thousands of times).
 
     python benchmarks/schedule_overhead.py [--repeat 50] [--profile]
 
-Prints milliseconds per application / replay and, with --profile, a cProfile summary.
+Prints milliseconds per application / replay (median and minimum: on a shared machine the
+minimum is the steadier figure) and, with --profile, a cProfile summary. Measures the checkout the
+script lives in, whatever ``tensorize`` is installed.
 """
 from __future__ import annotations
 
@@ -12,12 +14,16 @@ import cProfile
 import pstats
 import random
 import statistics
+import sys
 import time
+from pathlib import Path
 
-import tensorize as tvm
-from tensorize import te
-from tensorize.ir import IRModule
-from tensorize.schedule import Trace
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import tensorize as tvm  # noqa: E402 - after the path set-up above
+from tensorize import te  # noqa: E402
+from tensorize.ir import IRModule  # noqa: E402
+from tensorize.schedule import Trace  # noqa: E402
 
 
 def conv2d_nhwc(n=1, h=56, w=56, ci=64, co=64, kh=3, kw=3) -> IRModule:
