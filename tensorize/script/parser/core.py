@@ -224,20 +224,18 @@ class Parser:
             raise self.error(node, "a lambda on its own is not a statement; lambdas are arguments, as in "
                                    "T.comm_reducer(lambda x, y: x + y, [T.float32(0)])")
         value = self.eval(node.value)
-        span = self.source.span(node)
         if isinstance(value, specs.Spec):
             return self.apply_spec(node, value, rest)
         if isinstance(value, Stmt):
-            return value if value.span is not None else value.with_span(span)
+            return value if value.span is not None else value.with_span(self.source.span(node))
         if isinstance(value, (PrimExpr, int, float)) and not isinstance(value, bool):
-            return Evaluate(value, span=span)
+            return Evaluate(value, span=self.source.span(node))
         if value is None:
             return None
         raise self.error(node, f"a statement evaluated to {type(value).__name__}, which is not TensorIR")
 
     def apply_spec(self, node, spec: specs.Spec, rest):
         """A ``T.xxx(...)`` record used as a statement."""
-        span = self.source.span(node)
         if isinstance(spec, specs.AttrsSpec):
             if spec.target == "func":
                 self.function.attrs.update(spec.attrs)
@@ -255,6 +253,7 @@ class Parser:
         if isinstance(spec, specs.WhereSpec):
             self.require_block(node, "T.where").predicate = convert(spec.predicate)
             return None
+        span = self.source.span(node)
         if isinstance(spec, specs.AttrStmtSpec):
             return _Consumed(AttrStmt(spec.node, spec.key, spec.value, self.parse_rest(rest), span=span))
         if isinstance(spec, specs.AssertSpec):

@@ -29,8 +29,6 @@ _COMPARE = {
     ast.NotEq: operator.ne, ast.Is: operator.is_, ast.IsNot: operator.is_not,
     ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b,
 }
-# Calls whose buffer arguments are regions (slices are ranges, not vector lanes).
-_REGION_CALLS = (T.reads, T.writes, T.match_buffer)
 
 # Comparisons with an IR operand build the node directly: Python would reflect ``0 < i`` into
 # ``i > 0``, and the printed text must parse back to the very same node.
@@ -64,6 +62,8 @@ def subscript_buffer(buffer: Buffer, indices: tuple, region: bool):
     """``A[...]``: a BufferLoad, or a BufferRegion when ``region`` and some index is a slice; slices in
     loads become vector (Ramp) indices."""
     if not any(isinstance(i, slice) for i in indices):
+        if region:  # a point region (T.reads(A[vi, vj])): no BufferLoad to build and convert
+            return BufferRegion.from_point(buffer, [as_index(i) for i in indices])
         return BufferLoad(buffer, [as_index(i) for i in indices])
     if region:
         ranges = [slice_range(buffer, axis, i) if isinstance(i, slice) else Range.from_min_extent(as_index(i), 1)
@@ -130,12 +130,14 @@ class ExprEvaluator:
     def eval_List(self, node: ast.List):
         return list(self._elements(node.elts))
 
-    def _elements(self, elts):
+    def _elements(self, elts) -> list:
+        out = []
         for elt in elts:
-            if isinstance(elt, ast.Starred):
-                yield from self.eval(elt.value)
+            if type(elt) is ast.Starred:
+                out.extend(self.eval(elt.value))
             else:
-                yield self.eval(elt)
+                out.append(self.eval(elt))
+        return out
 
     def eval_Dict(self, node: ast.Dict):
         out = {}
@@ -226,7 +228,11 @@ class ExprEvaluator:
     # -- subscripts and calls ----------------------------------------------------------------
     def eval_Subscript(self, node: ast.Subscript):
         base = self.eval(node.value)
-        index = self.eval(node.slice)
+        region_context, self.region_context = self.region_context, False  # indices are values: A[idx[vi]]
+        try:
+            index = self.eval(node.slice)
+        finally:
+            self.region_context = region_context
         if isinstance(base, Buffer):
             indices = index if isinstance(index, tuple) else (index,)
             if len(indices) != len(base.shape) and not (len(indices) == 1 and len(base.shape) == 0):
@@ -244,9 +250,10 @@ class ExprEvaluator:
         if special is not _MISSING:
             return special
         saved = self.region_context
-        self.region_context = any(func is f for f in _REGION_CALLS)
+        # buffer arguments of these calls are regions (slices are ranges, not vector lanes)
+        self.region_context = func is T.reads or func is T.writes or func is T.match_buffer
         try:
-            args = list(self._elements(node.args))
+            args = self._elements(node.args)
             kwargs = {}
             for kw in node.keywords:
                 if kw.arg is None:

@@ -61,14 +61,13 @@ class Source:
         return None
 
     def span(self, node: ast.AST) -> Span | None:
-        line = getattr(node, "lineno", None)
-        if line is None:
+        try:  # statements and expressions parsed by ``ast`` always carry all four positions
+            line, column, end_line, end_col = node.lineno, node.col_offset, node.end_lineno, node.end_col_offset
+        except AttributeError:
             return None
-        end_line = getattr(node, "end_lineno", None)
-        end_col = getattr(node, "end_col_offset", None)
-        return Span(self.source_name, line + self.start_line - 1, node.col_offset + 1 + self.indent,
-                    None if end_line is None else end_line + self.start_line - 1,
-                    None if end_col is None else end_col + 1 + self.indent)
+        shift, indent = self.start_line - 1, self.indent
+        return Span(self.source_name, line + shift, column + 1 + indent,
+                    None if end_line is None else end_line + shift, None if end_col is None else end_col + 1 + indent)
 
     def error(self, node: ast.AST | None, message: str) -> DiagnosticError:
         """A DiagnosticError at ``node`` showing the source line with a caret under the column."""
