@@ -116,7 +116,8 @@ class ExprEvaluator:
         return value
 
     def eval_Attribute(self, node: ast.Attribute):
-        base = self.eval(node.value)
+        value = node.value
+        base = self.eval_Name(value) if type(value) is ast.Name else self.eval(value)  # T.xxx: the common case
         try:
             return getattr(base, node.attr)
         except AttributeError:
