@@ -173,9 +173,6 @@ def _reduce_func(reduction_builder):
     reduce_node = C.op.body[0]
     m = C.op.axis[0].var
     buffers = [decl_buffer((16, 16), "float32", name="A"), decl_buffer((16, 16), "int32", name="B")]
-    from tensorize.ir.functor import substitute
-
-    loads = {}
 
     def to_buffer(e):  # te tensors read as buffers of the same names
         if isinstance(e, E.ProducerLoad):
