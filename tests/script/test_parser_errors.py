@@ -176,3 +176,21 @@ def test_diagnostic_error_raised_directly_has_its_message():
     assert "None" not in shown and "k.py:7:3: error: bad index" in shown
     with pytest.raises(SyntaxError, match="bad index"):
         raise located
+
+
+def test_parsing_pauses_the_collector_and_restores_it():
+    """The parser pauses the cyclic GC for speed; it is back on after success and after an error."""
+    import gc
+
+    assert gc.isenabled()
+    from_source('@T.prim_func\ndef f(A: T.Buffer((4,), "float32")):\n    A[0] = T.float32(1)\n')
+    assert gc.isenabled()
+    with pytest.raises(DiagnosticError):
+        from_source('@T.prim_func\ndef f(A: T.Buffer((4,), "float32")):\n    A[0] = nowhere\n')
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        from_source('@T.prim_func\ndef f(A: T.Buffer((4,), "float32")):\n    A[0] = T.float32(1)\n')
+        assert not gc.isenabled()  # a caller's choice to keep it off is respected
+    finally:
+        gc.enable()
