@@ -167,6 +167,14 @@ class _Checker(StmtExprVisitor):
             self.domains.pop(var_id, None)
 
     # -- expressions ---------------------------------------------------------------------------
+    def visit_expr(self, expr):
+        t = type(expr)
+        if t is E.IntImm or t is E.FloatImm:
+            return None  # leaves with nothing to check: skip the dispatch (the bulk of all expressions)
+        if t is E.Var:
+            return self.visit_var_(expr)
+        return super().visit_expr(expr)
+
     def visit_var_(self, op: E.Var):
         found = self.lookup(op)
         if found is None:
