@@ -91,7 +91,7 @@ class ScheduleBase:
     def __init__(self, mod, *, seed: int | None = None, debug_mask: str | int = "all",
                  error_render_level: str = "detail", enable_check: bool = True):
         if isinstance(mod, PrimFunc):
-            mod = IRModule({mod.attrs.get("global_symbol", "main"): mod})
+            mod = IRModule({"main": mod})  # as TVM: a PrimFunc is scheduled as the module's "main"
         if not isinstance(mod, IRModule):
             raise TypeError(f"Schedule takes an IRModule or a PrimFunc, got {type(mod).__name__}")
         self._mod = mod

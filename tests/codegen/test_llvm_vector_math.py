@@ -188,3 +188,25 @@ def test_isnan_isinf_isfinite():
     b = np.zeros(6, "int32")
     mod(a, b)
     np.testing.assert_array_equal(b, np.isnan(a) + np.isinf(a) * 2 + np.isfinite(a) * 4)
+
+
+def test_vector_of_non_power_of_two_lanes_gets_a_valid_alignment():
+    """Found by the schedule property test: vectorizing a loop of 10 gave `align 40`, which LLVM rejects."""
+    import numpy as np
+
+    import tensorize as tvm
+    from tensorize.script import tir as T
+
+    @T.prim_func
+    def fill(A: T.Buffer((4, 10), "float32")):
+        for i in range(4):
+            for j in T.vectorized(10):
+                with T.block("A"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    A[vi, vj] = T.float32(1.5)
+
+    mod = tvm.build(fill, target="llvm")
+    a = np.zeros((4, 10), "float32")
+    mod(a)
+    np.testing.assert_array_equal(a, np.full((4, 10), 1.5, "float32"))
+    assert "align 40" not in mod.get_source("ll")

@@ -32,7 +32,8 @@ def test_aligned_strides():
 
 def _allocs(mod):
     found = []
-    post_order_visit(mod["two_stage"].body, lambda n: found.append(n) if type(n).__name__ == "Allocate" else None)
+    (func,) = mod.functions.values()
+    post_order_visit(func.body, lambda n: found.append(n) if type(n).__name__ == "Allocate" else None)
     return found
 
 

@@ -382,7 +382,9 @@ class ExprCodegen:
         offset = buffer.elem_offset
         if not (isinstance(offset, E.IntImm) and offset.value == 0):
             factor = min(factor, alignment_factor(offset) * element_bytes)
-        return max(element_bytes, min(known, factor, element_bytes * lanes))
+        # LLVM wants a power of two; a vector of 10 floats is 40 bytes wide but at most 8-byte aligned.
+        vector_bytes = element_bytes * lanes
+        return max(element_bytes, min(known, factor, 1 << (vector_bytes.bit_length() - 1)))
 
     def _mask(self, predicate, lanes: int) -> ir.Value:
         if predicate is None:
