@@ -5,6 +5,8 @@ import itertools
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from conftest import examples
+
 import tensorize as tvm
 from tensorize.arith import evaluate
 from tensorize.ir import expr as E
@@ -52,7 +54,7 @@ def test_int_set_of_unbounded_product_is_open_not_an_error():
     assert not s.has_lower_bound() and not s.has_upper_bound()
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(exprs([X, Y, Z]))
 def test_shared_cache_answers_like_a_fresh_analyzer(e):
     """Simplification through the shared cache equals the value of the input everywhere, is
@@ -67,7 +69,7 @@ def test_shared_cache_answers_like_a_fresh_analyzer(e):
         assert evaluate(first, env) == evaluate(e, env), f"{text(e)} -> {text(first)} at {point}"
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(exprs([X, Y, Z]))
 def test_collect_vars_of_expressions_matches_a_full_walk(e):
     e = E.Select(e < X, e + Y, Z) if isinstance(e, E.PrimExpr) else e

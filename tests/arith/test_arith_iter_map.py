@@ -4,6 +4,8 @@ import itertools
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from conftest import examples
+
 import tensorize as tvm
 from tensorize.arith import (
     detect_iter_map, evaluate, iter_map_simplify, normalize_iter_map_to_expr, region_covers, region_union,
@@ -115,7 +117,7 @@ def _random_composition(draw):
     return vars_, exts, indices
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.data())
 def test_random_split_fuse_is_detected_and_bijective(data):
     vars_, exts, indices = _random_composition(data.draw)
@@ -131,7 +133,7 @@ def test_random_split_fuse_is_detected_and_bijective(data):
     assert len(seen) == len(list(itertools.product(*(range(e) for e in exts))))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.data())
 def test_random_non_bijective_maps_are_rejected(data):
     vars_, exts, indices = _random_composition(data.draw)
@@ -152,7 +154,7 @@ def test_random_non_bijective_maps_are_rejected(data):
         assert res.errors, [text(x) for x in indices]
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.data())
 def test_subspace_divide_recomposes(data):
     vars_, exts, indices = _random_composition(data.draw)

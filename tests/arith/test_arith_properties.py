@@ -3,6 +3,8 @@ import itertools
 
 from hypothesis import given, settings, strategies as st
 
+from conftest import examples
+
 import tensorize as tvm
 from tensorize.arith import evaluate
 from tensorize.ir import op
@@ -37,7 +39,7 @@ def _points(doms):
     return itertools.product(*(range(lo, lo + ext) for lo, ext in doms))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(exprs([X, Y, Z]), domains, domains, domains)
 def test_simplify_preserves_value(e, dx, dy, dz):
     ana = tvm.arith.Analyzer()
@@ -52,7 +54,7 @@ def test_simplify_preserves_value(e, dx, dy, dz):
         assert bound.min_value <= want <= bound.max_value, f"{text(e)}: {want} outside {bound}"
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(exprs([X, Y]))
 def test_simplify_without_bounds_is_identity_everywhere(e):
     ana = tvm.arith.Analyzer()
@@ -62,7 +64,7 @@ def test_simplify_without_bounds_is_identity_everywhere(e):
         assert evaluate(s, env) == evaluate(e, env), f"{text(e)} -> {text(s)} at {point}"
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(exprs([X, Y]), exprs([X, Y]), domains, domains)
 def test_can_prove_is_sound(a, b, dx, dy):
     ana = tvm.arith.Analyzer()

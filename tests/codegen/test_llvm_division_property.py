@@ -3,6 +3,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import examples
+
 from tensorize.ir import expr as E
 from tensorize.ir import stmt as S
 
@@ -27,7 +29,7 @@ ints = st.integers(-(2**31) + 1, 2**31 - 1)
 nonzero = ints.filter(lambda v: v != 0)
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=examples(50), deadline=None)
 @given(st.lists(ints, min_size=_N, max_size=_N), st.lists(nonzero, min_size=_N, max_size=_N))
 def test_division_semantics(a, b):
     a, b = np.array(a, "int32"), np.array(b, "int32")

@@ -5,6 +5,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conftest import examples
+
 import tensorize as tvm
 from tensorize.schedule import Trace
 from tensorize.script import tir as T
@@ -106,7 +108,7 @@ def _pick_primitive(sch, block, loops, action, pick, factor):
 
 
 @pytest.mark.parametrize("name", sorted(WORKLOADS))
-@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(10), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(steps=st.lists(st.tuples(st.sampled_from(ACTIONS), st.integers(0, 20), st.integers(0, 20)),
                       min_size=1, max_size=7))
 def test_random_schedules_preserve_results_and_replay(name, steps):

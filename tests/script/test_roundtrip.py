@@ -7,6 +7,8 @@ import sys
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+from conftest import examples
+
 from tensorize import te
 from tensorize.ir import expr as E
 from tensorize.ir import op
@@ -141,7 +143,7 @@ def bool_exprs(ints):
 int_exprs = st.recursive(int_leaves, _extend_int, max_leaves=12)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(int_exprs)
 def test_random_expressions_round_trip(expression):
     out = decl_buffer((1,), "int32", name="out")
