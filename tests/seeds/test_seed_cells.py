@@ -20,6 +20,10 @@ import pytest
 
 from tensorize.ir.structural import assert_structural_equal
 from tensorize.script import from_source
+from tests.programs import (
+    SEED000_MODULE, SEED003_PARALLEL_PRINTED, SEED003_REORDER_PRINTED, SEED003_SPLIT_PRINTED, SEED003_VECTOR_ADD,
+    SEED003_VECTOR_ADD_PRINTED,
+)
 
 sys.path.insert(0, os.path.dirname(__file__))
 from notebook import Notebook, class_names, restore_indent  # noqa: E402
@@ -64,23 +68,7 @@ from tvm.script import tir as T
 import numpy as np
 '''
 
-S000_MODULE = '''
-@tvm.script.ir_module
-class MyModule:
-    @T.prim_func
-    def main(a: T.handle, b: T.handle):
-        # We exchange data between function by handles, which are similar to pointer.
-        T.func_attr({"global_symbol": "main", "tir.noalias": True})
-        # Create buffer from handles.
-        A = T.match_buffer(a, (8,), dtype="float32")
-        B = T.match_buffer(b, (8,), dtype="float32")
-        for i in range(8):
-            # A block is an abstraction for computation.
-            with T.block("B"):
-                # Define a spatial block iterator and bind it to value i.
-                vi = T.axis.spatial(8, i)
-                B[vi] = A[vi] + 1.0
-
+S000_MODULE = SEED000_MODULE + '''
 ir_module = MyModule
 print(type(ir_module))
 print(ir_module.script())
@@ -426,94 +414,6 @@ from tvm.script import tir as T
 import numpy as np
 '''
 
-S003_MODULE = '''
-@I.ir_module
-class MyModule:
-    @T.prim_func
-    def main(A: T.Buffer((128,), "float32"),
-             B: T.Buffer((128,), "float32"),
-             C: T.Buffer((128,), "float32")):
-        # extra annotations for the function
-        T.func_attr({"global_symbol": "main", "tir.noalias": True})
-        for i in range(128):
-            with T.sblock("C"):
-                # declare a data parallel iterator on spatial domain
-                vi = T.axis.spatial(128, i)
-                C[vi] = A[vi] + B[vi]
-'''
-
-S003_MODULE_OUT = '''
-# from tvm.script import ir as I
-# from tvm.script import tir as T
-
-@I.ir_module
-class Module:
-    @T.prim_func
-    def main(A: T.Buffer((128,), "float32"), B: T.Buffer((128,), "float32"), C: T.Buffer((128,), "float32")):
-        T.func_attr({"tir.noalias": True})
-        # with T.sblock("root"):
-        for i in range(128):
-            with T.sblock("C"):
-                vi = T.axis.spatial(128, i)
-                T.reads(A[vi], B[vi])
-                T.writes(C[vi])
-                C[vi] = A[vi] + B[vi]
-'''
-
-S003_SPLIT_OUT = '''
-# from tvm.script import ir as I
-# from tvm.script import tir as T
-
-@I.ir_module
-class Module:
-    @T.prim_func
-    def main(A: T.Buffer((128,), "float32"), B: T.Buffer((128,), "float32"), C: T.Buffer((128,), "float32")):
-        T.func_attr({"tir.noalias": True})
-        # with T.sblock("root"):
-        for i_0, i_1, i_2 in T.grid(8, 4, 4):
-            with T.sblock("C"):
-                vi = T.axis.spatial(128, i_0 * 16 + i_1 * 4 + i_2)
-                T.reads(A[vi], B[vi])
-                T.writes(C[vi])
-                C[vi] = A[vi] + B[vi]
-'''
-
-S003_REORDER_OUT = '''
-# from tvm.script import ir as I
-# from tvm.script import tir as T
-
-@I.ir_module
-class Module:
-    @T.prim_func
-    def main(A: T.Buffer((128,), "float32"), B: T.Buffer((128,), "float32"), C: T.Buffer((128,), "float32")):
-        T.func_attr({"tir.noalias": True})
-        # with T.sblock("root"):
-        for i_0, i_2, i_1 in T.grid(8, 4, 4):
-            with T.sblock("C"):
-                vi = T.axis.spatial(128, i_0 * 16 + i_1 * 4 + i_2)
-                T.reads(A[vi], B[vi])
-                T.writes(C[vi])
-                C[vi] = A[vi] + B[vi]
-'''
-
-S003_PARALLEL_OUT = '''
-# from tvm.script import ir as I
-# from tvm.script import tir as T
-
-@I.ir_module
-class Module:
-    @T.prim_func
-    def main(A: T.Buffer((128,), "float32"), B: T.Buffer((128,), "float32"), C: T.Buffer((128,), "float32")):
-        T.func_attr({"tir.noalias": True})
-        # with T.sblock("root"):
-        for i_0 in T.parallel(8):
-            for i_2, i_1 in T.grid(4, 4):
-                with T.sblock("C"):
-                    vi = T.axis.spatial(128, i_0 * 16 + i_1 * 4 + i_2)
-                    T.reads(A[vi], B[vi])
-                    T.writes(C[vi])
-                    C[vi] = A[vi] + B[vi]
-'''
 
 S003_ARANGE_OUT = '''
 [  0.   1.   2.   3.   4.   5.   6.   7.   8.   9.  10.  11.  12.  13.
@@ -540,15 +440,15 @@ S003_ONES_SHOWN = '''
 def seed003(tmp_path):
     nb = Notebook(tmp_path, "seed003")
     assert nb.run(S003_IMPORTS) == ""
-    assert nb.run(S003_MODULE) == ""
+    assert nb.run(SEED003_VECTOR_ADD) == ""
     return nb
 
 
 def test_seed003_module_type_and_print(seed003):
     assert type(seed003.eval("MyModule")).__name__ == "IRModule"  # the cell shows tvm.ir.module.IRModule
     assert seed003.run("print(MyModule.script())\n# TVM의 IRModule 객체를 Python 스크립트 형태의 문자열로 변환\n") \
-        == exact(S003_MODULE_OUT)
-    assert seed003.run("MyModule.show()") == exact(S003_MODULE_OUT)
+        == exact(SEED003_VECTOR_ADD_PRINTED)
+    assert seed003.run("MyModule.show()") == exact(SEED003_VECTOR_ADD_PRINTED)
 
 
 def test_seed003_s_tir_schedule_cells_print_exactly(seed003):
@@ -556,7 +456,7 @@ def test_seed003_s_tir_schedule_cells_print_exactly(seed003):
 from tvm import s_tir
 sch = s_tir.Schedule(MyModule)
 ''') == ""
-    assert seed003.run("print(sch.mod.script())") == exact(S003_MODULE_OUT)
+    assert seed003.run("print(sch.mod.script())") == exact(SEED003_VECTOR_ADD_PRINTED)
     assert seed003.run('''
 block = sch.get_sblock("C") #block C 반환
 i, = sch.get_loops(block) #block C의 루프 반환 (for문을 slice할거임)
@@ -565,13 +465,13 @@ i, = sch.get_loops(block) #block C의 루프 반환 (for문을 slice할거임)
 i0, i1, i2 = sch.split(i, factors = [None, 4, 4])#for loop를 분할할거임
 
 print(sch.mod.script())
-''') == exact(S003_SPLIT_OUT)
+''') == exact(SEED003_SPLIT_PRINTED)
     assert seed003.run("sch.reorder(i2, i1) #루프 순서 변경") == ""
-    assert seed003.run("print(sch.mod.script())") == exact(S003_REORDER_OUT)
+    assert seed003.run("print(sch.mod.script())") == exact(SEED003_REORDER_PRINTED)
     assert seed003.run('''
 sch.parallel(i0) #가장 바깥 루프를 병렬화하고 싶으면 
 print(sch.mod.script())
-''') == exact(S003_PARALLEL_OUT)
+''') == exact(SEED003_PARALLEL_PRINTED)
 
 
 def test_seed003_build_and_run_cells(seed003):
@@ -605,7 +505,7 @@ c = tvm.runtime.tensor(np.zeros(128, dtype="float32"))
     after = seed003.run("print(a)\nprint(b)\nprint(c)\n")
     assert after.startswith(S003_ARANGE_OUT.lstrip("\n") + S003_ONES_SHOWN.lstrip("\n"))
     assert after.endswith(str(np.arange(128, dtype="float32") + 1) + "\n")
-    assert seed003.run("sch.mod.show()") == exact(S003_PARALLEL_OUT)
+    assert seed003.run("sch.mod.show()") == exact(SEED003_PARALLEL_PRINTED)
 
 
 def test_seed003_tir_schedule_cells(seed003):
@@ -620,10 +520,10 @@ block_c = sch.get_block("C")
 # Tile the loop nesting.
 i_0, i_1, i_2 = sch.split(i, factors=[None, 4, 4])
 sch.mod.show()
-''') == exact(S003_SPLIT_OUT)
-    assert seed003.run("sch.reorder(i_0, i_2, i_1)\nsch.mod.show()") == exact(S003_REORDER_OUT)
-    assert seed003.run("sch.mod.show()") == exact(S003_REORDER_OUT)
-    assert seed003.run("sch.parallel(i_0)\nsch.mod.show()") == exact(S003_PARALLEL_OUT)
+''') == exact(SEED003_SPLIT_PRINTED)
+    assert seed003.run("sch.reorder(i_0, i_2, i_1)\nsch.mod.show()") == exact(SEED003_REORDER_PRINTED)
+    assert seed003.run("sch.mod.show()") == exact(SEED003_REORDER_PRINTED)
+    assert seed003.run("sch.parallel(i_0)\nsch.mod.show()") == exact(SEED003_PARALLEL_PRINTED)
     seed003.run('''
 a = tvm.runtime.tensor(np.arange(128, dtype="float32"))
 b = tvm.runtime.tensor(np.ones(128, dtype="float32"))
@@ -652,7 +552,7 @@ ir_mod_from_te = IRModule({"main": func})
 
 ir_mod_from_te.show()
 ''')
-    assert out == exact(S003_MODULE_OUT).replace("vi", "v_i")
+    assert out == exact(SEED003_VECTOR_ADD_PRINTED).replace("vi", "v_i")
 
 
 MATMUL_SIZE = 128  # the seed uses 1024; the cells run at this size in tests
