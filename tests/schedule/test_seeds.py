@@ -5,62 +5,14 @@ import numpy as np
 import tensorize as tvm
 from tensorize import te
 from tensorize.ir.module import IRModule
-from tensorize.script import ir as I
-from tensorize.script import tir as T
+from tests.programs import (
+    SEED000_BIND_PRINTED, SEED000_MODULE, SEED000_REORDER_PRINTED, SEED000_SPLIT_PRINTED, SEED003_PARALLEL_PRINTED,
+    SEED003_REORDER_PRINTED, SEED003_SPLIT_PRINTED, SEED003_VECTOR_ADD, load,
+)
 
 # -- seed 000 ---------------------------------------------------------------------------------
 
-
-@tvm.script.ir_module
-class MyModule:
-    @T.prim_func
-    def main(a: T.handle, b: T.handle):
-        T.func_attr({"global_symbol": "main", "tir.noalias": True})
-        A = T.match_buffer(a, (8,), dtype="float32")
-        B = T.match_buffer(b, (8,), dtype="float32")
-        for i in range(8):
-            with T.block("B"):
-                vi = T.axis.spatial(8, i)
-                B[vi] = A[vi] + 1.0
-
-
-SEED000_HEADER = '''
-# from tvm.script import tir as T
-@tvm.script.ir_module
-class Module:
-    @T.prim_func
-    def main(A: T.Buffer[8, "float32"], B: T.Buffer[8, "float32"]):
-        # function attr dict
-        T.func_attr({"tir.noalias": True, "global_symbol": "main"})
-        # body
-        # with T.block("root")
-'''
-
-SEED000_SPLIT = SEED000_HEADER + '''        for i_0, i_1, i_2 in T.grid(2, 2, 2):
-            with T.block("B"):
-                vi = T.axis.spatial(8, i_0 * 4 + i_1 * 2 + i_2)
-                T.reads(A[vi])
-                T.writes(B[vi])
-                B[vi] = A[vi] + T.float32(1)
-'''
-
-SEED000_REORDER = SEED000_HEADER + '''        for i_0, i_2, i_1 in T.grid(2, 2, 2):
-            with T.block("B"):
-                vi = T.axis.spatial(8, i_0 * 4 + i_1 * 2 + i_2)
-                T.reads(A[vi])
-                T.writes(B[vi])
-                B[vi] = A[vi] + T.float32(1)
-'''
-
-SEED000_BIND = SEED000_HEADER + '''        for i_0 in T.thread_binding(2, thread="blockIdx.x"):
-            for i_2 in T.thread_binding(2, thread="threadIdx.x"):
-                for i_1 in T.serial(2):
-                    with T.block("B"):
-                        vi = T.axis.spatial(8, i_0 * 4 + i_1 * 2 + i_2)
-                        T.reads(A[vi])
-                        T.writes(B[vi])
-                        B[vi] = A[vi] + T.float32(1)
-'''
+MyModule = load(SEED000_MODULE, "seed000")["MyModule"]
 
 
 def _run_vector_add_one(mod):
@@ -76,64 +28,19 @@ def test_seed000_split_reorder_bind():
     block_b = sch.get_block("B")
     (i,) = sch.get_loops(block_b)
     i_0, i_1, i_2 = sch.split(i, factors=[2, 2, 2])
-    tvm.ir.assert_structural_equal(sch.mod, tvm.script.from_source(SEED000_SPLIT))
+    tvm.ir.assert_structural_equal(sch.mod, tvm.script.from_source(SEED000_SPLIT_PRINTED))
     _run_vector_add_one(sch.mod)
     sch.reorder(i_0, i_2, i_1)
-    tvm.ir.assert_structural_equal(sch.mod, tvm.script.from_source(SEED000_REORDER))
+    tvm.ir.assert_structural_equal(sch.mod, tvm.script.from_source(SEED000_REORDER_PRINTED))
     _run_vector_add_one(sch.mod)
     sch.bind(i_0, "blockIdx.x")
     sch.bind(i_2, "threadIdx.x")
-    tvm.ir.assert_structural_equal(sch.mod, tvm.script.from_source(SEED000_BIND))
+    tvm.ir.assert_structural_equal(sch.mod, tvm.script.from_source(SEED000_BIND_PRINTED))
 
 
 # -- seed 003 ---------------------------------------------------------------------------------
 
-
-@I.ir_module
-class VecAdd:
-    @T.prim_func
-    def main(A: T.Buffer((128,), "float32"),
-             B: T.Buffer((128,), "float32"),
-             C: T.Buffer((128,), "float32")):
-        T.func_attr({"global_symbol": "main", "tir.noalias": True})
-        for i in range(128):
-            with T.sblock("C"):
-                vi = T.axis.spatial(128, i)
-                C[vi] = A[vi] + B[vi]
-
-
-SEED003_HEADER = '''# from tvm.script import ir as I
-# from tvm.script import tir as T
-
-@I.ir_module
-class Module:
-    @T.prim_func
-    def main(A: T.Buffer((128,), "float32"), B: T.Buffer((128,), "float32"), C: T.Buffer((128,), "float32")):
-        T.func_attr({"tir.noalias": True})
-        # with T.sblock("root"):
-'''
-
-SEED003_SPLIT = SEED003_HEADER + '''        for i_0, i_1, i_2 in T.grid(8, 4, 4):
-            with T.sblock("C"):
-                vi = T.axis.spatial(128, i_0 * 16 + i_1 * 4 + i_2)
-                T.reads(A[vi], B[vi])
-                T.writes(C[vi])
-                C[vi] = A[vi] + B[vi]'''
-
-SEED003_REORDER = SEED003_HEADER + '''        for i_0, i_2, i_1 in T.grid(8, 4, 4):
-            with T.sblock("C"):
-                vi = T.axis.spatial(128, i_0 * 16 + i_1 * 4 + i_2)
-                T.reads(A[vi], B[vi])
-                T.writes(C[vi])
-                C[vi] = A[vi] + B[vi]'''
-
-SEED003_PARALLEL = SEED003_HEADER + '''        for i_0 in T.parallel(8):
-            for i_2, i_1 in T.grid(4, 4):
-                with T.sblock("C"):
-                    vi = T.axis.spatial(128, i_0 * 16 + i_1 * 4 + i_2)
-                    T.reads(A[vi], B[vi])
-                    T.writes(C[vi])
-                    C[vi] = A[vi] + B[vi]'''
+VecAdd = load(SEED003_VECTOR_ADD, "seed003")["MyModule"]
 
 
 def _as_block_text(seed_text: str) -> str:
@@ -156,12 +63,12 @@ def test_seed003_vector_add_exact_text():
     block = sch.get_sblock("C")
     (i,) = sch.get_loops(block)
     i0, i1, i2 = sch.split(i, factors=[None, 4, 4])
-    assert sch.mod.script().strip() == _as_block_text(SEED003_SPLIT)
+    assert sch.mod.script().strip() == _as_block_text(SEED003_SPLIT_PRINTED)
     sch.reorder(i2, i1)
-    assert sch.mod.script().strip() == _as_block_text(SEED003_REORDER)
+    assert sch.mod.script().strip() == _as_block_text(SEED003_REORDER_PRINTED)
     sch.parallel(i0)
-    assert sch.mod.script().strip() == _as_block_text(SEED003_PARALLEL)
-    tvm.ir.assert_structural_equal(sch.mod, tvm.script.from_source(SEED003_PARALLEL))
+    assert sch.mod.script().strip() == _as_block_text(SEED003_PARALLEL_PRINTED)
+    tvm.ir.assert_structural_equal(sch.mod, tvm.script.from_source(SEED003_PARALLEL_PRINTED))
     _run_vec_add(sch.mod)
 
 
