@@ -8,6 +8,9 @@ from tensorize.ir.expr import IterVar
 from tensorize.ir.stmt import Block, BlockRealize, For, ForKind
 from tensorize.script import ir as I
 from tensorize.script import tir as T
+from tests.programs import (
+    SEED000_BIND_PRINTED, SEED000_PRINTED, SEED000_SPLIT_PRINTED, SEED002_MM_RELU, SEED003_PARALLEL_PRINTED, load,
+)
 
 
 def blocks_of(func):
@@ -41,6 +44,10 @@ def region_text(regions):
     return out
 
 
+# The tutorial cells stand here as Python (this file tests the decorators and the spans they record);
+# the programs the tutorials print come from tests/programs.py.
+
+
 # -- seed 000: "Blitz Course to TensorIR" ------------------------------------------------------------------
 
 @tvm.script.ir_module
@@ -60,48 +67,9 @@ class MyModule000:
                 B[vi] = A[vi] + 1.0
 
 
-@tvm.script.ir_module
-class Printed000:
-    @T.prim_func
-    def main(A: T.Buffer[8, "float32"], B: T.Buffer[8, "float32"]):
-        # function attr dict
-        T.func_attr({"tir.noalias": True, "global_symbol": "main"})
-        # body
-        # with T.block("root")
-        for i in T.serial(8):
-            with T.block("B"):
-                vi = T.axis.spatial(8, i)
-                T.reads(A[vi])
-                T.writes(B[vi])
-                B[vi] = A[vi] + T.float32(1)
-
-
-@tvm.script.ir_module
-class Split000:
-    @T.prim_func
-    def main(A: T.Buffer[8, "float32"], B: T.Buffer[8, "float32"]):
-        T.func_attr({"tir.noalias": True, "global_symbol": "main"})
-        for i_0, i_1, i_2 in T.grid(2, 2, 2):
-            with T.block("B"):
-                vi = T.axis.spatial(8, i_0 * 4 + i_1 * 2 + i_2)
-                T.reads(A[vi])
-                T.writes(B[vi])
-                B[vi] = A[vi] + T.float32(1)
-
-
-@tvm.script.ir_module
-class Bound000:
-    @T.prim_func
-    def main(A: T.Buffer[8, "float32"], B: T.Buffer[8, "float32"]):
-        T.func_attr({"tir.noalias": True, "global_symbol": "main"})
-        for i_0 in T.thread_binding(2, thread="blockIdx.x"):
-            for i_2 in T.thread_binding(2, thread="threadIdx.x"):
-                for i_1 in T.serial(2):
-                    with T.block("B"):
-                        vi = T.axis.spatial(8, i_0 * 4 + i_1 * 2 + i_2)
-                        T.reads(A[vi])
-                        T.writes(B[vi])
-                        B[vi] = A[vi] + T.float32(1)
+Printed000 = load(SEED000_PRINTED, "printed000")["Module"]
+Split000 = load(SEED000_SPLIT_PRINTED, "split000")["Module"]
+Bound000 = load(SEED000_BIND_PRINTED, "bound000")["Module"]
 
 
 def test_seed000_module_is_irmodule_with_inferred_regions():
@@ -157,23 +125,7 @@ class MyModule002:
                 C[vi, vj] = T.max(Y[vi, vj], T.float32(0))
 
 
-@tvm.script.ir_module
-class MyModuleWithAxisRemapSugar:
-    @T.prim_func
-    def mm_relu(A: T.Buffer((128, 128), "float32"),
-                B: T.Buffer((128, 128), "float32"),
-                C: T.Buffer((128, 128), "float32")):
-        Y = T.alloc_buffer((128, 128), dtype="float32")
-        for i, j, k in T.grid(128, 128, 128):
-            with T.block("Y"):
-                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-                with T.init():
-                    Y[vi, vj] = T.float32(0)
-                Y[vi, vj] = Y[vi, vj] + A[vi, vk] * B[vk, vj]
-        for i, j in T.grid(128, 128):
-            with T.block("C"):
-                vi, vj = T.axis.remap("SS", [i, j])
-                C[vi, vj] = T.max(Y[vi, vj], T.float32(0))
+MyModuleWithAxisRemapSugar = load(SEED002_MM_RELU, "seed002")["MyModuleWithAxisRemapSugar"]
 
 
 def test_seed002_mm_relu_blocks_axes_and_regions():
@@ -218,19 +170,7 @@ class MyModule003:
                 C[vi] = A[vi] + B[vi]
 
 
-@I.ir_module
-class Printed003:
-    @T.prim_func
-    def main(A: T.Buffer((128,), "float32"), B: T.Buffer((128,), "float32"), C: T.Buffer((128,), "float32")):
-        T.func_attr({"tir.noalias": True})
-        # with T.sblock("root"):
-        for i_0 in T.parallel(8):
-            for i_2, i_1 in T.grid(4, 4):
-                with T.sblock("C"):
-                    vi = T.axis.spatial(128, i_0 * 16 + i_1 * 4 + i_2)
-                    T.reads(A[vi], B[vi])
-                    T.writes(C[vi])
-                    C[vi] = A[vi] + B[vi]
+Printed003 = load(SEED003_PARALLEL_PRINTED, "printed003")["Module"]
 
 
 def test_seed003_vector_add():
