@@ -6,23 +6,8 @@ from tensorize.errors import DiagnosticError
 from tensorize.ir import IRModule, PrimFunc
 from tensorize.script import from_source
 from tensorize.script import tir as T
+from tests.programs import SEED002_MM_RELU, SEED003_SPLIT_PRINTED, load
 
-PRINTED_003 = '''# from tvm.script import ir as I
-# from tvm.script import tir as T
-
-@I.ir_module
-class Module:
-    @T.prim_func
-    def main(A: T.Buffer((128,), "float32"), B: T.Buffer((128,), "float32"), C: T.Buffer((128,), "float32")):
-        T.func_attr({"tir.noalias": True})
-        # with T.sblock("root"):
-        for i_0, i_1, i_2 in T.grid(8, 4, 4):
-            with T.sblock("C"):
-                vi = T.axis.spatial(128, i_0 * 16 + i_1 * 4 + i_2)
-                T.reads(A[vi], B[vi])
-                T.writes(C[vi])
-                C[vi] = A[vi] + B[vi]
-'''
 
 PRINTED_001 = '''# from tvm.script import ir as I
 # from tvm.script import tir as T
@@ -39,7 +24,7 @@ class Module:
 
 
 def test_from_source_module_with_header_comments():
-    mod = from_source(PRINTED_003)
+    mod = from_source(SEED003_SPLIT_PRINTED)
     assert type(mod) is IRModule and mod.function_names() == ["main"]
     func = mod["main"]
     assert func.attrs == {"tir.noalias": True, "global_symbol": "main"}
@@ -63,25 +48,8 @@ def f(A: T.Buffer((4,), "float32")):
 
 
 def test_seed_modules_round_trip_through_the_printer():
-    @tvm.script.ir_module
-    class MyModule:
-        @T.prim_func
-        def mm_relu(A: T.Buffer((128, 128), "float32"),
-                    B: T.Buffer((128, 128), "float32"),
-                    C: T.Buffer((128, 128), "float32")):
-            Y = T.alloc_buffer((128, 128), dtype="float32")
-            for i, j, k in T.grid(128, 128, 128):
-                with T.block("Y"):
-                    vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-                    with T.init():
-                        Y[vi, vj] = T.float32(0)
-                    Y[vi, vj] = Y[vi, vj] + A[vi, vk] * B[vk, vj]
-            for i, j in T.grid(128, 128):
-                with T.block("C"):
-                    vi, vj = T.axis.remap("SS", [i, j])
-                    C[vi, vj] = T.max(Y[vi, vj], T.float32(0))
-
-    for mod in (MyModule, from_source(PRINTED_003), from_source(PRINTED_001)):
+    MyModule = load(SEED002_MM_RELU)["MyModuleWithAxisRemapSugar"]
+    for mod in (MyModule, from_source(SEED003_SPLIT_PRINTED), from_source(PRINTED_001)):
         tvm.ir.assert_structural_equal(mod, from_source(mod.script()))
 
 
