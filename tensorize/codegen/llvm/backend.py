@@ -45,6 +45,35 @@ def load_openmp() -> str:
                    "install it (Debian/Ubuntu: apt-get install libgomp1)")
 
 
+# Conversions to and from float16 that LLVM lowers to library calls on CPUs without F16C (the plain
+# "llvm" target is generic x86-64). MCJIT does not find these in the process by itself; a call of an
+# unresolved symbol jumps to address 0.
+_HALF_LIBCALLS = ("__extendhfsf2", "__truncsfhf2", "__truncdfhf2")
+
+
+@lru_cache(maxsize=1)
+def load_compiler_runtime() -> tuple[str, ...]:
+    """Make the compiler runtime's float16 conversion helpers (libgcc) visible to JIT code; returns the
+    names registered."""
+    candidates = [ctypes.util.find_library("gcc_s"), "libgcc_s.so.1", "libgcc_s.1.dylib"]
+    for name in filter(None, candidates):
+        try:
+            lib = ctypes.CDLL(name)
+        except OSError:
+            continue
+        found = []
+        for symbol in _HALF_LIBCALLS:
+            if llvm.address_of_symbol(symbol):
+                found.append(symbol)
+            elif hasattr(lib, symbol):
+                llvm.add_symbol(symbol, ctypes.cast(getattr(lib, symbol), ctypes.c_void_p).value)
+                found.append(symbol)
+        return tuple(found)
+    logger.warning("libgcc_s was not found: float16 conversions on CPUs without F16C cannot run; build for "
+                   "the host CPU (target 'llvm -mcpu=native') instead")
+    return ()
+
+
 def normalize_triple(triple: str) -> str:
     parts = triple.split("-")
     if len(parts) == 3 and parts[1] == "linux":  # aarch64-linux-gnu -> aarch64-unknown-linux-gnu
@@ -89,6 +118,7 @@ class JitEngine:
     """An MCJIT engine owning one compiled module; resolves function and global addresses."""
 
     def __init__(self, module: llvm.ModuleRef, machine: llvm.TargetMachine):
+        load_compiler_runtime()
         with _LOCK:
             self.engine = llvm.create_mcjit_compiler(module, machine)
             self.engine.finalize_object()
