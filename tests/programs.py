@@ -100,6 +100,28 @@ class Module:
                 B[v_i0] = A[v_i0] + T.float32(1)
 '''
 
+# -- seed 001: "Customize Optimization" (legacy TE schedule, lowered) -----------------------------
+
+_SEED001_HEADER = '''
+# from tvm.script import ir as I
+# from tvm.script import tir as T
+
+@I.ir_module
+class Module:
+    @T.prim_func
+    def main(a: T.Buffer((128,), "float32"), b: T.Buffer((128,), "float32"), c: T.Buffer((128,), "float32")):
+        T.func_attr({"from_legacy_te_schedule": T.bool(True), "tir.noalias": T.bool(True)})
+'''
+
+SEED001_LOWERED_PRINTED = _SEED001_HEADER + '''        for i in range(128):
+            c[i] = a[i] + b[i]
+'''
+
+SEED001_VECTORIZED_PRINTED = _SEED001_HEADER + '''        for i_outer in range(16):
+            cse_var_1: T.int32 = i_outer * 8
+            c[cse_var_1:cse_var_1 + 8] = a[cse_var_1:cse_var_1 + 8] + b[cse_var_1:cse_var_1 + 8]
+'''
+
 # -- seed 002: "Understand TensorIR Abstraction" (mm_relu, with and without T.axis.remap) ---------
 
 SEED002_MM_RELU = '''

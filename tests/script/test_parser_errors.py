@@ -6,21 +6,7 @@ from tensorize.errors import DiagnosticError
 from tensorize.ir import IRModule, PrimFunc
 from tensorize.script import from_source
 from tensorize.script import tir as T
-from tests.programs import SEED002_MM_RELU, SEED003_SPLIT_PRINTED, load
-
-
-PRINTED_001 = '''# from tvm.script import ir as I
-# from tvm.script import tir as T
-
-@I.ir_module
-class Module:
-    @T.prim_func
-    def main(a: T.Buffer((128,), "float32"), b: T.Buffer((128,), "float32"), c: T.Buffer((128,), "float32")):
-        T.func_attr({"from_legacy_te_schedule": T.bool(True), "tir.noalias": T.bool(True)})
-        for i_outer in range(16):
-            cse_var_1: T.int32 = i_outer * 8
-            c[cse_var_1:cse_var_1 + 8] = a[cse_var_1:cse_var_1 + 8] + b[cse_var_1:cse_var_1 + 8]
-'''
+from tests.programs import SEED001_VECTORIZED_PRINTED, SEED002_MM_RELU, SEED003_SPLIT_PRINTED, load
 
 
 def test_from_source_module_with_header_comments():
@@ -32,7 +18,7 @@ def test_from_source_module_with_header_comments():
 
 
 def test_from_source_legacy_printed_function_with_vector_slices():
-    func = from_source(PRINTED_001)["main"]
+    func = from_source(SEED001_VECTORIZED_PRINTED)["main"]
     assert func.attrs["from_legacy_te_schedule"] is True and func.attrs["tir.noalias"] is True
     let = func.body.body
     assert let.var.name == "cse_var_1" and let.body.value.dtype == "float32x8"
@@ -49,7 +35,7 @@ def f(A: T.Buffer((4,), "float32")):
 
 def test_seed_modules_round_trip_through_the_printer():
     MyModule = load(SEED002_MM_RELU)["MyModuleWithAxisRemapSugar"]
-    for mod in (MyModule, from_source(SEED003_SPLIT_PRINTED), from_source(PRINTED_001)):
+    for mod in (MyModule, from_source(SEED003_SPLIT_PRINTED), from_source(SEED001_VECTORIZED_PRINTED)):
         tvm.ir.assert_structural_equal(mod, from_source(mod.script()))
 
 

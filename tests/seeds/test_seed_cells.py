@@ -21,7 +21,7 @@ import pytest
 from tensorize.ir.structural import assert_structural_equal
 from tensorize.script import from_source
 from tests.programs import (
-    SEED000_MODULE, SEED003_PARALLEL_PRINTED, SEED003_REORDER_PRINTED, SEED003_SPLIT_PRINTED, SEED003_VECTOR_ADD,
+    SEED000_MODULE, SEED001_LOWERED_PRINTED, SEED001_VECTORIZED_PRINTED, SEED003_PARALLEL_PRINTED, SEED003_REORDER_PRINTED, SEED003_SPLIT_PRINTED, SEED003_VECTOR_ADD,
     SEED003_VECTOR_ADD_PRINTED,
 )
 
@@ -284,18 +284,6 @@ sch = te.create_schedule(c.op)
 ir = tvm.lower(sch, [a, b, c])
 print(ir)
 '''
-S001_LOWER_OUT = '''
-# from tvm.script import ir as I
-# from tvm.script import tir as T
-
-@I.ir_module
-class Module:
-    @T.prim_func
-    def main(a: T.Buffer((128,), "float32"), b: T.Buffer((128,), "float32"), c: T.Buffer((128,), "float32")):
-        T.func_attr({"from_legacy_te_schedule": T.bool(True), "tir.noalias": T.bool(True)})
-        for i in range(128):
-            c[i] = a[i] + b[i]
-'''
 
 S001_VISITOR = '''
 loops = []
@@ -342,19 +330,6 @@ S001_GLUE = '''
 with tvm.transform.PassContext(config={"tir.add_lower_pass": [(1, vectorize)]}):
     print(tvm.lower(sch, [a, b, c]))
 '''
-S001_GLUE_OUT = '''
-# from tvm.script import ir as I
-# from tvm.script import tir as T
-
-@I.ir_module
-class Module:
-    @T.prim_func
-    def main(a: T.Buffer((128,), "float32"), b: T.Buffer((128,), "float32"), c: T.Buffer((128,), "float32")):
-        T.func_attr({"from_legacy_te_schedule": T.bool(True), "tir.noalias": T.bool(True)})
-        for i_outer in range(16):
-            cse_var_1: T.int32 = i_outer * 8
-            c[cse_var_1:cse_var_1 + 8] = a[cse_var_1:cse_var_1 + 8] + b[cse_var_1:cse_var_1 + 8]
-'''
 
 
 @pytest.fixture()
@@ -365,13 +340,13 @@ def seed001(tmp_path):
 
 
 def test_seed001_lowered_vector_add_prints_exactly(seed001):
-    assert seed001.run(S001_LOWER) == exact(S001_LOWER_OUT)
+    assert seed001.run(S001_LOWER) == exact(SEED001_LOWERED_PRINTED)
 
 
 def test_seed001_custom_pass_after_phase_1_prints_exactly(seed001):
     seed001.run(S001_LOWER)
     assert seed001.run(S001_VISITOR) == "" and seed001.run(S001_TRANSFORM) == ""
-    assert seed001.run(S001_GLUE) == exact(S001_GLUE_OUT)
+    assert seed001.run(S001_GLUE) == exact(SEED001_VECTORIZED_PRINTED)
     assert len(seed001.namespace["loops"]) == 1  # the visitor found the one loop of extent 128
 
 

@@ -7,17 +7,7 @@ from tensorize import te
 from tensorize.ir.stmt import Allocate, Block, For, IfThenElse
 from tensorize.te.legacy import lower_te_schedule
 from tensorize.transform.interpreter import run_prim_func
-
-SEED_001 = '''# from tvm.script import ir as I
-# from tvm.script import tir as T
-
-@I.ir_module
-class Module:
-    @T.prim_func
-    def main(a: T.Buffer((128,), "float32"), b: T.Buffer((128,), "float32"), c: T.Buffer((128,), "float32")):
-        T.func_attr({"from_legacy_te_schedule": T.bool(True), "tir.noalias": T.bool(True)})
-        for i in range(128):
-            c[i] = a[i] + b[i]'''
+from tests.programs import SEED001_LOWERED_PRINTED
 
 
 def vector_add():
@@ -31,7 +21,7 @@ def vector_add():
 def test_seed001_lower_text():
     a, b, c = vector_add()
     sch = te.create_schedule(c.op)
-    assert str(tvm.lower(sch, [a, b, c])).strip() == SEED_001
+    assert str(tvm.lower(sch, [a, b, c])).strip() == SEED001_LOWERED_PRINTED.strip()
 
 
 def test_lower_te_schedule_structure_and_numbers():
