@@ -19,7 +19,7 @@ from typing import Callable, Iterable, Mapping
 from . import expr as E
 from . import stmt as S
 from .buffer import Buffer
-from .expr import IterVar, PrimExpr, Range
+from .expr import PrimExpr, Range
 from .node import Node
 
 

@@ -15,7 +15,7 @@ import enum
 from typing import Any
 
 from .buffer import Buffer
-from .expr import EqualOp, Op, PointerType, Var
+from .expr import Op, PointerType, Var
 from .node import Node
 
 

@@ -10,7 +10,7 @@ from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.buffer import Buffer
 from ..ir.expr import Range, Var, make_const
-from ..ir.functor import StmtExprMutator, substitute
+from ..ir.functor import StmtExprMutator
 from .pass_infra import func_pass
 
 

@@ -5,7 +5,7 @@ import pytest
 from tensorize.ir import expr as E
 from tensorize.ir import op
 from tensorize.ir import stmt as S
-from tensorize.ir.expr import Broadcast, Ramp, Shuffle, Var
+from tensorize.ir.expr import Broadcast, Ramp, Shuffle
 
 from codegen_kernels import buffers, build, elementwise, func, loop
 

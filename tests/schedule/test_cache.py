@@ -120,8 +120,8 @@ def test_cache_read_then_compute_at_into_tile_loops(scope):
     b_c = sch.cache_read(c, 1, scope)
     sch.compute_at(b_c, jo)
     text = sch.mod.script()
-    assert f"v0 = T.axis.spatial(64, i_0 * 16 + ax0)" in text
-    assert f"v1 = T.axis.spatial(64, k_0 * 16 + ax1)" in text
+    assert "v0 = T.axis.spatial(64, i_0 * 16 + ax0)" in text
+    assert "v1 = T.axis.spatial(64, k_0 * 16 + ax1)" in text
     assert f"C[vi, vj] = C[vi, vj] + A_{scope}[vi, vk] * B_{scope}[vj, vk]" in text
     a = np.random.default_rng(0).random((64, 64)).astype("float32")
     b = np.random.default_rng(1).random((64, 64)).astype("float32")

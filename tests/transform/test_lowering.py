@@ -6,7 +6,7 @@ import pytest
 import tensorize as tvm
 from tensorize.ir import expr as E
 from tensorize.ir import stmt as S
-from tensorize.ir.functor import post_order_visit, ir_transform, substitute
+from tensorize.ir.functor import post_order_visit
 from tensorize.ir.function import IRModule
 from tensorize.transform import interpreter
 from tensorize.transform.compact_buffer import compact_buffer_allocation
@@ -184,7 +184,7 @@ def test_seed001_custom_pass_after_phase1():
 
 def test_remove_no_op_keeps_copies_between_different_indices():
     a = tvm.tir.decl_buffer((8,), "float32", "a")
-    i, j = E.Var("i"), E.Var("j")
+    i = E.Var("i")
     body = S.For(i, 0, 4, body=S.SeqStmt([S.BufferStore(a, a[i], [i]), S.BufferStore(a, a[i + 4], [i])]))
     low = tvm.tir.transform.RemoveNoOp()(IRModule({"main": func_of([a], body)}))["main"]
     (store,) = nodes_of(low, S.BufferStore)

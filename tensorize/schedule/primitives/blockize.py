@@ -15,7 +15,7 @@ from ...ir.stmt import Block, BlockRealize, BufferRegion, For, SeqStmt, Stmt
 from ...ir.structural import structural_equal
 from ..base import ScheduleBase, primitive
 from ..region_utils import hull, make_analyzer, relax_region, seq
-from ..rv import BlockRV, LoopRV
+from ..rv import BlockRV
 from ..tree import StmtIndex, replace_many
 
 
