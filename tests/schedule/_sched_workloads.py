@@ -1,4 +1,4 @@
-"""Small workloads shared by the compute_at / cache / layout / blockize tests."""
+"""Small workloads shared by the schedule tests (and the storage-align pass test)."""
 import numpy as np
 
 import tensorize as tvm
@@ -28,6 +28,16 @@ def matmul(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32"), C
             with T.init():
                 C[vi, vj] = T.float32(0)
             C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vj, vk]
+
+
+@T.prim_func
+def matmul_16(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
+    for i, j, k in T.grid(16, 16, 16):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
 
 
 def rand(*shape):

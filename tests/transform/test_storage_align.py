@@ -5,21 +5,8 @@ import pytest
 import tensorize as tvm
 from tensorize.ir import expr as E
 from tensorize.ir.functor import post_order_visit
-from tensorize.script import tir as T
 from tensorize.transform.storage_align import aligned_strides
-
-
-@T.prim_func
-def two_stage(A: T.Buffer((32, 32), "float32"), C: T.Buffer((32, 32), "float32")):
-    B = T.alloc_buffer((32, 32))
-    for i, j in T.grid(32, 32):
-        with T.block("B"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            B[vi, vj] = A[vi, vj] * T.float32(2)
-    for i, j in T.grid(32, 32):
-        with T.block("C"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            C[vi, vj] = B[vi, vj] + T.float32(1)
+from tests.schedule._sched_workloads import two_stage
 
 
 def test_aligned_strides():
