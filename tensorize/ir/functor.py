@@ -44,11 +44,12 @@ def _method_for(cls: type, table: dict) -> str:
     return name
 
 
-class StmtExprVisitor:
-    """Walks statements and expressions in program order. Override ``visit_<node>_`` and call
-    ``super()`` (or ``self.visit_stmt``/``self.visit_expr`` on children) to keep walking."""
+class _NodeDispatch:
+    """The dispatch the visitor and the mutator share: a node goes to ``visit_<snake_name>_``
+    (looked up once per node class in ``_methods``)."""
 
     _methods: dict = {}
+    _verb = "visit"  # what an error says this functor could not do
 
     def __call__(self, node):
         return self.visit(node)
@@ -58,13 +59,20 @@ class StmtExprVisitor:
             return self.visit_expr(node)
         if isinstance(node, S.Stmt):
             return self.visit_stmt(node)
-        raise TypeError(f"cannot visit {type(node).__name__}")
+        raise TypeError(f"cannot {self._verb} {type(node).__name__}")
 
     def visit_stmt(self, stmt: S.Stmt):
         return getattr(self, _method_for(type(stmt), self._methods))(stmt)
 
     def visit_expr(self, expr: PrimExpr):
         return getattr(self, _method_for(type(expr), self._methods))(expr)
+
+
+class StmtExprVisitor(_NodeDispatch):
+    """Walks statements and expressions in program order. Override ``visit_<node>_`` and call
+    ``super()`` (or ``self.visit_stmt``/``self.visit_expr`` on children) to keep walking."""
+
+    _methods: dict = {}
 
     # -- expressions ----------------------------------------------------------------------
     def visit_var_(self, op):
@@ -213,27 +221,12 @@ class StmtExprVisitor:
         self.visit_stmt(op.block)
 
 
-class StmtExprMutator:
+class StmtExprMutator(_NodeDispatch):
     """Rebuilds statements and expressions bottom-up. Override ``visit_<node>_`` to return a
     replacement; the default rebuilds a node only if a child changed."""
 
     _methods: dict = {}
-
-    def __call__(self, node):
-        return self.visit(node)
-
-    def visit(self, node):
-        if isinstance(node, PrimExpr):
-            return self.visit_expr(node)
-        if isinstance(node, S.Stmt):
-            return self.visit_stmt(node)
-        raise TypeError(f"cannot mutate {type(node).__name__}")
-
-    def visit_stmt(self, stmt: S.Stmt) -> S.Stmt:
-        return getattr(self, _method_for(type(stmt), self._methods))(stmt)
-
-    def visit_expr(self, expr: PrimExpr) -> PrimExpr:
-        return getattr(self, _method_for(type(expr), self._methods))(expr)
+    _verb = "mutate"
 
     def _exprs(self, items) -> tuple:
         new = tuple(self.visit_expr(x) for x in items)
