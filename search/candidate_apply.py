@@ -18,14 +18,6 @@ from .tensor_candidates import TensorizeCandidate, _covered_positions, _operand_
 logger = logging.getLogger(__name__)
 
 
-def _fuse(vars_, extents):
-    """``v0 * e1 * e2 + v1 * e2 + v2`` for the iterators of one group."""
-    expr = None
-    for v, e in zip(vars_, extents):
-        expr = v if expr is None else E.add(E.mul(expr, e), v)
-    return expr
-
-
 def rewrite_for_candidate(sch, cand: TensorizeCandidate) -> LoopRV:
     from tensorize.ir.tensor_intrin import TensorIntrin
 
@@ -51,27 +43,33 @@ def rewrite_for_candidate(sch, cand: TensorizeCandidate) -> LoopRV:
 
     # 1. reindex the operands whose layout must change (an operand already indexed by its iterators
     #    in the final order is used in place); output first, then inputs (positions stay stable).
-    fused_maps, copies = [], []
+    #    A layout is a list of slots, each the tuple of original iterator positions fused into it.
+    layouts, copies = {}, []
     for pos, (buf, role) in enumerate(zip(einsum.order, roles)):
         o_part, d_part = _operand_dims(desc, desc_by_name[role], cand.mappings, cand.outer_iters, covered[pos])
-        src = [E.Var(f"v{k}", "int32") for k in covered[pos]]
-        var_of = dict(zip(covered[pos], src))
-        dst = [var_of[k] for k in o_part] + [_fuse([var_of[k] for k in m.block_iters],
-                                                   [ext[k] for k in m.block_iters]) for m in d_part]
-        changes = len(dst) != len(src) or any(d is not s for d, s in zip(dst, src)) or len(d_part) > 1
-        fused_maps.append(IndexMap(src, dst) if changes or not _plain_access(einsum, buf, covered[pos]) else None)
-        if fused_maps[-1] is not None:
-            copies.append(("write" if pos == 0 else "read", sch.reindex(block, buf.name)))
+        target = [(k,) for k in o_part] + [(k,) for m in d_part for k in m.block_iters]
+        fused_target = [(k,) for k in o_part] + [tuple(m.block_iters) for m in d_part]
+        unchanged = fused_target == [(k,) for k in covered[pos]] and len(d_part) <= 1
+        if unchanged and _plain_access(einsum, buf, covered[pos]):
+            continue
+        copies.append(("write" if pos == 0 else "read", sch.reindex(block, buf.name)))
+        layouts[pos] = [(k,) for k in covered[pos]]
+        # 2a. order the copy's dimensions as (outer iterators..., each group's members in desc order).
+        _permute(sch, block, pos, layouts[pos], target)
+    block_layout = [(k,) for k in range(n)]
+    _permute_block(sch, block, block_layout,
+                   [(k,) for k in cand.outer_iters] + [(k,) for m in cand.mappings for k in m.block_iters])
 
-    # 2. fused layouts of the copies and the block's iteration space.
-    for pos, index_map in enumerate(fused_maps):
-        if index_map is not None and not _is_identity(index_map):
-            sch.transform_layout(block, _current_name(sch, block, pos), index_map)
-    ivars = [E.Var(f"v{k}", "int32") for k in range(n)]
-    block_map = [ivars[k] for k in cand.outer_iters] + [
-        _fuse([ivars[k] for k in m.block_iters], [ext[k] for k in m.block_iters]) for m in cand.mappings]
-    if not _is_identity(IndexMap(ivars, block_map)):
-        sch.transform_block_layout(block, IndexMap(ivars, block_map))
+    # 2b. fuse each group pairwise, in the copies and in the block alike: each step's accesses
+    #     simplify back to plain iterators ((t // e) * e + t % e -> t).
+    for m in cand.mappings:
+        head = (m.block_iters[0],)
+        for k in m.block_iters[1:]:
+            for pos, layout in layouts.items():
+                if head in layout:
+                    _fuse_dims(sch, block, pos, layout, head, (k,), ext)
+            _fuse_dims(sch, block, None, block_layout, head, (k,), ext)
+            head = head + (k,)
 
     # 3. padding of the fused iterators.
     n_outer = len(cand.outer_iters)
@@ -81,7 +79,7 @@ def rewrite_for_candidate(sch, cand: TensorizeCandidate) -> LoopRV:
     # 4. tiles of the desc's shape, dense in memory.
     for pos, role in enumerate(roles):
         o_part, d_part = _operand_dims(desc, desc_by_name[role], cand.mappings, cand.outer_iters, covered[pos])
-        if len(d_part) <= 1 or fused_maps[pos] is None:
+        if len(d_part) <= 1 or pos not in layouts:
             continue  # the tile is already the innermost, contiguous dimension
         src = [E.Var(f"v{k}", "int32") for k in range(len(o_part) + len(d_part))]
         tiles = src[len(o_part):]
@@ -103,9 +101,38 @@ def rewrite_for_candidate(sch, cand: TensorizeCandidate) -> LoopRV:
     return tile_inner[0]
 
 
-def _is_identity(index_map: IndexMap) -> bool:
-    src, dst = index_map.initial_indices, index_map.final_indices
-    return len(src) == len(dst) and all(d is s for d, s in zip(dst, src))
+def _permute(sch, block, pos, layout, target) -> None:
+    """Reorder the dimensions of the buffer at ``pos`` from ``layout`` to ``target`` (in place)."""
+    if layout == target:
+        return
+    src = [E.Var(f"v{d}", "int32") for d in range(len(layout))]
+    sch.transform_layout(block, _current_name(sch, block, pos), IndexMap(src, [src[layout.index(t)] for t in target]))
+    layout[:] = target
+
+
+def _permute_block(sch, block, layout, target) -> None:
+    if layout == target:
+        return
+    src = [E.Var(f"v{d}", "int32") for d in range(len(layout))]
+    sch.transform_block_layout(block, IndexMap(src, [src[layout.index(t)] for t in target]))
+    layout[:] = target
+
+
+def _fuse_dims(sch, block, pos, layout, head, tail, ext) -> None:
+    """Fuse the adjacent slots ``head`` and ``tail`` of ``layout``: of the buffer at ``pos``, or of the
+    block's iteration space when ``pos`` is None."""
+    d = layout.index(head)
+    assert layout[d + 1] == tail, "fused iterators are adjacent by construction"
+    tail_extent = 1
+    for k in tail:
+        tail_extent *= ext[k]
+    src = [E.Var(f"v{i}", "int32") for i in range(len(layout))]
+    dst = src[:d] + [E.add(E.mul(src[d], tail_extent), src[d + 1])] + src[d + 2:]
+    if pos is None:
+        sch.transform_block_layout(block, IndexMap(src, dst))
+    else:
+        sch.transform_layout(block, _current_name(sch, block, pos), IndexMap(src, dst))
+    layout[d:d + 2] = [head + tail]
 
 
 def _plain_access(einsum: Einsum, buf, covered) -> bool:

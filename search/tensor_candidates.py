@@ -32,10 +32,8 @@ import logging
 from dataclasses import dataclass
 
 from tensorize.ir import expr as E
-from tensorize.ir.index_map import IndexMap
 from tensorize.ir.tensor_intrin import TensorIntrin
-from tensorize.schedule import ScheduleError
-from tensorize.schedule.rv import BlockRV, LoopRV
+from tensorize.schedule.rv import LoopRV
 
 from .einsum import Einsum, NotEinsumError, desc_compute_block, match_operands
 
