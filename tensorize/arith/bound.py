@@ -76,6 +76,22 @@ def dtype_range(dtype: str) -> tuple[int, int]:
     return -INF, INF
 
 
+_WRAPPING: dict[str, tuple[int, int] | None] = {}
+
+
+def wrapping_range(dtype: str) -> tuple[int, int] | None:
+    """The range of ``dtype`` if its arithmetic wraps on overflow (narrow signed and all unsigned
+    integers), else None: signed 32/64-bit arithmetic is assumed not to overflow, as in TVM (the
+    LLVM code marks it ``nsw``)."""
+    hit = _WRAPPING.get(dtype, 0)
+    if hit != 0:
+        return hit
+    t = dt.parse(dtype)
+    wraps = t.lanes == 1 and (t.code == "uint" or (t.code == "int" and t.bits < 32))
+    _WRAPPING[dtype] = result = dtype_range(dtype) if wraps else None
+    return result
+
+
 def mul_bounds(a: tuple[int, int], b: tuple[int, int]) -> tuple[int, int]:
     products = (a[0] * b[0], a[0] * b[1], a[1] * b[0], a[1] * b[1])
     return min(products), max(products)
@@ -145,6 +161,11 @@ class BoundComputer:
         if hit is not None and hit[0] is e:
             return hit[1]
         result = self._compute(e)
+        dtype = getattr(e, "dtype", None)
+        if dtype is not None and (result[0] < 0 or result[1] > 127):  # a result beyond int8 may have wrapped
+            full = wrapping_range(dtype)
+            if full is not None and (result[0] < full[0] or result[1] > full[1]):
+                result = full  # int8 100 + 100 wraps to -56: the value can be anything in range
         self.cache[id(e)] = (e, result)  # keeping e alive keeps its id unique
         return result
 

@@ -20,8 +20,13 @@ _NEGATE = {E.LT: E.GE, E.LE: E.GT, E.GT: E.LE, E.GE: E.LT, E.EQ: E.NE, E.NE: E.E
 
 @lru_cache(maxsize=None)
 def is_index_dtype(dtype: str) -> bool:
-    """Scalar signed/unsigned integers: the dtypes simplified through linear forms."""
-    return dt.is_int(dtype) and dt.lanes_of(dtype) == 1
+    """Scalar signed integers of 32 or 64 bits: the dtypes simplified through linear forms.
+
+    Their arithmetic is assumed not to overflow (as in TVM; the LLVM code marks it ``nsw``), so
+    bounds and comparisons may reason over mathematical integers. Narrower and unsigned integers
+    wrap (``int8(100) + 100 == -56``), where that reasoning is wrong; they are simplified node by node.
+    """
+    return dtype in ("int32", "int64")
 
 
 # Simplified forms of pure affine expressions (variables, constants, +, -, * by a constant) do not
