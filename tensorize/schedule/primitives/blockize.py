@@ -194,15 +194,7 @@ class Blockize(ScheduleBase):
                     outer_val = match.var
                 else:
                     outer_val = o_expr
-                if ie != 1 or preserve_unit_iters:
-                    lo = ana.const_int_bound(i_expr).min_value
-                    nv = E.IterVar(E.Range.from_min_extent(lo, ie), iv.var.copy_with_suffix("_i"), iv.iter_type)
-                    inner_ivars.append(nv)
-                    inner_values.append(i_expr)
-                    inner_dom[id(nv.var)] = (nv.var, nv.dom)
-                    inner_val = nv.var
-                else:
-                    inner_val = i_expr
+                inner_val = _inner_iter(iv, i_expr, ie, ana, preserve_unit_iters, inner_ivars, inner_values, inner_dom)
                 vmap[iv.var] = ana.simplify(E.add(E.mul(outer_val, ie), inner_val))
             inner_block = blk.replace(
                 iter_vars=tuple(inner_ivars), body=substitute(blk.body, vmap),
@@ -255,15 +247,7 @@ class Blockize(ScheduleBase):
                 outer_val = ov.var
             else:
                 outer_val = o
-            if ie != 1 or preserve_unit_iters:
-                lo = ana.const_int_bound(i).min_value
-                nv = E.IterVar(E.Range.from_min_extent(lo, ie), iv.var.copy_with_suffix("_i"), iv.iter_type)
-                inner_ivars.append(nv)
-                inner_values.append(i)
-                inner_dom[id(nv.var)] = (nv.var, nv.dom)
-                inner_val = nv.var
-            else:
-                inner_val = i
+            inner_val = _inner_iter(iv, i, ie, ana, preserve_unit_iters, inner_ivars, inner_values, inner_dom)
             vmap[iv.var] = ana.simplify(E.add(E.mul(outer_val, ie), inner_val))
         outer_vars = {id(iv.var) for iv in outer_ivars}
         leaked = [v.name for v in collect_vars(div.inner_pred) if id(v) in outer_vars]
@@ -318,6 +302,21 @@ class Blockize(ScheduleBase):
         for f in reversed(loops):
             stmt = For(loop_copy[f.loop_var], f.min, f.extent, f.kind, stmt, f.thread_binding, f.annotations)
         return stmt
+
+
+def _inner_iter(iv: E.IterVar, value, extent: int, ana, preserve_unit_iters: bool,
+                inner_ivars: list, inner_values: list, inner_dom: dict):
+    """What stands for the inner part ``value`` of ``iv``'s binding in the inner block: a new
+    iterator ``<name>_i`` bound to ``value`` (appended to the inner block's iterators, values and
+    relaxation domain), or ``value`` itself when its extent is 1 and unit iterators are dropped."""
+    if extent == 1 and not preserve_unit_iters:
+        return value
+    lo = ana.const_int_bound(value).min_value
+    nv = E.IterVar(E.Range.from_min_extent(lo, extent), iv.var.copy_with_suffix("_i"), iv.iter_type)
+    inner_ivars.append(nv)
+    inner_values.append(value)
+    inner_dom[id(nv.var)] = (nv.var, nv.dom)
+    return nv.var
 
 
 def _union(regions: list[BufferRegion], ana) -> list[BufferRegion]:
