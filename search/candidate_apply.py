@@ -49,9 +49,8 @@ def rewrite_for_candidate(sch, cand: TensorizeCandidate) -> LoopRV:
         o_part, d_part = _operand_dims(desc, desc_by_name[role], cand.mappings, cand.outer_iters, covered[pos])
         target = [(k,) for k in o_part] + [(k,) for m in d_part for k in m.block_iters]
         fused_target = [(k,) for k in o_part] + [tuple(m.block_iters) for m in d_part]
-        unchanged = fused_target == [(k,) for k in covered[pos]] and len(d_part) <= 1
-        if unchanged and _plain_access(einsum, buf, covered[pos]):
-            continue
+        if fused_target == target and len(d_part) <= 1 and _plain_access(einsum, buf, [t[0] for t in target]):
+            continue  # already indexed by its iterators in the final order: used in place
         copies.append(("write" if pos == 0 else "read", sch.reindex(block, buf.name)))
         layouts[pos] = [(k,) for k in covered[pos]]
         # 2a. order the copy's dimensions as (outer iterators..., each group's members in desc order).
@@ -135,10 +134,10 @@ def _fuse_dims(sch, block, pos, layout, head, tail, ext) -> None:
     layout[d:d + 2] = [head + tail]
 
 
-def _plain_access(einsum: Einsum, buf, covered) -> bool:
-    """``buf`` is indexed by exactly its iterators, in block order, over its whole shape."""
+def _plain_access(einsum: Einsum, buf, order) -> bool:
+    """``buf`` is indexed by exactly the iterators at positions ``order``, over its whole shape."""
     idx = einsum.accesses[buf]
-    ivs = [einsum.iter_vars[k] for k in covered]
+    ivs = [einsum.iter_vars[k] for k in order]
     return (len(idx) == len(ivs) and all(ix is iv.var for ix, iv in zip(idx, ivs))
             and all(isinstance(s, E.IntImm) and s.value == int(iv.dom.extent) for s, iv in zip(buf.shape, ivs)))
 

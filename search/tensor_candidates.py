@@ -209,7 +209,7 @@ def _layout_texts(desc, einsum, buffer_of, maps, outer, names) -> tuple:
     for dbuf, bbuf in buffer_of.items():
         covered = _covered_positions(einsum, bbuf)
         o_part, d_part = _operand_dims(desc, dbuf, maps, outer, covered)
-        src = [names[k] for k in covered]
+        src = [str(ix) for ix in einsum.accesses[bbuf]]
         fused = ["*".join(names[k] for k in m.block_iters) for m in d_part]
         dims = [names[k] for k in o_part] + fused
         if len(d_part) > 1:

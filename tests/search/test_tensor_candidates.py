@@ -283,3 +283,38 @@ def test_sdot_gemm_runs_exactly_under_qemu():
     c = np.full((M, N), 7, "int32")
     run_aarch64(f, "main", a, b, c)
     np.testing.assert_array_equal(c, a.astype(np.int32) @ b.astype(np.int32).T)
+
+
+@pytest.mark.skipif("avx512f" not in host_cpu()[1], reason="the host CPU lacks avx512f")
+def test_f32_fma_candidate_keeps_i_and_k_outside_and_uses_b_in_place():
+    @T.prim_func
+    def f32_gemm(A: T.Buffer((32, 24), "float32"), B: T.Buffer((24, 40), "float32"), C: T.Buffer((32, 40), "float32")):
+        for i, j, k in T.grid(32, 40, 24):
+            with T.block("C"):
+                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                with T.init():
+                    C[vi, vj] = T.float32(0)
+                C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+
+    sch, cands = tensorized(f32_gemm, "C", "fma_16_f32_avx512")
+    assert cands[0].outer_iter_names == ("vi", "vk") and cands[0].mappings[0].padded_extent == 48
+    rng = np.random.default_rng(8)
+    a, b = rng.random((32, 24), "float32"), rng.random((24, 40), "float32")
+    f = tvm.build(sch.mod, target=HOST)
+    c = tvm.nd.array(np.zeros((32, 40), "float32"))
+    f(tvm.nd.array(a), tvm.nd.array(b), c)
+    np.testing.assert_allclose(c.numpy(), a @ b, rtol=1e-5)
+
+
+@pytest.mark.qemu
+@pytest.mark.skipif(not tools_available(), reason=f"needs qemu and an aarch64 cross compiler: {INSTALL_HINT}")
+def test_smmla_gemm_tiles_every_operand_and_runs_exactly_under_qemu():
+    M, N, K = 10, 12, 20
+    sch, cands = tensorized(gemm(M, N, K, a_dtype="int8"), "C", "matmul_2x2x8_i8i8s32_smmla")
+    assert "A[vi, vk] -> [vi // 2, vk // 8, vi % 2, vk % 8]" in cands[0].describe()
+    f = tvm.build(sch.mod, target="llvm -mtriple=aarch64-linux-gnu -mattr=+neon,+i8mm")
+    rng = np.random.default_rng(9)
+    a, b = ints(rng, (M, K), "int8"), ints(rng, (N, K), "int8")
+    c = np.zeros((M, N), "int32")
+    run_aarch64(f, "main", a, b, c)
+    np.testing.assert_array_equal(c, a.astype(np.int32) @ b.astype(np.int32).T)
