@@ -12,6 +12,8 @@ they first differ.
 from __future__ import annotations
 
 import enum
+import hashlib
+from functools import lru_cache
 from typing import Any
 
 from .buffer import Buffer
@@ -150,7 +152,21 @@ def _short(obj, limit: int = 300) -> str:
     return text if len(text) <= limit else text[:limit] + " ..."
 
 
+@lru_cache(maxsize=65536)
+def _text_hash(text: str) -> int:
+    """A hash of a string that is the same in every process (Python's str hash is salted per process)."""
+    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little")
+
+
+def _combine(*parts: int) -> int:
+    """Hash a tuple of integers; tuples of ints hash the same in every process."""
+    return hash(parts)
+
+
 class _Hasher:
+    """Structural hash, stable across processes: strings (type names, dtypes, annotation keys)
+    go through a fixed hash function, variables and buffers are numbered by first occurrence."""
+
     def __init__(self):
         self.ids: dict[int, int] = {}
 
@@ -160,27 +176,33 @@ class _Hasher:
             if n is None:
                 n = self.ids[id(obj)] = len(self.ids)
                 if isinstance(obj, Buffer):
-                    return hash(("buf", n, self.fields(obj)))
-                return hash(("var", n, obj.dtype))
-            return hash(("ref", n))
+                    return _combine(_text_hash("buf"), n, self.fields(obj))
+                return _combine(_text_hash("var"), n, _text_hash(obj.dtype))
+            return _combine(_text_hash("ref"), n)
         if isinstance(obj, Node):
-            return hash((type(obj).__name__, getattr(obj, "dtype", None), self.fields(obj)))
+            return _combine(_text_hash(type(obj).__name__), _text_hash(str(getattr(obj, "dtype", ""))), self.fields(obj))
+        if isinstance(obj, str):
+            return _text_hash(obj)
         if isinstance(obj, (list, tuple)):
-            return hash(tuple(self.h(x) for x in obj))
+            return _combine(*(self.h(x) for x in obj))
         if isinstance(obj, dict):
-            return hash(tuple((self.h(k) if not isinstance(k, str) else hash(k), self.h(v)) for k, v in obj.items()))
+            return _combine(*(_combine(self.h(k), self.h(v)) for k, v in obj.items()))
         if isinstance(obj, Op):
-            return hash(obj.name)
-        try:
+            return _text_hash(obj.name)
+        if obj is None:  # hash(None) is an address before Python 3.12
+            return 0x5EED
+        if isinstance(obj, enum.Enum):
+            return hash(int(obj.value)) if isinstance(obj.value, int) else _text_hash(str(obj.value))
+        if isinstance(obj, (bool, int, float)):
             return hash(obj)
-        except TypeError:
-            return hash(repr(obj))
+        return _text_hash(repr(obj))
 
     def fields(self, node: Node) -> int:
-        return hash(tuple(self.h(getattr(node, name)) for name in type(node)._fields))
+        return _combine(*(self.h(getattr(node, name)) for name in type(node)._fields))
 
 
 def structural_hash(node, map_free_vars: bool = True) -> int:
-    """A hash consistent with ``structural_equal``: equal programs hash equal."""
+    """A hash consistent with ``structural_equal`` (equal programs hash equal), and the same in every
+    process, so it can key caches and databases on disk."""
     return _Hasher().h(node) & 0xFFFFFFFFFFFFFFFF
 

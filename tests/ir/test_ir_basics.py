@@ -61,3 +61,16 @@ def test_ir_transform_only_enable():
     out = tir.stmt_functor.ir_transform(
         loop, None, lambda op: op.replace(kind=tir.ForKind.VECTORIZED), ["tir.For"])
     assert out.kind == tir.ForKind.VECTORIZED and out.body is loop.body
+
+
+def test_structural_hash_is_the_same_in_every_process():
+    import subprocess
+    import sys
+
+    code = ("from tensorize import tir; from tensorize.ir import structural_hash;"
+            "A = tir.decl_buffer((8,), 'float32', name='A'); i = tir.Var('i');"
+            "print(structural_hash(tir.For(i, 0, 8, tir.ForKind.SERIAL, tir.BufferStore(A, A[i] + 1.0, [i]))))")
+    outs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                           env={"PYTHONHASHSEED": str(seed), "PATH": "", "PYTHONPATH": ":".join(sys.path)}).stdout
+            for seed in (1, 2)}
+    assert len(outs) == 1
