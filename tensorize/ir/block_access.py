@@ -224,11 +224,32 @@ class _AccessCollector(StmtExprVisitor):
             self.visit_expr(v)
         self.visit_expr(op.predicate)
         inner = op.block
-        binding = {id(iv.var): convert(value) for iv, value in zip(inner.iter_vars, op.iter_values)}
+        binding, own_domain = {}, []
+        for iv, value in zip(inner.iter_vars, op.iter_values):
+            value = convert(value)
+            if self._leaves_domain(value, iv.dom):
+                own_domain.append(id(iv.var))  # relax the iterator over its domain instead
+            else:
+                binding[id(iv.var)] = value
         lookup = lambda v: binding.get(id(v))  # noqa: E731
+        for iv in inner.iter_vars:
+            if id(iv.var) in own_domain:
+                self.doms[id(iv.var)] = (iv.dom.min, iv.dom.extent)
         for table, regions in ((self.reads, inner.reads), (self.writes, inner.writes)):
             for region in regions:
                 self._record_region(table, region.buffer, [substitute(r, lookup) for r in region.region])
+        for var_id in own_domain:
+            del self.doms[var_id]
+
+    def _leaves_domain(self, value: PrimExpr, dom: Range) -> bool:
+        """True when the loops let ``value`` range beyond ``dom`` (a split that does not divide, cut
+        back by a ``T.where`` predicate): the iterator itself, never outside its domain, is tighter."""
+        if not (isinstance(dom.min, IntImm) and isinstance(dom.extent, IntImm)):
+            return False
+        bounds = _bound(value, self.doms)
+        if bounds is None or not (bounds[0].is_constant() and bounds[1].is_constant()):
+            return False
+        return bounds[0].const < dom.min.value or bounds[1].const > dom.min.value + dom.extent.value - 1
 
 
 def infer_block_access(block: S.Block) -> tuple[list[S.BufferRegion], list[S.BufferRegion]]:
