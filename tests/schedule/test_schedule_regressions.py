@@ -1,5 +1,6 @@
 """Minimised failures found by the random-schedule property tests, kept as plain regression tests."""
 import numpy as np
+import pytest
 
 import tensorize as tvm
 from tensorize.ir.verify import verify_well_formed
@@ -31,3 +32,38 @@ def test_split_that_does_not_divide_inside_a_blockized_block():
     out = tvm.nd.array(np.zeros(12, "float32"))
     tvm.build(sch.mod, target="llvm")(tvm.nd.array(a), out)
     np.testing.assert_array_equal(out.numpy(), a.max(axis=1))
+
+
+@T.prim_func
+def row_sum(A: T.Buffer((4, 3), "float32"), B: T.Buffer((4,), "float32")):
+    for i, k in T.grid(4, 3):
+        with T.block("C"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                B[vi] = T.float32(0)
+            B[vi] = B[vi] + A[vi, vk]
+
+
+def test_rfactor_refuses_a_loop_the_predicate_skips():
+    # split k (3) by 4 gives T.where(k_0 * 4 + k_1 < 3): with rfactor on k_1, the entry k_1 == 3 of
+    # the rfactor buffer was never initialised and the write-back summed garbage (NaN results).
+    sch = tvm.tir.Schedule(row_sum)
+    block = sch.get_block("C")
+    _, k = sch.get_loops(block)
+    _, k_1 = sch.split(k, [None, 4])
+    before = sch.mod
+    with pytest.raises(tvm.tir.ScheduleError, match="never be initialised"):
+        sch.rfactor(k_1, 0)
+    assert sch.mod is before
+
+
+def test_rfactor_of_the_outer_loop_of_an_uneven_split_is_exact():
+    sch = tvm.tir.Schedule(row_sum)
+    block = sch.get_block("C")
+    _, k = sch.get_loops(block)
+    k_0, _ = sch.split(k, [None, 2])  # k_0 in [0, 2), every value runs at least once
+    sch.rfactor(k_0, 0)
+    a = np.arange(12, dtype="float32").reshape(4, 3)
+    out = tvm.nd.array(np.zeros(4, "float32"))
+    tvm.build(sch.mod, target="llvm")(tvm.nd.array(a), out)
+    np.testing.assert_array_equal(out.numpy(), a.sum(axis=1))

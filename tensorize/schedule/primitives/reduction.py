@@ -263,6 +263,11 @@ class Reduction(ScheduleBase):
         if extent is None or const_value(rf_loop.min) != 0:
             raise self._error("rfactor needs a loop starting at 0 with a constant extent", rf_loop)
         loops = index.loops_of(realize)
+        if uses_any(realize.predicate, rf_id) and not _every_rf_value_runs(realize.predicate, rf_loop, loops):
+            raise self._error(f"rfactor: the predicate {realize.predicate} of block {blk.name_hint!r} skips some values "
+                              f"of loop {rf_loop.loop_var.name} entirely, whose rfactor entries would never be "
+                              f"initialised; rfactor a loop the predicate does not cut (the outer loop of a split) "
+                              f"or split by a factor that divides the extent", realize)
         scope = index.parent_block_realize(realize)
         rf_name = f"{blk.name_hint}_rf"
         if rf_name in index.blocks:
@@ -349,3 +354,30 @@ def _realizes_in(stmt):
 
     return block_realizes_under(stmt.body if isinstance(stmt, For) else stmt)
 
+
+def _every_rf_value_runs(predicate, rf_loop, loops, limit: int = 1 << 14) -> bool:
+    """True when, for each value of the rfactor loop, some values of the other loops satisfy the
+    block predicate (so each rfactor entry gets its init). Decided by enumerating the loops the
+    predicate uses; False (refuse) when they are not constant or too many to enumerate."""
+    from itertools import product
+
+    from ...arith.evaluate import evaluate
+
+    used = [lp for lp in loops if uses_any(predicate, {id(lp.loop_var)})]
+    ranges = []
+    for lp in used:
+        lo, ext = const_value(lp.min), const_value(lp.extent)
+        if lo is None or ext is None:
+            return False
+        ranges.append(range(lo, lo + ext))
+    total = 1
+    for r in ranges:
+        total *= len(r)
+    if total > limit:
+        return False
+    covered = set()
+    rf_pos = next(k for k, lp in enumerate(used) if lp.loop_var is rf_loop.loop_var)
+    for point in product(*ranges):
+        if point[rf_pos] not in covered and evaluate(predicate, {lp.loop_var: v for lp, v in zip(used, point)}):
+            covered.add(point[rf_pos])
+    return len(covered) == len(ranges[rf_pos])
