@@ -256,18 +256,45 @@ class Simplifier:
         return Lin.atom(E.FloorMod(r.to_expr(), E.IntImm(la.dtype, c)))
 
     def _merge_div_mod(self, lin: Lin) -> Lin:
-        """``k * c * floordiv(x, c) + k * floormod(x, c)`` collapses to ``k * x``."""
+        """``k * c * floordiv(x, c) + k * floormod(x, c)`` collapses to ``k * x``.
+
+        ``x`` may itself be ``floordiv(y, a)``, whose quotient by ``c`` the simplifier writes as
+        ``floordiv(y, a * c)``: so ``floordiv(y, a * c) * c + floormod(floordiv(y, a), c)`` collapses
+        to ``floordiv(y, a)`` (exact for every integer ``y`` and positive ``a``, ``c``). Repeating the
+        rule undoes a multi-level split of a fused index: ``v // 18 * 18 + v // 6 % 3 * 6 + v % 6``
+        is ``v``.
+        """
         if len(lin.terms) < 2:
             return lin
         for atom, k in list(lin.terms.values()):
-            if type(atom) is E.FloorMod and isinstance(atom.b, E.IntImm):
+            if type(atom) is E.FloorMod and isinstance(atom.b, E.IntImm) and atom.b.value > 0:
                 c = atom.b.value
-                div_key = expr_key(E.FloorDiv(atom.a, atom.b))
+                div_key = _quotient_key(atom.a, c)
                 entry = lin.terms.get(div_key)
+                dividend = atom.a
+                if entry is None:
+                    div_key, entry, dividend = self._shifted_quotient(lin, atom, k * c)
                 if entry is not None and entry[1] == k * c:
                     rest = Lin({key: v for key, v in lin.terms.items() if key != div_key and v[0] is not atom}, lin.const, lin.dtype)
-                    return self._merge_div_mod(rest.combine(self.linear(atom.a).scale(k)))
+                    return self._merge_div_mod(rest.combine(self.linear(dividend).scale(k)))
         return lin
+
+    def _shifted_quotient(self, lin: Lin, mod, coeff: int):
+        """A term ``coeff * floordiv(y + d', c)`` of ``lin`` matching ``mod = floormod(y + d, c)``
+        with ``d' - d`` a multiple of ``c`` (the simplifier reduces a floormod's constant, so
+        ``floormod(x - 1, 2)`` appears as ``floormod(x + 1, 2)``). Returns ``(key, entry, the
+        dividend y + d')`` or ``(None, None, None)``."""
+        c = mod.b.value
+        lm = None
+        for key, entry in lin.terms.items():
+            div = entry[0]
+            if entry[1] != coeff or type(div) is not E.FloorDiv or not isinstance(div.b, E.IntImm) or div.b.value != c:
+                continue
+            lm = self.linear(mod.a) if lm is None else lm
+            diff = self.linear(div.a).combine(lm, -1)
+            if diff.is_const() and diff.const % c == 0:
+                return key, entry, div.a
+        return None, None, None
 
     def _min_max(self, e) -> Lin:
         la, lb = self.linear(e.a), self.linear(e.b)
@@ -350,6 +377,14 @@ class Simplifier:
         if t is E.Cast:
             return E.cast(e.dtype, changes["value"])
         return e.replace(**changes)
+
+
+def _quotient_key(x, c: int):
+    """The atom key of ``floordiv(x, c)`` as the simplifier writes it: ``floordiv(y, a * c)`` when
+    ``x`` is ``floordiv(y, a)`` with a positive constant ``a``."""
+    if type(x) is E.FloorDiv and isinstance(x.b, E.IntImm) and x.b.value > 0:
+        return expr_key(E.FloorDiv(x.a, E.IntImm(x.b.dtype, x.b.value * c)))
+    return expr_key(E.FloorDiv(x, E.IntImm(x.dtype, c)))
 
 
 def _normalise_cmp(cls, la: Lin, lb: Lin):

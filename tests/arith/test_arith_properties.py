@@ -74,3 +74,60 @@ def test_can_prove_is_sound(a, b, dx, dy):
         if ana.can_prove(cond):
             for point in _points((dx, dy)):
                 assert evaluate(cond, dict(zip((X, Y), point))), f"claimed {text(cond)}"
+
+
+def split_fused(variables):
+    """Index expressions a split of a fused loop leaves behind, ``sum_l floormod(floordiv(x, s_l), f_l)
+    * s_l`` (with the outermost level a plain ``floordiv``), over a small random dividend ``x``, with
+    random scaling, a stray term and sometimes a wrong stride (where nothing may collapse)."""
+    dividend = exprs(variables).filter(lambda e: not isinstance(e, tvm.tir.IntImm))
+    factors = st.lists(st.integers(1, 4), min_size=1, max_size=3)
+
+    @st.composite
+    def build(draw):
+        x = draw(dividend)
+        fs = draw(factors)
+        scale = draw(st.integers(-3, 3))
+        stride, terms = 1, []
+        for f in fs:
+            terms.append(floormod(floordiv(x, stride), f) * stride if stride > 1 else floormod(x, f))
+            stride *= f
+        outer_stride = stride + draw(st.sampled_from([0, 0, 0, 1]))  # sometimes off by one
+        terms.append(floordiv(x, outer_stride) * outer_stride)
+        order = draw(st.permutations(range(len(terms))))
+        e = terms[order[0]]
+        for i in order[1:]:
+            e = e + terms[i]
+        return e * scale + draw(st.sampled_from(variables))
+
+    return build()
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(split_fused([X, Y]), domains, domains)
+def test_recomposed_split_fused_preserves_value(e, dx, dy):
+    for bounded in (False, True):
+        ana = tvm.arith.Analyzer()
+        if bounded:
+            ana.bind(X, Range.from_min_extent(*dx))
+            ana.bind(Y, Range.from_min_extent(*dy))
+        s = ana.simplify(e)
+        points = _points((dx, dy)) if bounded else itertools.product(range(-9, 10, 2), range(-7, 8, 3))
+        for point in points:
+            env = dict(zip((X, Y), point))
+            assert evaluate(s, env) == evaluate(e, env), f"{text(e)} -> {text(s)} at {point}"
+
+
+@settings(max_examples=examples(100), deadline=None)
+@given(st.lists(st.integers(1, 5), min_size=1, max_size=4), st.integers(-50, 50))
+def test_split_fused_index_recomposes_to_the_variable(fs, shift):
+    """Every exact multi-level split of ``x`` (any integer, no bounds) simplifies back to ``x``."""
+    x = X + shift
+    stride, e = 1, None
+    for f in fs:
+        term = floormod(floordiv(x, stride), f) * stride if stride > 1 else floormod(x, f)
+        e = term if e is None else e + term
+        stride *= f
+    e = e + floordiv(x, stride) * stride
+    s = tvm.arith.Analyzer().simplify(e)
+    assert text(s) == text(tvm.arith.Analyzer().simplify(x)), f"{text(e)} -> {text(s)}"

@@ -35,6 +35,26 @@ def test_split_fuse_patterns(ana):
     assert text(ana.simplify(floormod(i * 16 + j * 4 + k, 16))) == "((j * 4) + k)"
 
 
+def test_recompose_split_of_fused_index(ana):
+    x, v, y = Var("x"), Var("v"), Var("y")
+    # Exact for every integer x (no bounds needed): floordiv(x, a*b)*b + floormod(floordiv(x, a), b).
+    assert text(ana.simplify(floordiv(x, 12) * 3 + floormod(floordiv(x, 4), 3))) == "floordiv(x, 4)"
+    # The floormod's constant is reduced ((x - 1) % 2 reads (x + 1) % 2): the pair still collapses.
+    assert text(ana.simplify(floordiv(x - 1, 2) * 2 + floormod(x - 1, 2))) == "(x - 1)"
+    # The multi-level form collapses all the way to the fused variable.
+    assert ana.simplify(floordiv(v, 18) * 18 + floormod(floordiv(v, 6), 3) * 6 + floormod(v, 6)).same_as(v)
+    # Scaled, offset and mixed with other terms.
+    e = floordiv(v, 18) * 36 + floormod(floordiv(v, 6), 3) * 12 + floormod(v, 6) * 2 + y + 1
+    assert text(ana.simplify(e)) == "(((v * 2) + y) + 1)"
+    # Over a compound dividend.
+    assert text(ana.simplify(floordiv(x + y, 18) * 3 + floormod(floordiv(x + y, 6), 3))) == "floordiv((x + y), 6)"
+    # Coefficients that do not match are left alone.
+    assert text(ana.simplify(floordiv(x, 12) * 2 + floormod(floordiv(x, 4), 3))) == \
+        "((floordiv(x, 12) * 2) + floormod(floordiv(x, 4), 3))"
+    # A partial recomposition keeps what is left.
+    assert text(ana.simplify(floordiv(v, 18) * 18 + floormod(floordiv(v, 6), 3) * 6)) == "(floordiv(v, 6) * 6)"
+
+
 def test_nested_division(ana):
     x = Var("x")
     ana.bind(x, Range(0, 1024))
