@@ -116,11 +116,16 @@ def relax_expr(expr, dom: Dom, ana: Analyzer):
 
 def relax_range(rng: E.Range, dom: Dom, ana: Analyzer) -> E.Range | None:
     """The range covered by ``rng`` (whose min may use the variables of ``dom``) over ``dom``."""
-    lo = relax_expr(rng.min, dom, ana)
-    hi = relax_expr(E.sub(E.add(rng.min, rng.extent), 1), dom, ana)
-    if lo is None or hi is None:
+    # The last element is min + extent - 1, whose upper bound is hi(min) + hi(extent) - 1: relax the
+    # min once instead of relaxing it again inside that sum.
+    r_min = _relax(E.convert(rng.min), dom, ana)
+    if r_min is None:
         return None
-    return E.Range.from_min_extent(lo[0], ana.simplify(E.add(E.sub(hi[1], lo[0]), 1)))
+    r_ext = _relax(E.convert(rng.extent), dom, ana)
+    if r_ext is None:
+        return None
+    lo = ana.simplify(r_min[0])
+    return E.Range.from_min_extent(lo, ana.simplify(E.sub(E.add(r_min[1], r_ext[1]), lo)))
 
 
 def relax_region(region: BufferRegion, dom: Dom, ana: Analyzer) -> list[E.Range]:
