@@ -64,6 +64,44 @@ def test_decompose_reduction_text_and_numbers():
     assert len(sch.get_loops(block)) == 3
 
 
+def test_decompose_reduction_copies_loop_kinds_like_tvm():
+    """The init nest's loops keep their kind (TVM's DecomposeReduction copies ``kind``) but not their
+    annotations; the init block keeps the block's annotations."""
+    sch = tvm.tir.Schedule(matmul)
+    block = sch.get_block("C")
+    i, j, k = sch.get_loops(block)
+    sch.reorder(i, k, j)
+    sch.parallel(i)
+    sch.vectorize(j)
+    sch.annotate(j, "pragma_hint", 1)
+    sch.annotate(block, "meta_schedule.tiling_structure", "SSR")
+    sch.decompose_reduction(block, k)
+
+    @T.prim_func
+    def expected(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
+        for i in T.parallel(16):
+            for j_init in T.vectorized(16):
+                with T.block("C_init"):
+                    vi_init, vj_init = T.axis.remap("SS", [i, j_init])
+                    T.reads()
+                    T.writes(C[vi_init, vj_init])
+                    T.block_attr({"meta_schedule.tiling_structure": "SSR"})
+                    C[vi_init, vj_init] = T.float32(0)
+            for k in range(16):
+                for j in T.vectorized(16, annotations={"pragma_hint": 1}):
+                    with T.block("C_update"):
+                        vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                        T.block_attr({"meta_schedule.tiling_structure": "SSR"})
+                        C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+
+    assert_func_equal(sch, expected)
+    assert "for j_init in T.vectorized(16):" in sch.mod.script()
+    a, b = np.random.rand(16, 16).astype("float32"), np.random.rand(16, 16).astype("float32")
+    c = np.full((16, 16), 7.0, "float32")  # stale values: the init nest must overwrite every element
+    (_, _, c) = run(sch.mod, a, b, c)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-5)
+
+
 def test_decompose_reduction_errors():
     sch = tvm.tir.Schedule(matmul)
     block = sch.get_block("C")

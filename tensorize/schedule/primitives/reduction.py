@@ -110,8 +110,10 @@ class Reduction(ScheduleBase):
     def decompose_reduction(self, block: BlockRV, loop: LoopRV) -> BlockRV:
         """Split a reduction block's ``init`` into its own block ``<name>_init``, placed right
         before ``loop`` under copies (``<loop>_init``) of the loops between ``loop`` and the block
-        that the spatial iterators use. The reduction block is renamed ``<name>_update`` (the
-        handle passed in follows the rename). Returns the init block.
+        that the spatial iterators use; as in TVM, a copied loop keeps its kind (parallel,
+        vectorized, ...) but not its annotations, and the init block keeps the block's annotations.
+        The reduction block is renamed ``<name>_update`` (the handle passed in follows the rename).
+        Returns the init block.
 
         ``loop`` must enclose the block, and no loop outside ``loop`` may be bound to a
         reduction iterator (the init would then run more than once).
@@ -183,10 +185,13 @@ class Reduction(ScheduleBase):
             if var_ids(part) <= available:
                 pred_parts.append(part)
         init_body = substitute(blk.init, block_map)
-        init_block = _with_regions(Block(new_iters, [], [], init_name, init_body))
+        # As in TVM, the init block keeps the block's annotations and each copied loop keeps its
+        # kind (a vectorized inner loop stays vectorized), but not its annotations.
+        init_block = _with_regions(Block(new_iters, [], [], init_name, init_body, annotations=blk.annotations))
         stmt = BlockRealize(new_values, _conjoin_all(pred_parts), init_block)
         for f in reversed(inner_loops):
-            stmt = For(loop_map[f.loop_var], f.min, f.extent, ForKind.SERIAL, stmt)
+            binding = f.thread_binding if f.kind == ForKind.THREAD_BINDING else None
+            stmt = For(loop_map[f.loop_var], f.min, f.extent, f.kind, stmt, thread_binding=binding)
         update_block = blk.replace(init=None, name_hint=update_name)
         new_loop = replace_many(for_node, {id(realize): realize.replace(block=update_block)})
         self._replace(func_name, for_node, SeqStmt.flatten(stmt, new_loop))
