@@ -21,7 +21,7 @@ from ..ir import expr as E
 from ..ir.buffer import Buffer
 from ..ir.stmt import Block, BlockRealize, BufferRegion, BufferStore, For, Stmt, stmt_list
 from ..arith import Analyzer
-from .region_utils import block_region_in_loops, loop_dom, rebuild_scope, seq, top_child
+from .region_utils import block_region_in_loops, loop_dom, realize_in_loops, rebuild_scope, seq, top_child
 from .tree import StmtIndex, replace_many
 
 # The storage ranks TVM's runtime knows (``runtime::StorageScope``); a tag may follow after a dot.
@@ -191,13 +191,7 @@ def copy_stage(name: str, src: Buffer, dst: Buffer, region: list[E.Range], ana: 
     vs = [iv.var for iv in ivars]
     body = BufferStore(dst, E.BufferLoad(src, vs), vs)
     block = Block(ivars, [BufferRegion.from_point(src, vs)], [BufferRegion.from_point(dst, vs)], name, body)
-    pred = E.convert(True)
-    for p in preds:
-        pred = E.logical_and(pred, p)
-    stmt: Stmt = BlockRealize(values, pred, block)
-    for var, ext in reversed(loops):
-        stmt = For(var, 0, ext, body=stmt)
-    return stmt
+    return realize_in_loops(values, preds, block, loops)
 
 
 # -- rewriting the scope --------------------------------------------------------------------------

@@ -252,6 +252,18 @@ def replace_buffers(stmt: Stmt, buffer_map: Mapping[int, Buffer]) -> Stmt:
     return BufferReplacer(buffer_map).visit(stmt)
 
 
+def realize_in_loops(bindings, preds, block: Block, loops) -> Stmt:
+    """``block`` realized with ``bindings`` under the conjunction of ``preds``, wrapped in serial
+    loops ``for var in range(extent)`` for ``(var, extent)`` in ``loops`` (outermost first)."""
+    pred = E.convert(True)
+    for p in preds:
+        pred = E.logical_and(pred, p)
+    stmt: Stmt = BlockRealize(bindings, pred, block)
+    for var, ext in reversed(loops):
+        stmt = For(var, 0, ext, body=stmt)
+    return stmt
+
+
 def seq(stmts: list[Stmt]) -> Stmt:
     return SeqStmt.flatten(*stmts)
 

@@ -13,7 +13,7 @@ from ..base import ScheduleBase, primitive
 from ..error import ScheduleError
 from ..region_utils import (
     block_region_in_loops, children_of, conflicts, contains, hull, loop_dom, make_analyzer, removal_target,
-    remove_stmt, seq,
+    realize_in_loops, remove_stmt, seq,
 )
 from ..rv import BlockRV, ExprRV, LoopRV
 from ..tree import replace_many, replace_stmt
@@ -392,13 +392,7 @@ class ComputeAt(ScheduleBase):
             if not hi_ok:
                 preds.append(E.LT(value, dom_hi))
             bindings.append(value)
-        pred = E.convert(True)
-        for p in preds:
-            pred = E.logical_and(pred, p)
-        stmt: Stmt = BlockRealize(bindings, pred, blk)
-        for var, ext in reversed(loops):
-            stmt = For(var, 0, ext, body=stmt)
-        return stmt
+        return realize_in_loops(bindings, preds, blk, loops)
 
 
 def index_is_inside(tree, realize: BlockRealize, loop_stmt: For) -> bool:
