@@ -101,18 +101,8 @@ class ComputeAt(ScheduleBase):
         """Move consumer ``block`` under ``loop`` (a loop above its producers), with new loops covering
         the region its producers write in one iteration of ``loop``.
 
-        Before::
-
-            for i, j in T.grid(128, 128):
-                with T.block("B"):
-                    vi, vj = T.axis.remap("SS", [i, j])
-                    B[vi, vj] = A[vi, vj] * T.float32(2)
-            for i, j in T.grid(128, 128):
-                with T.block("C"):
-                    vi, vj = T.axis.remap("SS", [i, j])
-                    C[vi, vj] = B[vi, vj] + T.float32(1)
-
-        ``sch.reverse_compute_at(sch.get_block("C"), sch.get_loops(sch.get_block("B"))[0])``::
+        On the "Before" program of ``compute_at``,
+        ``sch.reverse_compute_at(sch.get_block("C"), sch.get_loops(sch.get_block("B"))[0])`` gives::
 
             for i in range(128):
                 for j in range(128):
