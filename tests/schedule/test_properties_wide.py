@@ -131,6 +131,8 @@ def _vnni(sch, block):
 
 
 def _pick_wide(sch, block, loops, action, pick, factor):
+    if action == "unroll" and int(sch.get(loops[pick % len(loops)]).extent) > 64:
+        return None  # fully unrolling 1024 iterations of a loop nest takes LLVM's O3 minutes
     if action in ACTIONS:
         return _pick_primitive(sch, block, loops, action, pick, factor)
     loop = loops[pick % len(loops)]
@@ -158,7 +160,8 @@ def _pick_wide(sch, block, loops, action, pick, factor):
     if action == "pad_einsum":
         m = [2, 4, 8][factor % 3]
         return lambda: sch.pad_einsum(block, [-(-int(iv.dom.extent) // m) * m for iv in node.iter_vars])
-    if action == "tensorize_vnni" and HAS_VNNI and node.name_hint == "C" and "int32" in str(node.writes[0].buffer.dtype):
+    tensorized = any(inst.kind == "tensorize" for inst in sch.trace.insts)
+    if action == "tensorize_vnni" and HAS_VNNI and not tensorized and node.writes[0].buffer.dtype == "int32":
         return lambda: _vnni(sch, block)
     return None
 
