@@ -1,9 +1,16 @@
 """``UnrollLoop``: expand ``T.unroll`` loops of constant extent, and small loops under a
 ``pragma_auto_unroll_max_step`` annotation.
 
+Explicit expansion is capped: a ``T.unroll`` nest that would expand to more than
+``explicit_max_steps`` statements (``PassContext(config={"tir.UnrollLoop": {"explicit_max_steps": N}})``,
+default 4096) stays a serial loop that LLVM's own unroll heuristics handle. Expanding tens of
+thousands of statements (or asking LLVM for a full unroll of them) made O3 run for minutes.
+
 >>> # for k in T.unroll(2): C[k] = A[k]      becomes      C[0] = A[0]; C[1] = A[1]
 """
 from __future__ import annotations
+
+import logging
 
 from ..ir import stmt as S
 from ..ir.expr import IntImm
@@ -11,6 +18,8 @@ from ..ir.functor import StmtExprMutator, StmtExprVisitor, substitute
 from .pass_infra import PassContext, func_pass
 
 AUTO_UNROLL_KEY = "pragma_auto_unroll_max_step"
+DEFAULT_EXPLICIT_MAX_STEPS = 4096
+log = logging.getLogger(__name__)
 
 
 def _leaf_count(stmt) -> int:
@@ -45,9 +54,10 @@ def unroll(loop: S.For) -> S.Stmt:
 class _Unroller(StmtExprMutator):
     _methods: dict = {}
 
-    def __init__(self, auto_max_step: int, auto_max_extent: int):
+    def __init__(self, auto_max_step: int, auto_max_extent: int, explicit_max_steps: int):
         self.max_step = [auto_max_step]
         self.auto_max_extent = auto_max_extent
+        self.explicit_max_steps = explicit_max_steps
 
     def visit_for_(self, op):
         step = op.annotations.get(AUTO_UNROLL_KEY)
@@ -61,6 +71,11 @@ class _Unroller(StmtExprMutator):
         if not isinstance(op.extent, IntImm):
             return op.replace(kind=S.ForKind.SERIAL) if op.kind == S.ForKind.UNROLLED else op
         if op.kind == S.ForKind.UNROLLED:
+            steps = _leaf_count(op)
+            if steps > self.explicit_max_steps:
+                log.info("unroll of loop %s would expand to %d statements (limit %d): kept as a serial loop",
+                         op.loop_var.name, steps, self.explicit_max_steps)
+                return op.replace(kind=S.ForKind.SERIAL)
             return unroll(op)
         if (op.kind == S.ForKind.SERIAL and self.max_step[-1] > 0 and step is None
                 and _leaf_count(op) <= self.max_step[-1] and op.extent.value <= max(self.auto_max_extent, 1)):
@@ -72,7 +87,8 @@ def unroll_loop(func):
     config = PassContext.current().config.get("tir.UnrollLoop", {}) or {}
     max_step = int(config.get("auto_max_step", 0))
     max_extent = int(config.get("auto_max_extent", 1 << 30))
-    return func.with_body(_Unroller(max_step, max_extent).visit(func.body))
+    explicit_max = int(config.get("explicit_max_steps", DEFAULT_EXPLICIT_MAX_STEPS))
+    return func.with_body(_Unroller(max_step, max_extent, explicit_max).visit(func.body))
 
 
 def UnrollLoop():  # noqa: N802 - TVM's pass name
