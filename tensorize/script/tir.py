@@ -33,13 +33,14 @@ from ..ir.op import (  # noqa: F401
     abs, acos, acosh, asin, asinh, atan, atan2, atanh, bitwise_and, bitwise_not, bitwise_or, bitwise_xor,
     call_extern, call_intrin, call_pure_extern, ceil, clz, copysign, cos, cosh, erf, exp, exp2, exp10, fabs,
     floor, fmod, hypot, if_then_else, infinity, isfinite, isinf, isnan, ldexp, likely, log, log1p, log2, log10,
-    max, max_value, min, min_value, nearbyint, nextafter, popcount, pow, power, reinterpret, round, rsqrt,
+    max, max_value, min, min_value, nearbyint, nextafter, popcount, pow, power, round, rsqrt,
     shift_left, shift_right, sigmoid, sin, sinh, sqrt, tan, tanh, trunc,
 )
 from ..ir.op import all as all_  # noqa: F401
 from ..ir.op import any as any_  # noqa: F401
 from ..ir.op import call_llvm_intrin as _call_llvm_intrin
 from ..ir.op import call_llvm_pure_intrin as _call_llvm_pure_intrin
+from ..ir.op import reinterpret as _reinterpret
 from ..ir.stmt import Evaluate as _Evaluate
 from ..ir.stmt import ForKind as _ForKind
 from .parser import specs as _specs
@@ -410,14 +411,40 @@ def _intrinsic_name(name) -> str:
     return name.value if isinstance(name, StringImm) else str(name)
 
 
-def call_llvm_intrin(dtype: str, name, *args) -> Call:
-    """``T.call_llvm_intrin(dtype, "llvm.name", *args)`` (TVM's leading ``T.uint32(n)`` count is accepted)."""
-    return _call_llvm_intrin(dtype, _intrinsic_name(name), *args)
+def _llvm_call_args(positional: tuple, dtype: str | None) -> tuple[str, str, tuple]:
+    """Both TVM spellings: ``(dtype, name, *args)`` and the older ``(name, T.uint32(n), *args, dtype=...)``."""
+    if dtype is not None:
+        if not positional:
+            raise TypeError("T.call_llvm_(pure_)intrin needs the intrinsic name")
+        return dtype, _intrinsic_name(positional[0]), tuple(positional[1:])
+    if len(positional) < 2:
+        raise TypeError('T.call_llvm_(pure_)intrin(dtype, "llvm.name", *args) needs a dtype and a name')
+    return positional[0], _intrinsic_name(positional[1]), tuple(positional[2:])
 
 
-def call_llvm_pure_intrin(dtype: str, name, *args) -> Call:
-    """``T.call_llvm_pure_intrin(dtype, "llvm.name", *args)``."""
-    return _call_llvm_pure_intrin(dtype, _intrinsic_name(name), *args)
+def call_llvm_intrin(*args, dtype: str | None = None) -> Call:
+    """``T.call_llvm_intrin(dtype, "llvm.name", *args)``; TVM's older ``(name, T.uint32(n), *args, dtype=...)``
+    with the leading argument count is accepted too."""
+    ret, name, rest = _llvm_call_args(args, dtype)
+    return _call_llvm_intrin(ret, name, *rest)
+
+
+def call_llvm_pure_intrin(*args, dtype: str | None = None) -> Call:
+    """``T.call_llvm_pure_intrin(dtype, "llvm.name", *args)``, or the older keyword-dtype spelling."""
+    ret, name, rest = _llvm_call_args(args, dtype)
+    return _call_llvm_pure_intrin(ret, name, *rest)
+
+
+def reinterpret(*args, dtype: str | None = None) -> PrimExpr:
+    """``T.reinterpret(dtype, value)`` (current TVM) or ``T.reinterpret(value, dtype=...)`` (older TVM):
+    the bits of ``value`` read as ``dtype``."""
+    if dtype is not None and len(args) == 1:
+        return _reinterpret(dtype, args[0])
+    if len(args) == 2 and isinstance(args[0], str):
+        return _reinterpret(args[0], args[1])
+    if len(args) == 2 and isinstance(args[1], str):
+        return _reinterpret(args[1], args[0])
+    raise TypeError("T.reinterpret takes (dtype, value) or (value, dtype=...)")
 
 
 def type_annotation(dtype: str) -> Call:
