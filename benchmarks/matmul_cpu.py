@@ -2,8 +2,9 @@
 
 Run: ``python benchmarks/matmul_cpu.py [--size 1024] [--repeat 15] [--skip-default]``
 
-Prints, for each variant, seconds per call, GFLOPS, the ratio to numpy (numpy timed in alternation
-with the variant, medians of ``--repeat`` pairs), and the compile time split into lowering
+Prints, for each variant, seconds per call, GFLOPS, the ratio to numpy (numpy timed in alternating
+blocks with the variant, ``--repeat`` calls each, medians; see ``measure_alternating`` for why
+blocks with a pause and not call-by-call alternation), and the compile time split into lowering
 (``tvm.lower``) and LLVM (code generation, O3, JIT; the first build also pays for LLVM's one-time
 initialisation). numpy runs in this same process; this script unsets
 ``OPENBLAS_CORETYPE`` and ``OPENBLAS_L2_SIZE`` before numpy loads so that OpenBLAS picks its best
@@ -90,16 +91,31 @@ def packed_kernel(mod: IRModule, mr: int = 8, nr: int = 32, kc: int = 256) -> "t
     return sch
 
 
-def measure_paired(rt_mod, args, numpy_call, repeat: int) -> tuple[float, float]:
-    """Median seconds of the kernel and of numpy, timed alternately so that both see the same load
-    (the machine may be shared: a ratio of medians taken minutes apart would mostly measure that)."""
+def measure_alternating(rt_mod, args, numpy_call, repeat: int, rounds: int = 3,
+                        settle_s: float = 0.3) -> tuple[float, float]:
+    """Median seconds of the kernel and of numpy, timed in alternating blocks so that both see the
+    same load (the machine may be shared: a ratio of medians taken minutes apart would mostly
+    measure that).
+
+    Blocks, not single calls: the two thread pools must not meet. After a call, OpenBLAS's worker
+    threads spin for about 2**28 cycles (~0.1 s) and libgomp's for a while too; a call of the other
+    library made in that window shares the 2 cores with the spinning pool and runs at roughly half
+    speed (call-by-call alternation measured this kernel at ~60-80 GFLOPS instead of ~150, and numpy
+    at ~110 instead of ~155). So each block waits ``settle_s`` first and discards one warm-up call.
+    """
     timer = rt_mod.time_evaluator(rt_mod.entry_name, tvm.cpu(0), number=1, repeat=1)
+    per_block = max(1, -(-repeat // rounds))
     ours, theirs = [], []
-    for _ in range(repeat):
-        ours.append(float(timer(*args).median))
-        start = time.perf_counter()
+    for _ in range(rounds):
+        time.sleep(settle_s)
+        timer(*args)
+        ours += [float(timer(*args).median) for _ in range(per_block)]
+        time.sleep(settle_s)
         numpy_call()
-        theirs.append(time.perf_counter() - start)
+        for _ in range(per_block):
+            start = time.perf_counter()
+            numpy_call()
+            theirs.append(time.perf_counter() - start)
     return float(np.median(ours)), float(np.median(theirs))
 
 
@@ -149,7 +165,8 @@ def main() -> None:
         rt_mod(a, b, c)
         np.testing.assert_allclose(c.numpy(), expected, rtol=1e-3)
         repeat = 1 if name == "default schedule" else opts.repeat
-        seconds, np_beside = measure_paired(rt_mod, (a, b, c), lambda: np.matmul(a_np, b_np), repeat)
+        seconds, np_beside = measure_alternating(rt_mod, (a, b, c), lambda: np.matmul(a_np, b_np), repeat,
+                                                  rounds=min(3, repeat))
         print(f"{name:52s} {seconds:9.4f} {flops / seconds / 1e9:8.1f} {np_beside / seconds:9.3f} "
               f"{lower_s:8.3f} {llvm_s:8.3f}")
 
