@@ -7,6 +7,7 @@ import pytest
 import tensorize as tvm
 from tensorize.script import tir as T
 from tensorize.target import host_cpu
+from tests.workloads import conv2d_nhwc_int8, int8_gemm
 
 import intrinsics  # noqa: F401  (registers the families)
 from intrinsics.x86 import (
@@ -22,19 +23,6 @@ TARGET = "llvm -mcpu=native"
 
 def needs(feature):
     return pytest.mark.skipif(feature not in FEATURES, reason=f"the host CPU lacks {feature}")
-
-
-def int8_gemm(M, N, K):
-    @T.prim_func
-    def gemm(A: T.Buffer((M, K), "uint8"), B: T.Buffer((N, K), "int8"), C: T.Buffer((M, N), "int32")):
-        for i, j, k in T.grid(M, N, K):
-            with T.block("C"):
-                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-                with T.init():
-                    C[vi, vj] = 0
-                C[vi, vj] = C[vi, vj] + T.Cast("int32", A[vi, vk]) * T.Cast("int32", B[vj, vk])
-
-    return gemm
 
 
 def pack_b(b):
@@ -177,23 +165,6 @@ def test_bf16_dot_matches_numpy_in_f32():
     f(tvm.nd.array(a, dtype="bfloat16"), tvm.nd.array(b_packed, dtype="bfloat16"), c)
     ref = bf16_to_f32(b).astype(np.float64) @ bf16_to_f32(a).astype(np.float64)
     np.testing.assert_allclose(c.numpy(), ref, rtol=1e-4, atol=1e-4)
-
-
-def conv2d_nhwc_int8(N, H, W, CI, CO, KH, KW):
-    OH, OW = H - KH + 1, W - KW + 1
-
-    @T.prim_func
-    def conv(data: T.Buffer((N, H, W, CI), "uint8"), kernel: T.Buffer((KH, KW, CI, CO), "int8"),
-             out: T.Buffer((N, OH, OW, CO), "int32")):
-        for n, h, w, co, rh, rw, ci in T.grid(N, OH, OW, CO, KH, KW, CI):
-            with T.block("conv"):
-                vn, vh, vw, vco, vrh, vrw, vci = T.axis.remap("SSSSRRR", [n, h, w, co, rh, rw, ci])
-                with T.init():
-                    out[vn, vh, vw, vco] = 0
-                out[vn, vh, vw, vco] = out[vn, vh, vw, vco] + T.Cast("int32", data[vn, vh + vrh, vw + vrw, vci]) \
-                    * T.Cast("int32", kernel[vrh, vrw, vci, vco])
-
-    return conv
 
 
 @needs("avx512vnni")

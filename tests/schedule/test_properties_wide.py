@@ -15,24 +15,12 @@ from tensorize.schedule import Trace
 from tensorize.script import from_source
 from tensorize.script import tir as T
 from tensorize.target import host_cpu
+from tests.workloads import int8_gemm
 
 from test_properties import ACTIONS, _pick_primitive
 
 TARGET = "llvm -mcpu=native"
 HAS_VNNI = "avx512vnni" in host_cpu()[1]
-
-
-def int8_gemm(M, N, K):
-    @T.prim_func
-    def gemm(A: T.Buffer((M, K), "uint8"), B: T.Buffer((N, K), "int8"), C: T.Buffer((M, N), "int32")):
-        for i, j, k in T.grid(M, N, K):
-            with T.block("C"):
-                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-                with T.init():
-                    C[vi, vj] = 0
-                C[vi, vj] = C[vi, vj] + T.Cast("int32", A[vi, vk]) * T.Cast("int32", B[vj, vk])
-
-    return gemm
 
 
 @T.prim_func

@@ -9,6 +9,7 @@ from search import apply_candidate, get_tensorize_candidates
 from tensorize.runtime.aarch64 import INSTALL_HINT, run_aarch64, tools_available
 from tensorize.script import tir as T
 from tensorize.target import host_cpu
+from tests.workloads import conv2d_nhwc_int8, int8_gemm
 
 VNNI = "dot_16x4_vnni"
 SDOT = "dot_4x4_i8i8s32_sdot"
@@ -18,19 +19,6 @@ needs_vnni = pytest.mark.skipif("avx512vnni" not in host_cpu()[1], reason="the h
 
 
 # -- workloads --------------------------------------------------------------------------------------
-def gemm(M, N, K, a_dtype="uint8", b_dtype="int8"):
-    @T.prim_func
-    def func(A: T.Buffer((M, K), a_dtype), B: T.Buffer((N, K), b_dtype), C: T.Buffer((M, N), "int32")):
-        for i, j, k in T.grid(M, N, K):
-            with T.block("C"):
-                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-                with T.init():
-                    C[vi, vj] = 0
-                C[vi, vj] = C[vi, vj] + T.Cast("int32", A[vi, vk]) * T.Cast("int32", B[vj, vk])
-
-    return func
-
-
 def gemm_kn(M, N, K):
     """B stored (K, N) and the product written B * A: roles come from the indices, not the spelling."""
     @T.prim_func
@@ -56,23 +44,6 @@ def batch_matmul(Bt, M, N, K):
                 C[vb, vi, vj] = C[vb, vi, vj] + T.Cast("int32", A[vb, vi, vk]) * T.Cast("int32", B[vb, vj, vk])
 
     return func
-
-
-def conv2d_nhwc(N, H, W, CI, CO, KH, KW):
-    OH, OW = H - KH + 1, W - KW + 1
-
-    @T.prim_func
-    def conv(data: T.Buffer((N, H, W, CI), "uint8"), kernel: T.Buffer((KH, KW, CI, CO), "int8"),
-             out: T.Buffer((N, OH, OW, CO), "int32")):
-        for n, h, w, co, rh, rw, ci in T.grid(N, OH, OW, CO, KH, KW, CI):
-            with T.block("conv"):
-                vn, vh, vw, vco, vrh, vrw, vci = T.axis.remap("SSSSRRR", [n, h, w, co, rh, rw, ci])
-                with T.init():
-                    out[vn, vh, vw, vco] = 0
-                out[vn, vh, vw, vco] = out[vn, vh, vw, vco] + T.Cast("int32", data[vn, vh + vrh, vw + vrw, vci]) \
-                    * T.Cast("int32", kernel[vrh, vrw, vci, vco])
-
-    return conv
 
 
 def depthwise_nhwc(H, W, C, KH, KW):
@@ -126,7 +97,7 @@ def run_host(sch, *arrays, out_shape):
 
 # -- roles and descriptions -------------------------------------------------------------------------
 def test_gemm_roles_mapping_and_description():
-    sch = tvm.tir.Schedule(gemm(64, 64, 64))
+    sch = tvm.tir.Schedule(int8_gemm(64, 64, 64))
     cands = get_tensorize_candidates(sch, sch.get_block("C"), VNNI)
     assert cands.reason is None and len(cands) == 1
     cand = cands[0]
@@ -148,7 +119,7 @@ def test_operand_order_and_commuted_product_do_not_matter():
 # -- x86 VNNI: programs that build and equal numpy ---------------------------------------------------
 @needs_vnni
 def test_vnni_gemm_64_exact_and_uses_vpdpbusd():
-    sch, _ = tensorized(gemm(64, 64, 64), "C", VNNI)
+    sch, _ = tensorized(int8_gemm(64, 64, 64), "C", VNNI)
     text = sch.mod.script()
     assert "B_reindex" in text and "A_reindex" not in text, "only B needs repacking; A and C are used in place"
     rng = np.random.default_rng(0)
@@ -160,7 +131,7 @@ def test_vnni_gemm_64_exact_and_uses_vpdpbusd():
 
 @needs_vnni
 def test_vnni_gemm_non_divisible_is_padded_exact_and_trace_replays():
-    sch, cands = tensorized(gemm(50, 60, 70), "C", VNNI)
+    sch, cands = tensorized(int8_gemm(50, 60, 70), "C", VNNI)
     cand = cands[0]
     assert [(m.extent, m.padded_extent) for m in cand.mappings] == [(60, 64), (70, 72)]
     assert cand.needs_padding and cand.padded_fraction == pytest.approx(64 * 72 / (60 * 70) - 1)
@@ -169,7 +140,7 @@ def test_vnni_gemm_non_divisible_is_padded_exact_and_trace_replays():
     a, b = ints(rng, (50, 70), "uint8"), ints(rng, (60, 70), "int8")
     _, got = run_host(sch, a, b, out_shape=(50, 60))
     np.testing.assert_array_equal(got, a.astype(np.int32) @ b.astype(np.int32).T)
-    replay = tvm.tir.Schedule(gemm(50, 60, 70))
+    replay = tvm.tir.Schedule(int8_gemm(50, 60, 70))
     sch.trace.apply_to_schedule(replay)
     tvm.ir.assert_structural_equal(replay.mod, sch.mod)
 
@@ -184,7 +155,7 @@ def test_vnni_gemm_with_b_stored_k_major():
 
 
 def test_conv2d_candidates_fuse_the_window_and_channels_or_keep_the_window_outside():
-    sch = tvm.tir.Schedule(conv2d_nhwc(1, 8, 8, 8, 16, 3, 3))
+    sch = tvm.tir.Schedule(conv2d_nhwc_int8(1, 8, 8, 8, 16, 3, 3))
     cands = get_tensorize_candidates(sch, "conv", VNNI)
     k_choices = {m.block_iter_names for c in cands for m in c.mappings if m.desc_iter == "vk"}
     assert ("vrh", "vrw", "vci") in k_choices and ("vci",) in k_choices
@@ -197,7 +168,7 @@ def test_conv2d_candidates_fuse_the_window_and_channels_or_keep_the_window_outsi
 @pytest.mark.parametrize("fuse_window", [True, False])
 def test_vnni_conv2d_nhwc_exact(fuse_window):
     # CI = 6: the reduction is padded (54 -> 56 fused, 6 -> 8 channels alone); CO = 20 pads to 32.
-    func = conv2d_nhwc(1, 7, 7, 6, 20, 3, 3)
+    func = conv2d_nhwc_int8(1, 7, 7, 6, 20, 3, 3)
     sch = tvm.tir.Schedule(func)
     cands = get_tensorize_candidates(sch, "conv", VNNI)
     want = ("vrh", "vrw", "vci") if fuse_window else ("vci",)
@@ -232,7 +203,7 @@ def test_depthwise_conv_has_no_vnni_candidate_and_says_why():
 
 
 def test_dtype_mismatch_is_rejected_with_the_cast_it_would_need():
-    sch = tvm.tir.Schedule(gemm(32, 32, 32, a_dtype="int8"))
+    sch = tvm.tir.Schedule(int8_gemm(32, 32, 32, a_dtype="int8"))
     cands = get_tensorize_candidates(sch, "C", VNNI)
     assert cands == []
     assert "dtype mismatch" in cands.reason and "uint8" in cands.reason and "int8" in cands.reason
@@ -254,16 +225,16 @@ def test_a_block_that_is_not_einsum_like_is_rejected():
 
 
 def test_apply_refuses_a_block_that_changed():
-    sch = tvm.tir.Schedule(gemm(64, 64, 64))
+    sch = tvm.tir.Schedule(int8_gemm(64, 64, 64))
     cand = get_tensorize_candidates(sch, "C", VNNI)[0]
-    other = tvm.tir.Schedule(gemm(64, 64, 32))
+    other = tvm.tir.Schedule(int8_gemm(64, 64, 32))
     with pytest.raises(ValueError, match="generate candidates again"):
         apply_candidate(other, cand)
 
 
 # -- ARM sdot under qemu ------------------------------------------------------------------------------
 def test_sdot_gemm_candidates():
-    sch = tvm.tir.Schedule(gemm(20, 24, 36, a_dtype="int8"))
+    sch = tvm.tir.Schedule(int8_gemm(20, 24, 36, a_dtype="int8"))
     cands = get_tensorize_candidates(sch, "C", SDOT)
     assert cands and [(m.block_iter_names, m.intrin_extent) for m in cands[0].mappings] == [
         (("vj",), 4), (("vk",), 4)]
@@ -275,7 +246,7 @@ def test_sdot_gemm_candidates():
 @pytest.mark.skipif(not tools_available(), reason=f"needs qemu and an aarch64 cross compiler: {INSTALL_HINT}")
 def test_sdot_gemm_runs_exactly_under_qemu():
     M, N, K = 20, 22, 30  # N and K are padded to multiples of 4
-    sch, _ = tensorized(gemm(M, N, K, a_dtype="int8"), "C", SDOT)
+    sch, _ = tensorized(int8_gemm(M, N, K, a_dtype="int8"), "C", SDOT)
     f = tvm.build(sch.mod, target=ARM)
     assert "sdot\tv" in f.get_source("asm")
     rng = np.random.default_rng(5)
@@ -310,7 +281,7 @@ def test_f32_fma_candidate_keeps_i_and_k_outside_and_uses_b_in_place():
 @pytest.mark.skipif(not tools_available(), reason=f"needs qemu and an aarch64 cross compiler: {INSTALL_HINT}")
 def test_smmla_gemm_tiles_every_operand_and_runs_exactly_under_qemu():
     M, N, K = 10, 12, 20
-    sch, cands = tensorized(gemm(M, N, K, a_dtype="int8"), "C", "matmul_2x2x8_i8i8s32_smmla")
+    sch, cands = tensorized(int8_gemm(M, N, K, a_dtype="int8"), "C", "matmul_2x2x8_i8i8s32_smmla")
     assert "A[vi, vk] -> [vi // 2, vk // 8, vi % 2, vk % 8]" in cands[0].describe()
     f = tvm.build(sch.mod, target="llvm -mtriple=aarch64-linux-gnu -mattr=+neon,+i8mm")
     rng = np.random.default_rng(9)

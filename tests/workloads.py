@@ -1,0 +1,34 @@
+"""Integer workloads shared by the intrinsic, tensorize, search and property tests (one definition each)."""
+from tensorize.script import tir as T
+
+
+def int8_gemm(M, N, K, a_dtype="uint8", b_dtype="int8"):
+    """C[i, j] += A[i, k] * B[j, k], int32 accumulation; B stored (N, K) as the VNNI/sdot descs read it."""
+    @T.prim_func
+    def gemm(A: T.Buffer((M, K), a_dtype), B: T.Buffer((N, K), b_dtype), C: T.Buffer((M, N), "int32")):
+        for i, j, k in T.grid(M, N, K):
+            with T.block("C"):
+                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                with T.init():
+                    C[vi, vj] = 0
+                C[vi, vj] = C[vi, vj] + T.Cast("int32", A[vi, vk]) * T.Cast("int32", B[vj, vk])
+
+    return gemm
+
+
+def conv2d_nhwc_int8(N, H, W, CI, CO, KH, KW):
+    """u8 data NHWC x s8 kernel HWIO -> s32, stride 1, no padding."""
+    OH, OW = H - KH + 1, W - KW + 1
+
+    @T.prim_func
+    def conv(data: T.Buffer((N, H, W, CI), "uint8"), kernel: T.Buffer((KH, KW, CI, CO), "int8"),
+             out: T.Buffer((N, OH, OW, CO), "int32")):
+        for n, h, w, co, rh, rw, ci in T.grid(N, OH, OW, CO, KH, KW, CI):
+            with T.block("conv"):
+                vn, vh, vw, vco, vrh, vrw, vci = T.axis.remap("SSSSRRR", [n, h, w, co, rh, rw, ci])
+                with T.init():
+                    out[vn, vh, vw, vco] = 0
+                out[vn, vh, vw, vco] = out[vn, vh, vw, vco] + T.Cast("int32", data[vn, vh + vrh, vw + vrw, vci]) \
+                    * T.Cast("int32", kernel[vrh, vrw, vci, vco])
+
+    return conv
