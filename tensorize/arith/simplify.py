@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from ..ir import dtype as dt
 from ..ir import expr as E
 from .bound import INF, mul_bounds
 from .linear import Lin, affine_lin, expr_key
