@@ -4,9 +4,9 @@
 
 >>> from search import get_tensorize_candidates, apply_candidate, Database   # doctest: +SKIP
 """
+from .candidates import (CandidateList, IterMapping, TensorizeCandidate, apply_candidate,
+                         get_tensorize_candidates)
 from .database import Database, TuningRecord, Workload
-from .tensor_candidates import (CandidateList, IterMapping, TensorizeCandidate, apply_candidate,
-                                get_tensorize_candidates)
 
 __all__ = ["get_tensorize_candidates", "apply_candidate", "TensorizeCandidate", "IterMapping", "CandidateList",
            "Database", "TuningRecord", "Workload"]

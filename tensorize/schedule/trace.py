@@ -17,6 +17,17 @@ from .rv import RV_TYPES, BlockRV, ExprRV, LoopRV, rv_prefix
 # Instruction kinds whose outputs depend on a random decision.
 SAMPLING_KINDS = {"sample_perfect_tile", "sample_categorical", "sample_compute_location", "sample_partitioned_tile"}
 
+
+class _Resample:
+    """``decision_provider`` returns ``RESAMPLE`` to have a sampling instruction draw a fresh decision
+    from the schedule's random state instead of reusing the recorded one."""
+
+    def __repr__(self) -> str:
+        return "RESAMPLE"
+
+
+RESAMPLE = _Resample()
+
 # Argument types that serialise themselves: name -> (type, to_json, from_json).
 _CODECS: dict[str, tuple[type, Callable[[Any], Any], Callable[[Any], Any]]] = {}
 
@@ -166,7 +177,8 @@ class Trace:
         """Replay the instructions on ``sch`` (a Schedule of the original program).
 
         ``decision_provider(inst, old_decision)`` may return a new decision for a sampling
-        instruction (``None`` keeps the old one)."""
+        instruction (``None`` keeps the old one, ``RESAMPLE`` draws a fresh one from ``sch``'s random
+        state: replaying a sketch this way samples a new program from it)."""
         rv_map: dict[int, Any] = {}
         for inst in self.insts:
             if remove_postproc and inst.kind == "enter_postproc":
@@ -176,7 +188,9 @@ class Trace:
                 decision = inst.decision
                 if decision_provider is not None:
                     new = decision_provider(inst, decision)
-                    if new is not None:
+                    if new is RESAMPLE:
+                        decision = None
+                    elif new is not None:
                         decision = new
                 args["decision"] = decision
             method = getattr(sch, inst.kind)

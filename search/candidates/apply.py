@@ -13,7 +13,7 @@ from tensorize.schedule import ScheduleError
 from tensorize.schedule.rv import LoopRV
 
 from .einsum import Einsum, desc_compute_block
-from .tensor_candidates import TensorizeCandidate, _covered_positions, _operand_dims
+from .candidate import TensorizeCandidate, _covered_positions, _operand_dims
 
 logger = logging.getLogger(__name__)
 
@@ -171,3 +171,14 @@ def _drop_trivial_copies(sch, copies) -> None:
                     sch.reverse_compute_inline(rv)
         except ScheduleError as err:
             logger.debug("kept copy %s: %s", copy.name_hint, err)
+
+
+def apply_candidate(sch, candidate: TensorizeCandidate) -> LoopRV:
+    """Rewrite the candidate's block so its innermost loops are the intrinsic's; return the
+    outermost of them, ready for ``sch.tensorize(loop, candidate.intrin_name)``.
+
+    Raises ``ScheduleError`` (from the primitive that cannot apply) when the block's loops were
+    already transformed (apply candidates to a block still in its original loop nest), and
+    ``ValueError`` when the block no longer matches the candidate.
+    """
+    return rewrite_for_candidate(sch, candidate)
