@@ -1,0 +1,190 @@
+"""Evolutionary search guided by a cost model (MetaSchedule's ``EvolutionarySearch``).
+
+Each round:
+
+1. **Initial population**: the best measured programs (``init_measured_ratio`` of the population)
+   replayed from their traces, topped up with fresh samples of the sketches.
+2. **Evolution**: ``genetic_num_iters`` generations. Parents are drawn in proportion to their
+   predicted score; with probability ``genetic_mutate_prob`` a child is a mutation of its parent
+   (one mutator, chosen by the mutators' probabilities), otherwise the parent itself. Invalid
+   children are retried up to ``genetic_max_fail_count`` times per slot.
+3. **Pick**: the best-scored programs never measured, with an ``eps_greedy`` share of random
+   samples instead (exploration). No program is measured twice (programs are compared by
+   structural hash).
+
+Everything random draws from the task's ``TuneContext.rng``: given the same seed and the same
+measured times, the search proposes the same programs.
+"""
+from __future__ import annotations
+
+import logging
+import time
+
+import numpy as np
+
+from .base import Candidate, SearchStrategy
+from .registry import STRATEGIES
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["EvolutionarySearch"]
+
+
+@STRATEGIES.register("evolutionary")
+class EvolutionarySearch(SearchStrategy):
+    """Evolutionary search over the sketches' decisions, scored by a cost model.
+
+    Parameters (MetaSchedule's defaults)
+    ----------
+    population_size : int
+        Programs per generation (512).
+    init_measured_ratio : float
+        Share of the initial population taken from the best measured programs (0.2).
+    init_min_unmeasured : int
+        Fresh samples wanted in the initial population at least (50).
+    max_fail_count : int
+        Sampling attempts per wanted fresh sample (5).
+    genetic_num_iters : int
+        Generations per round (4).
+    genetic_mutate_prob : float
+        Probability that a child is a mutation rather than a copy (0.85).
+    genetic_max_fail_count : int
+        Retries per child when mutation fails or yields a duplicate (10).
+    eps_greedy : float
+        Share of each measured batch drawn at random from the fresh samples (0.05).
+    """
+
+    def __init__(self, population_size: int = 512, init_measured_ratio: float = 0.2, init_min_unmeasured: int = 50,
+                 max_fail_count: int = 5, genetic_num_iters: int = 4, genetic_mutate_prob: float = 0.85,
+                 genetic_max_fail_count: int = 10, eps_greedy: float = 0.05):
+        super().__init__()
+        if population_size < 1 or not 0 <= init_measured_ratio <= 1 or not 0 <= eps_greedy <= 1:
+            raise ValueError("evolutionary search needs population_size >= 1 and init_measured_ratio, eps_greedy "
+                             "in [0, 1]")
+        self.population_size = int(population_size)
+        self.init_measured_ratio = float(init_measured_ratio)
+        self.init_min_unmeasured = int(init_min_unmeasured)
+        self.max_fail_count = int(max_fail_count)
+        self.genetic_num_iters = int(genetic_num_iters)
+        self.genetic_mutate_prob = float(genetic_mutate_prob)
+        self.genetic_max_fail_count = int(genetic_max_fail_count)
+        self.eps_greedy = float(eps_greedy)
+        self.score_seconds = 0.0
+
+    # -- scoring -----------------------------------------------------------------------------
+    def _score(self, cands: list[Candidate]) -> None:
+        """Fill ``score`` (and cached ``features``) of the candidates from the cost model."""
+        if not cands:
+            return
+        start = time.perf_counter()
+        if self.cost_model is None or self.features is None:
+            for c in cands:
+                c.score = self.ctx.rng.random()
+        else:
+            missing = [c for c in cands if c.features is None]
+            if missing:
+                for c, f in zip(missing, self.features.extract(self.ctx, [c.sch for c in missing])):
+                    c.features = f
+            scores = np.asarray(self.cost_model.predict(self.ctx, [c.features for c in cands]), dtype=float)
+            for c, s in zip(cands, scores):
+                c.score = float(s) if np.isfinite(s) else -np.inf
+        self.score_seconds += time.perf_counter() - start
+
+    # -- the round ---------------------------------------------------------------------------
+    def _initial_population(self) -> tuple[list[Candidate], list[Candidate]]:
+        seen: set[int] = set()
+        population: list[Candidate] = []
+        n_measured = int(self.population_size * self.init_measured_ratio)
+        for _, trace in sorted(self.measured_traces, key=lambda t: t[0])[:n_measured]:
+            cand = self.sampler.from_trace(trace)
+            if cand is not None and cand.key not in seen:
+                seen.add(cand.key)
+                population.append(cand)
+        want = max(self.population_size - len(population), self.init_min_unmeasured)
+        fresh = self._fresh_samples(want, max_attempts=want * self.max_fail_count, seen=seen)
+        return population + fresh, fresh
+
+    def _pick_parent(self, population: list[Candidate], weights: np.ndarray) -> Candidate:
+        x = self.ctx.rng.random() * weights[-1]
+        return population[min(int(np.searchsorted(weights, x, side="right")), len(population) - 1)]
+
+    def _mutate(self, parent: Candidate) -> Candidate | None:
+        mutators = list(self.space.mutators.items())
+        if not mutators:
+            return None
+        total = sum(p for _, p in mutators)
+        x, acc = self.ctx.rng.random() * total, 0.0
+        for mutator, prob in mutators:
+            acc += prob
+            if x <= acc:
+                break
+        new_trace = mutator.apply(parent.trace, self.ctx, self.ctx.rng)
+        if new_trace is None:
+            return None
+        return self.sampler.from_trace(new_trace)
+
+    def _evolve(self, population: list[Candidate]) -> dict[int, Candidate]:
+        """Run the generations; return every unmeasured program seen, by key."""
+        pool: dict[int, Candidate] = {c.key: c for c in population if c.key not in self.measured}
+        for generation in range(self.genetic_num_iters):
+            self._score(population)
+            scores = np.array([c.score for c in population], dtype=float)
+            finite = np.isfinite(scores)
+            low = scores[finite].min() if finite.any() else 0.0
+            span = (scores[finite].max() - low) if finite.any() else 0.0
+            weights = np.where(finite, (scores - low) / span if span > 0 else 1.0, 0.0) + 1e-6
+            cumulative = np.cumsum(weights)
+            children: list[Candidate] = []
+            keys: set[int] = set()
+            for _ in range(self.population_size):
+                child = None
+                for _attempt in range(self.genetic_max_fail_count):
+                    parent = self._pick_parent(population, cumulative)
+                    if self.ctx.rng.random() < self.genetic_mutate_prob:
+                        child = self._mutate(parent)
+                    else:
+                        child = parent
+                    if child is not None and child.key not in keys:
+                        break
+                    child = None
+                if child is None:
+                    continue
+                keys.add(child.key)
+                children.append(child)
+                if child.key not in self.measured:
+                    pool.setdefault(child.key, child)
+            if children:
+                population = children
+            logger.debug("generation %d: %d children, %d unmeasured programs seen", generation, len(children),
+                         len(pool))
+        self._score([c for c in pool.values()])
+        return pool
+
+    def generate_measure_candidates(self, n: int) -> list[Candidate]:
+        population, fresh = self._initial_population()
+        if not population:
+            return []
+        pool = self._evolve(population)
+        ranked = sorted(pool.values(), key=lambda c: -c.score)
+        n_random = int(round(n * self.eps_greedy))
+        picked: list[Candidate] = []
+        keys: set[int] = set()
+        for cand in ranked:
+            if len(picked) >= n - n_random:
+                break
+            keys.add(cand.key)
+            picked.append(cand)
+        randoms = [c for c in fresh if c.key not in keys and c.key not in self.measured]
+        self.ctx.rng.shuffle(randoms)
+        for cand in randoms:
+            if len(picked) >= n:
+                break
+            keys.add(cand.key)
+            picked.append(cand)
+        for cand in ranked:  # the random share could not be filled: more of the best
+            if len(picked) >= n:
+                break
+            if cand.key not in keys:
+                keys.add(cand.key)
+                picked.append(cand)
+        return picked

@@ -1,0 +1,274 @@
+"""The entry points: ``tune_tir`` searches schedules of a program and records every measurement in
+a database; ``compile_tir`` replays the best one.
+
+>>> import search                                                               # doctest: +SKIP
+>>> db = search.tune_tir(mod, "llvm -mcpu=native", "work", max_trials_global=64)  # doctest: +SKIP
+>>> sch = search.compile_tir(db, mod, "llvm -mcpu=native")                      # doctest: +SKIP
+>>> lib = tvm.build(sch.mod, target="llvm -mcpu=native")                        # doctest: +SKIP
+
+A tuning round: the strategy proposes ``num_trials_per_iter`` programs never measured; the builder
+compiles them in worker processes; the runner times them in a separate process and checks their
+output against the untransformed program's; every result (failures with their error) is appended
+to the database; the cost model retrains. A run killed at any moment resumes from the database:
+what was measured counts towards the budget and is not measured again.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+import time
+from dataclasses import asdict, dataclass, field
+
+from tensorize.schedule import Schedule
+from tensorize.schedule.trace import Trace
+from tensorize.ir.structural import structural_hash
+from tensorize.target import Target
+
+from .context import TuneContext, as_module
+from .cost_model import COST_MODELS
+from .database import Database, TuningRecord, target_key
+from .feature import FEATURES
+from .flops import estimate_flops
+from .measure import BUILDERS, RUNNERS, MeasureCandidate
+from .mutator import default_mutators
+from .postproc import default_postprocs
+from .progress import TuningProgress
+from .space_generator import PostOrderApply, replay_candidate
+from .strategy import STRATEGIES, SearchSpace
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["tune_tir", "compile_tir", "TuningReport"]
+
+
+@dataclass
+class TuningReport:
+    """What a ``tune_tir`` run did: trials, the best time, the tuning curve and where the wall time went."""
+
+    workload: str
+    target: str
+    flops: float
+    trials: int = 0
+    valid: int = 0
+    failed: dict = field(default_factory=dict)        # error kind -> count (build, run, wrong_output, ...)
+    invalid_samples: dict = field(default_factory=dict)  # reason -> count (dropped before measurement)
+    best_secs: float = math.inf
+    curve: list = field(default_factory=list)          # per trial: best seconds so far
+    remeasured: list = field(default_factory=list)     # (trace index in curve order, seconds) of the top few
+    seconds: dict = field(default_factory=lambda: {"search": 0.0, "build": 0.0, "run": 0.0, "total": 0.0})
+    resumed_trials: int = 0
+
+    @property
+    def best_gflops(self) -> float:
+        return self.flops / self.best_secs / 1e9 if math.isfinite(self.best_secs) and self.best_secs > 0 else 0.0
+
+    def trial_reaching(self, fraction: float = 0.9) -> int | None:
+        """The first trial (1-based) whose best-so-far throughput reached ``fraction`` of the final one."""
+        if not self.curve or not math.isfinite(self.best_secs):
+            return None
+        for i, secs in enumerate(self.curve):
+            if math.isfinite(secs) and self.best_secs / secs >= fraction:
+                return i + 1
+        return None
+
+    def as_json(self) -> dict:
+        out = asdict(self)
+        out["best_gflops"] = self.best_gflops
+        out["trial_reaching_90"] = self.trial_reaching(0.9)
+        return json.loads(json.dumps(out, default=str).replace("Infinity", "null"))
+
+
+def _components(ctx, strategy, cost_model, feature_extractor, builder, runner, space, strategy_config,
+                builder_config, runner_config, work_dir):
+    strategy = STRATEGIES.create(strategy, **(strategy_config or {}))
+    model = COST_MODELS.create(cost_model) if cost_model is not None else None
+    features = FEATURES.create(feature_extractor) if feature_extractor is not None else None
+    builder = BUILDERS.create(builder, **{"work_dir": os.path.join(work_dir, "artifacts"), **(builder_config or {})})
+    runner = RUNNERS.create(runner, **{"work_dir": work_dir, **(runner_config or {})})
+    space = space if space is not None else PostOrderApply()
+    return strategy, model, features, builder, runner, space
+
+
+def _resume(ctx, db, workload, tkey, model, features, report):
+    """(key, mean seconds, trace) of every program the database already holds for this task; retrain the model."""
+    done = []
+    for rec in db.get_all_tuning_records():
+        if rec.workload.key != workload.key or getattr(rec, "target", None) != tkey:
+            continue
+        try:
+            trace = rec.trace()
+            sch = Schedule(ctx.mod)
+            trace.apply_to_schedule(sch)
+        except Exception as err:  # noqa: BLE001 - a record that no longer replays is skipped, not fatal
+            logger.warning("skipping a database record that does not replay: %s", err)
+            continue
+        done.append((structural_hash(sch.mod), rec.mean_run_secs, sch.trace, sch))
+    if done and model is not None and features is not None:
+        model.update(ctx, features.extract(ctx, [d[3] for d in done]), [d[1] for d in done])
+    for _, secs, _, _ in done:
+        report.trials += 1
+        report.valid += math.isfinite(secs)
+        report.best_secs = min(report.best_secs, secs)
+        report.curve.append(report.best_secs)
+    report.resumed_trials = len(done)
+    return [(k, s, t) for k, s, t, _ in done]
+
+
+def tune_tir(mod, target, work_dir: str, max_trials_global: int = 64, num_trials_per_iter: int = 16, *,
+             cost_model: str | None = "lgbm_rank", strategy: str = "evolutionary", seed: int = 0,
+             builder: str = "local", runner: str = "local", feature_extractor: str | None = "per_store",
+             space=None, strategy_config: dict | None = None, builder_config: dict | None = None,
+             runner_config: dict | None = None, num_threads: int | None = None, remeasure_top_k: int = 3,
+             task_name: str = "main", progress: bool = True, database: Database | None = None,
+             on_trial=None) -> Database:
+    """Search schedules of ``mod`` for ``target``; return the database of every measurement.
+
+    Parameters
+    ----------
+    mod : IRModule or PrimFunc
+        The program to tune (a single-function module).
+    target : str or Target
+        Where it runs, e.g. ``"llvm -mcpu=native"``.
+    work_dir : str
+        Folder for the database (``database.jsonl``), build artefacts, the reference outputs and
+        ``tuning_report.json``. Running again with the same folder resumes.
+    max_trials_global : int
+        Programs to measure in all (including those a resumed database already holds).
+    num_trials_per_iter : int
+        Programs measured per round (the cost model retrains after each round).
+    cost_model, strategy, builder, runner, feature_extractor : str
+        Component names (``search.cost_model.COST_MODELS``, ``search.strategy.STRATEGIES``, ...).
+    seed : int
+        The random seed: the same seed and the same measured times give the same programs.
+    strategy_config, builder_config, runner_config : dict
+        Keyword arguments of the components (e.g. ``{"population_size": 128}``).
+    remeasure_top_k : int
+        The best few programs are measured again at the end; their second times are recorded too.
+    on_trial : callable
+        ``on_trial(trial_index, best_seconds_so_far, record)`` after each measured program (for
+        experiment trackers).
+
+    Returns
+    -------
+    Database
+        With ``db.tuning_report`` (a ``TuningReport``) attached.
+    """
+    start_all = time.perf_counter()
+    target = target if isinstance(target, Target) else Target(target)
+    os.makedirs(work_dir, exist_ok=True)
+    mod = as_module(mod)
+    ctx = TuneContext.create(mod, target, seed=seed, num_threads=num_threads, task_name=task_name)
+    db = database if database is not None else Database(os.path.join(work_dir, "database.jsonl"))
+    workload = db.commit_workload(mod)
+    tkey = target_key(target)
+    strat, model, features, bld, run, space_gen = _components(
+        ctx, strategy, cost_model, feature_extractor, builder, runner, space, strategy_config, builder_config,
+        runner_config, work_dir)
+    report = TuningReport(workload.key, tkey, estimate_flops(mod))
+
+    t0 = time.perf_counter()
+    sketches = space_gen.generate_design_space(ctx)
+    space = SearchSpace(sketches, default_postprocs(ctx), default_mutators(ctx), replay_candidate)
+    measured = _resume(ctx, db, workload, tkey, model, features, report)
+    strat.pre_tuning(ctx, space, model, features, measured)
+    report.seconds["search"] += time.perf_counter() - t0
+    logger.info("task %s: %d sketches, %d trials already in the database", task_name, len(sketches), len(measured))
+
+    bar = TuningProgress(max_trials_global, report, enabled=progress)
+    measured_cands = []
+    while report.trials < max_trials_global:
+        t0 = time.perf_counter()
+        want = min(num_trials_per_iter, max_trials_global - report.trials)
+        cands = strat.generate_measure_candidates(want)
+        report.seconds["search"] += time.perf_counter() - t0
+        if not cands:
+            logger.warning("the search space of %s is exhausted after %d trials", task_name, report.trials)
+            break
+        t0 = time.perf_counter()
+        builds = bld.build([MeasureCandidate(c.sch.mod, c.trace.as_json()) for c in cands], target)
+        report.seconds["build"] += time.perf_counter() - t0
+        t0 = time.perf_counter()
+        results = run.run(ctx, builds)
+        report.seconds["run"] += time.perf_counter() - t0
+        secs = []
+        for cand, res in zip(cands, results):
+            record = TuningRecord(cand.trace.as_json(), workload, res.run_secs, tkey,
+                                  error=res.error, error_kind=res.error_kind)
+            db.commit_tuning_record(record)
+            mean = record.mean_run_secs
+            secs.append(mean)
+            report.trials += 1
+            if math.isfinite(mean):
+                report.valid += 1
+                measured_cands.append((mean, cand, builds[len(secs) - 1]))
+            else:
+                report.failed[res.error_kind or "error"] = report.failed.get(res.error_kind or "error", 0) + 1
+            report.best_secs = min(report.best_secs, mean)
+            report.curve.append(report.best_secs)
+            if on_trial is not None:
+                on_trial(report.trials, report.best_secs, record)
+        t0 = time.perf_counter()
+        strat.notify_runner_results(cands, secs)
+        if model is not None and features is not None:
+            feats = [c.features for c in cands]
+            if any(f is None for f in feats):
+                feats = features.extract(ctx, [c.sch for c in cands])
+            model.update(ctx, feats, secs)
+        report.seconds["search"] += time.perf_counter() - t0
+        report.invalid_samples = strat.invalid_counts
+        bar.update_round()
+    bar.close()
+
+    _remeasure(ctx, run, db, workload, tkey, measured_cands, remeasure_top_k, report)
+    report.seconds["total"] = time.perf_counter() - start_all
+    report.invalid_samples = strat.invalid_counts
+    with open(os.path.join(work_dir, "tuning_report.json"), "w") as f:
+        json.dump(report.as_json(), f, indent=1)
+    db.tuning_report = report
+    logger.info("task %s: %d trials (%d valid), best %.4f ms = %.1f GFLOPS; wall %.1f s (search %.1f, build %.1f, "
+                "run %.1f)", task_name, report.trials, report.valid, report.best_secs * 1e3, report.best_gflops,
+                report.seconds["total"], report.seconds["search"], report.seconds["build"], report.seconds["run"])
+    return db
+
+
+def _remeasure(ctx, runner, db, workload, tkey, measured, k, report) -> None:
+    """Measure the best ``k`` programs of this run again and record the second times; the best is
+    reported from the re-measurement (one lucky timing does not decide)."""
+    if k <= 0 or not measured:
+        return
+    top = sorted(measured, key=lambda t: t[0])[:k]
+    t0 = time.perf_counter()
+    results = runner.run(ctx, [b for _, _, b in top])
+    report.seconds["run"] += time.perf_counter() - t0
+    best = math.inf
+    for (first, cand, _), res in zip(top, results):
+        record = TuningRecord(cand.trace.as_json(), workload, res.run_secs, tkey, error=res.error,
+                              error_kind=res.error_kind)
+        db.commit_tuning_record(record)
+        # The slower of the two measurements counts: a program is as fast as it reliably is.
+        secs = max(first, record.mean_run_secs)
+        report.remeasured.append((first, record.mean_run_secs))
+        best = min(best, secs)
+    if math.isfinite(best):
+        report.best_secs = best
+
+
+def compile_tir(db: Database, mod, target) -> Schedule | None:
+    """The best measured schedule of ``mod`` for ``target`` in ``db``, replayed; ``None`` when the
+    database holds no valid measurement of it for that target.
+
+    Records tuned for another target (another CPU or other features) are never used.
+    """
+    target = target if isinstance(target, Target) else Target(target)
+    mod = as_module(mod)
+    if not db.has_workload(mod):
+        return None
+    workload = db.commit_workload(mod)
+    top = db.get_top_k(workload, 1, target=target)
+    if not top:
+        return None
+    sch = Schedule(mod)
+    Trace.from_json(top[0].trace_json).apply_to_schedule(sch)
+    return sch
