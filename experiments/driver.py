@@ -21,6 +21,7 @@ from tensorize import te
 from .baselines import numpy_baseline, time_callable, torch_baseline, torch_output_nhwc
 from .report import append_results
 from .schedules import apply_schedule
+from .tuning import tune_workload
 from .tracking import Tracker, flatten
 from .workloads import get_workload
 
@@ -75,8 +76,13 @@ def run_experiment(cfg: Mapping[str, Any], original_cwd: str | None = None) -> l
     progress = tqdm(schedules, desc=f"{exp['name']} [{tgt['name']}]", unit="schedule", disable=not run.get("progress", True))
     for schedule_name in progress:
         progress.set_postfix_str(f"{schedule_name}: schedule")
-        sch = tvm.tir.Schedule(mod)
-        apply_schedule(workload.name, schedule_name, sch, vector_lanes=_target_vector_lanes(target))
+        tuning = None
+        if schedule_name == "tuned":
+            progress.set_postfix_str("tuned: search")
+            sch, tuning, tuning_dir = tune_workload(mod, target, cfg, cwd, progress=run.get("progress", True))
+        else:
+            sch = tvm.tir.Schedule(mod)
+            apply_schedule(workload.name, schedule_name, sch, vector_lanes=_target_vector_lanes(target))
 
         progress.set_postfix_str(f"{schedule_name}: build")
         start = time.perf_counter()
@@ -104,6 +110,11 @@ def run_experiment(cfg: Mapping[str, Any], original_cwd: str | None = None) -> l
             "latency_ms": round(latency_ms, 4), "gflops": round(gflops, 2), "compile_s": round(compile_s, 3),
             "max_abs_err": max_err,
         }
+        if tuning is not None:
+            row.update({"trials": tuning.trials, "valid_trials": tuning.valid,
+                        "tuning_s": round(tuning.seconds["total"], 1),
+                        "search_s": round(tuning.seconds["search"], 1), "build_s": round(tuning.seconds["build"], 1),
+                        "run_s": round(tuning.seconds["run"], 1), "trial_reaching_90": tuning.trial_reaching(0.9)})
         for name, ms in baseline_ms.items():
             row[f"{name}_ms"] = round(ms, 4)
             row[f"speedup_vs_{name}"] = round(ms / latency_ms, 3)
@@ -111,7 +122,9 @@ def run_experiment(cfg: Mapping[str, Any], original_cwd: str | None = None) -> l
         log.info("%s/%s: %.3f ms, %.1f GFLOPS, %s", exp["name"], schedule_name, latency_ms, gflops,
                  ", ".join(f"{row[f'speedup_vs_{n}']:.2f}x vs {n}" for n in baseline_ms))
 
-        params = {**flatten({"experiment": dict(exp), "target": dict(tgt), "runner": dict(run)}),
+        params = {**flatten({"experiment": dict(exp), "target": dict(tgt), "runner": dict(run),
+                             **({"search": dict(cfg.get("search", {})), "cost_model": dict(cfg.get("cost_model", {})),
+                                 "seed": cfg.get("seed", 0)} if tuning is not None else {})}),
                   "schedule": schedule_name}
         with tracker.run(f"{exp['name']}-{schedule_name}", params) as t:
             t.log_metrics({k: v for k, v in row.items() if isinstance(v, (int, float)) and not isinstance(v, bool)})
@@ -119,6 +132,16 @@ def run_experiment(cfg: Mapping[str, Any], original_cwd: str | None = None) -> l
             t.log_text(sch.mod.script(), "scheduled.py")
             t.log_text("\n".join(sch.trace.as_python()), "trace.py")
             t.log_text(rt_mod.get_source("ll"), "kernel.ll")
+            if tuning is not None:
+                for step, best in enumerate(tuning.curve, start=1):
+                    if best != float("inf"):
+                        t.log_metrics({"best_latency_ms": best * 1e3,
+                                       "best_gflops": workload.flops / best / 1e9}, step=step)
+                t.log_text(sch.trace.as_json_str(), "best_trace.json")
+                for name in ("database.jsonl", "tuning_report.json"):
+                    path = os.path.join(tuning_dir, name)
+                    if os.path.exists(path):
+                        t.log_artifact(path)
             row["mlflow_run_id"] = t.run_id or ""
 
     results_dir = os.path.join(cwd, cfg.get("results_dir", "results"))

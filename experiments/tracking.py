@@ -58,6 +58,10 @@ class Tracker:
         if self._mlflow is not None:
             self._mlflow.log_text(text, artifact_file)
 
+    def log_artifact(self, path: str) -> None:
+        if self._mlflow is not None:
+            self._mlflow.log_artifact(path)
+
     def set_tags(self, tags: Mapping[str, str]) -> None:
         if self._mlflow is not None:
             self._mlflow.set_tags(dict(tags))

@@ -1,0 +1,53 @@
+"""The ``tuned`` schedule of an experiment: run the search (``search.tune_tir``) on the workload and
+replay the best program it measured.
+
+The Hydra groups ``search/`` (strategy, trial budget) and ``cost_model/`` choose the components; the
+database, artefacts and report go to ``<tuning_dir>/<experiment>/<target>/<search>-<cost model>-seed<N>``
+so a run killed midway resumes where it stopped.
+"""
+from __future__ import annotations
+
+import logging
+import os
+from typing import Any, Mapping
+
+log = logging.getLogger(__name__)
+
+__all__ = ["tune_workload", "tuning_work_dir"]
+
+
+def tuning_work_dir(cfg: Mapping[str, Any], cwd: str) -> str:
+    """Where the tuning run of this configuration keeps its database and artefacts."""
+    exp, tgt = cfg["experiment"], cfg["target"]
+    srch, cm = cfg.get("search", {}), cfg.get("cost_model", {})
+    name = f"{srch.get('name', 'evolutionary')}-{cm.get('name', 'lgbm_rank')}-seed{int(cfg.get('seed', 0))}"
+    return os.path.join(cwd, cfg.get("tuning_dir", "tuning"), exp["name"], tgt.get("name", "target"), name)
+
+
+def tune_workload(mod, target, cfg: Mapping[str, Any], cwd: str, on_trial=None, progress: bool = True):
+    """Tune ``mod`` for ``target`` as ``cfg`` says; return ``(schedule, report, work_dir)``.
+
+    Raises ``RuntimeError`` when no measured program was valid (the error counts say why).
+    """
+    import search
+
+    srch, cm = dict(cfg.get("search", {})), dict(cfg.get("cost_model", {}))
+    work_dir = tuning_work_dir(cfg, cwd)
+    runner = dict(cfg.get("runner", {}))
+    db = search.tune_tir(
+        mod, target, work_dir,
+        max_trials_global=int(srch.get("trials", 64)),
+        num_trials_per_iter=int(srch.get("trials_per_iter", 16)),
+        strategy=srch.get("name", "evolutionary"), strategy_config=dict(srch.get("strategy", {}) or {}),
+        cost_model=cm.get("name", "lgbm_rank"), seed=int(cfg.get("seed", 0)),
+        runner=runner.get("measure", "local"), runner_config=dict(runner.get("measure_config", {}) or {}),
+        progress=progress, on_trial=on_trial)
+    report = db.tuning_report
+    sch = search.compile_tir(db, mod, target)
+    if sch is None:
+        raise RuntimeError(f"the search measured no valid program in {report.trials} trials (failures: "
+                           f"{report.failed}, invalid samples: {report.invalid_samples}); see {work_dir}")
+    log.info("tuned: %d trials, best %.4f ms, wall %.1f s (search %.1f s, build %.1f s, run %.1f s)", report.trials,
+             report.best_secs * 1e3, report.seconds["total"], report.seconds["search"], report.seconds["build"],
+             report.seconds["run"])
+    return sch, report, work_dir
