@@ -64,4 +64,4 @@ def get_workload(name: str, shape: str | None = None, dtype: str = "float32") ->
 
 
 def _load_all() -> None:
-    from . import conv  # noqa: F401  (registers the conv workloads)
+    from . import conv, gemm  # noqa: F401  (register the conv and GEMM workloads)

@@ -1,0 +1,218 @@
+"""The auto-scheduler against the libraries a user would pick instead, side by side in one process.
+
+Run: ``python benchmarks/tune_cpu.py [--trials 64] [--workloads gemm,gemm_int8,conv2d,dep_conv]``
+
+For each workload: ``search.tune_tir`` with the trial budget (evolutionary search, LightGBM ranking
+model, configs/search/evolutionary.yaml's parameters), then the best program is built, checked
+against numpy and timed next to PyTorch (oneDNN: ``mkldnn_linear`` for fp32 GEMM, ``_int_mm`` for
+int8 GEMM, channels-last ``conv2d``), numpy (OpenBLAS; this script unsets ``OPENBLAS_CORETYPE`` /
+``OPENBLAS_L2_SIZE`` in its own process so OpenBLAS picks its best kernel) and, when ``apache-tvm`` is
+installed, TVM MetaSchedule with the same budget. Every row is timed the same way: blocks of calls
+per library with a pause between libraries (two spinning thread pools slow each other when they
+alternate call by call), the median of ``--repeat`` blocks.
+
+Prints GFLOPS, the ratio to each baseline, the tuning wall time with its split (search / build /
+run) and the trial at which 90% of the final result was reached, and writes ``results/tune_cpu.md``.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+import logging
+import os
+import sys
+import tempfile
+import time
+
+for _var in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
+    os.environ.pop(_var, None)
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import numpy as np  # noqa: E402
+import yaml  # noqa: E402
+
+import search  # noqa: E402
+import tensorize as tvm  # noqa: E402
+from experiments.workloads import get_workload  # noqa: E402
+from tensorize import te  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TARGET = "llvm -mcpu=native"
+SHAPES = {"gemm": "1024", "gemm_int8": "1024", "conv2d": "resnet_56", "dep_conv": "mobilenet_112"}
+
+
+def block_time(fn, repeat: int, min_secs: float = 0.2) -> float:
+    """Median seconds per call over ``repeat`` blocks of calls, each block at least ``min_secs`` long."""
+    fn()
+    start = time.perf_counter()
+    fn()
+    one = max(time.perf_counter() - start, 1e-7)
+    number = max(1, int(min_secs / one))
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        for _ in range(number):
+            fn()
+        times.append((time.perf_counter() - start) / number)
+    time.sleep(0.3)  # let this library's spinning threads go idle before the next one runs
+    return float(np.median(times))
+
+
+def torch_call(name: str, inputs: list[np.ndarray], params: dict):
+    """(label, callable) of PyTorch's kernel for the workload, or None."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    torch.set_num_threads(os.cpu_count() or 2)
+    if name == "gemm":
+        a, b = (torch.from_numpy(x) for x in inputs)
+        try:
+            a_m, w_m = a.to_mkldnn(), b.t().contiguous().to_mkldnn()
+            torch._C._nn.mkldnn_linear(a_m, w_m, None)
+            return "PyTorch oneDNN mkldnn_linear", lambda: torch._C._nn.mkldnn_linear(a_m, w_m, None)
+        except (RuntimeError, AttributeError):
+            return "PyTorch torch.mm", lambda: torch.mm(a, b)
+    if name == "gemm_int8":
+        a = torch.from_numpy((inputs[0].astype(np.int16) - 128).astype(np.int8))
+        bt = torch.from_numpy(np.ascontiguousarray(inputs[1].T))
+        try:
+            torch._int_mm(a, bt)
+        except RuntimeError:
+            return None
+        return "PyTorch _int_mm (s8)", lambda: torch._int_mm(a, bt)
+    if name in ("conv2d", "dep_conv"):
+        data, kernel = inputs
+        x = torch.from_numpy(data).permute(0, 3, 1, 2).contiguous(memory_format=torch.channels_last)
+        if name == "dep_conv":
+            w = torch.from_numpy(np.ascontiguousarray(kernel.transpose(2, 0, 1)[:, None]))
+            groups = params["C"]
+        else:
+            w = torch.from_numpy(np.ascontiguousarray(kernel.transpose(3, 2, 0, 1)))
+            groups = 1
+        w = w.contiguous(memory_format=torch.channels_last)
+
+        def run():
+            with torch.no_grad():
+                return torch.nn.functional.conv2d(x, w, stride=params["stride"], padding=params["pad"], groups=groups)
+        return "PyTorch channels-last conv2d", run
+    return None
+
+
+def tvm_metaschedule(func, trials: int, work_dir: str, inputs, out_shape, out_dtype, repeat: int):
+    """TVM MetaSchedule with the same budget, timed the same way; (seconds, tuning seconds) or a reason."""
+    try:
+        import tvm as apache_tvm  # Apache TVM, not this project
+        from tvm.s_tir import meta_schedule as ms
+    except ImportError as err:
+        return f"not installed ({err.name}); pip install apache-tvm==0.27.0.post1 apache-tvm-ffi==0.1.14.post0"
+    try:
+        mod = apache_tvm.script.from_source(func.script())
+        start = time.perf_counter()
+        db = ms.tune_tir(mod, TARGET, work_dir, max_trials_global=trials, num_trials_per_iter=16)
+        tuning = time.perf_counter() - start
+        sch = ms.tir_integration.compile_tir(db, mod, TARGET)
+        lib = apache_tvm.compile(sch.mod, target=TARGET)
+        dev = apache_tvm.cpu()
+        args = [apache_tvm.runtime.tensor(x, dev) for x in inputs]
+        out = apache_tvm.runtime.tensor(np.zeros(out_shape, out_dtype), dev)
+        return block_time(lambda: lib["main"](*args, out), repeat), tuning
+    except Exception as err:  # noqa: BLE001 - a peer's failure is reported, not fatal
+        return f"failed: {type(err).__name__}: {str(err)[:200]}"
+
+
+def run_workload(name: str, trials: int, repeat: int, work_root: str, strategy_config: dict, with_tvm: bool):
+    w = get_workload(name, SHAPES[name], "uint8" if name == "gemm_int8" else "float32")
+    func = te.create_prim_func(w.args)
+    logging.info("tuning %s %s (%d trials)", name, w.shape_name, trials)
+    work_dir = os.path.join(work_root, name)
+    db = search.tune_tir(func, TARGET, work_dir, max_trials_global=trials, num_trials_per_iter=16,
+                         strategy_config=strategy_config, seed=0)
+    report = db.tuning_report
+    sch = search.compile_tir(db, func, TARGET)
+    if sch is None:
+        return {"workload": name, "error": f"no valid program measured: {report.failed} {report.invalid_samples}"}
+    lib = tvm.build(sch.mod, target=TARGET)
+    inputs = w.random_inputs(np.random.default_rng(0))
+    dev = tvm.cpu(0)
+    args = [tvm.nd.array(x, dev) for x in inputs]
+    out = tvm.nd.array(np.zeros(w.output_shape(), w.output_dtype), dev)
+    lib(*args, out)
+    expected = w.reference(*inputs)
+    if not np.allclose(out.numpy(), expected, rtol=1e-3, atol=1e-3):
+        return {"workload": name, "error": "the tuned program disagrees with numpy"}
+    ours = block_time(lambda: lib(*args, out), repeat)
+    row = {"workload": name, "shape": w.shape_name, "flops": w.flops, "ours_s": ours, "trials": report.trials,
+           "valid": report.valid, "tuning_s": report.seconds["total"], "split": dict(report.seconds),
+           "trial_90": report.trial_reaching(0.9), "baselines": {}}
+    torch_kernel = torch_call(name, inputs, w.params)
+    if torch_kernel is not None:
+        label, fn = torch_kernel
+        row["baselines"][label] = block_time(fn, repeat)
+    if name != "gemm_int8":  # OpenBLAS has no int8 GEMM; numpy's int32 matmul is not a fair peer
+        row["baselines"]["numpy"] = block_time(lambda: w.reference(*inputs), repeat)
+    if with_tvm:
+        got = tvm_metaschedule(func, trials, os.path.join(work_dir, "tvm"), inputs, w.output_shape(), w.output_dtype,
+                               repeat)
+        if isinstance(got, tuple):
+            row["baselines"][f"TVM MetaSchedule {trials} trials"] = got[0]
+            row["tvm_tuning_s"] = got[1]
+        else:
+            row["tvm_note"] = got
+    row["ours_again_s"] = block_time(lambda: lib(*args, out), repeat)  # our kernel timed after the baselines too
+    return row
+
+
+def render(rows: list[dict], trials: int) -> str:
+    lines = [f"# Auto-scheduler vs libraries ({_dt.date.today()}, {trials} trials, target `{TARGET}`)", "",
+             f"Host CPU: {tvm.target.Target(TARGET).mcpu}; features avx512f={tvm.target.Target(TARGET).has_feature('avx512f')}, "
+             f"avx512vnni={tvm.target.Target(TARGET).has_feature('avx512vnni')}, avx2={tvm.target.Target(TARGET).has_feature('avx2')}.",
+             "", "| workload | ours GFLOPS | baseline | baseline GFLOPS | ours / baseline | tuning s (search/build/run) "
+             "| 90% at trial |", "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        if "error" in r:
+            lines.append(f"| {r['workload']} | error: {r['error']} | | | | | |")
+            continue
+        ours = min(r["ours_s"], r["ours_again_s"])
+        gf = r["flops"] / ours / 1e9
+        split = r["split"]
+        tuning = f"{r['tuning_s']:.0f} ({split['search']:.0f}/{split['build']:.0f}/{split['run']:.0f})"
+        first = True
+        for label, secs in r["baselines"].items():
+            lines.append(f"| {r['workload']} {r['shape'] if first else ''} | {gf:.1f} | {label} | "
+                         f"{r['flops'] / secs / 1e9:.1f} | {secs / ours:.2f}x | {tuning if first else ''} | "
+                         f"{r['trial_90'] if first else ''} |")
+            first = False
+        if first:
+            lines.append(f"| {r['workload']} {r['shape']} | {gf:.1f} | - | - | - | {tuning} | {r['trial_90']} |")
+        if r.get("tvm_note"):
+            lines.append(f"|  | | TVM MetaSchedule: {r['tvm_note']} | | | | |")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--trials", type=int, default=64)
+    parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--workloads", default="gemm,gemm_int8,conv2d,dep_conv")
+    parser.add_argument("--work-dir", default=None, help="tuning folder (default: a fresh temporary one)")
+    parser.add_argument("--no-tvm", action="store_true", help="skip TVM MetaSchedule even when installed")
+    parser.add_argument("--out", default=os.path.join(ROOT, "results", "tune_cpu.md"))
+    opts = parser.parse_args()
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+    with open(os.path.join(ROOT, "configs", "search", "evolutionary.yaml")) as f:
+        strategy_config = yaml.safe_load(f)["strategy"]
+    work_root = opts.work_dir or tempfile.mkdtemp(prefix="tune_cpu_")
+    rows = [run_workload(name, opts.trials, opts.repeat, work_root, strategy_config, not opts.no_tvm)
+            for name in opts.workloads.split(",")]
+    text = render(rows, opts.trials)
+    print(text)  # noqa: T201 - a benchmark's report
+    with open(opts.out, "w") as f:
+        f.write(text)
+    with open(os.path.splitext(opts.out)[0] + ".json", "w") as f:
+        json.dump(rows, f, indent=1, default=str)
+
+
+if __name__ == "__main__":
+    main()
