@@ -95,7 +95,7 @@ def _resume(ctx, db, workload, tkey, model, features, report):
     """(key, mean seconds, trace) of every program the database already holds for this task; retrain the model."""
     done = []
     for rec in db.get_all_tuning_records():
-        if rec.workload.key != workload.key or getattr(rec, "target", None) != tkey:
+        if rec.workload.key != workload.key or rec.target_key != tkey:
             continue
         try:
             trace = rec.trace()
@@ -194,7 +194,7 @@ def tune_tir(mod, target, work_dir: str, max_trials_global: int = 64, num_trials
         report.seconds["run"] += time.perf_counter() - t0
         secs = []
         for cand, res in zip(cands, results):
-            record = TuningRecord(cand.trace.as_json(), workload, res.run_secs, tkey,
+            record = TuningRecord(cand.trace.as_json(), workload, res.run_secs, str(target), target_key=tkey,
                                   error=res.error, error_kind=res.error_kind)
             db.commit_tuning_record(record)
             mean = record.mean_run_secs
@@ -221,7 +221,7 @@ def tune_tir(mod, target, work_dir: str, max_trials_global: int = 64, num_trials
         bar.update_round()
     bar.close()
 
-    _remeasure(ctx, run, db, workload, tkey, measured_cands, remeasure_top_k, report)
+    _remeasure(ctx, target, run, db, workload, tkey, measured_cands, remeasure_top_k, report)
     report.seconds["total"] = time.perf_counter() - start_all
     report.invalid_samples = strat.invalid_counts
     with open(os.path.join(work_dir, "tuning_report.json"), "w") as f:
@@ -233,7 +233,7 @@ def tune_tir(mod, target, work_dir: str, max_trials_global: int = 64, num_trials
     return db
 
 
-def _remeasure(ctx, runner, db, workload, tkey, measured, k, report) -> None:
+def _remeasure(ctx, target, runner, db, workload, tkey, measured, k, report) -> None:
     """Measure the best ``k`` programs of this run again and record the second times; the best is
     reported from the re-measurement (one lucky timing does not decide)."""
     if k <= 0 or not measured:
@@ -244,8 +244,8 @@ def _remeasure(ctx, runner, db, workload, tkey, measured, k, report) -> None:
     report.seconds["run"] += time.perf_counter() - t0
     best = math.inf
     for (first, cand, _), res in zip(top, results):
-        record = TuningRecord(cand.trace.as_json(), workload, res.run_secs, tkey, error=res.error,
-                              error_kind=res.error_kind)
+        record = TuningRecord(cand.trace.as_json(), workload, res.run_secs, str(target), target_key=tkey,
+                              error=res.error, error_kind=res.error_kind)
         db.commit_tuning_record(record)
         # The slower of the two measurements counts: a program is as fast as it reliably is.
         secs = max(first, record.mean_run_secs)
