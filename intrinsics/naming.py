@@ -32,7 +32,7 @@ from typing import NamedTuple
 from tensorize.ir.tensor_intrin import IntrinMeta, TensorIntrin
 
 __all__ = ["DTYPE_CODES", "OPS", "VARIANTS", "IntrinName", "intrin_name", "parse_intrin_name", "check_name",
-           "register"]
+           "register", "registered_names"]
 
 DTYPE_CODES = {
     "int8": "i8", "uint8": "u8", "int16": "s16", "uint16": "u16", "int32": "s32", "uint32": "u32",
@@ -45,6 +45,7 @@ VARIANTS = ("sat",)
 _NAME = re.compile(r"^(?P<op>[a-z]+)_(?P<shape>\d+(?:x\d+)*)_(?P<dtypes>(?:[a-z]+\d+){3})_(?P<isa>[a-z][a-z0-9]*)"
                    r"(?:_(?P<variant>[a-z]+))?$")
 _CODE = re.compile(r"[a-z]+\d+")
+_REGISTERED: dict[str, tuple] = {}  # name -> aliases, for every registration made through ``register``
 
 
 class IntrinName(NamedTuple):
@@ -143,4 +144,10 @@ def register(name: str, desc, impl, meta: IntrinMeta, aliases=()) -> TensorIntri
     intrin = TensorIntrin.register(name, desc, impl, override=True, meta=meta)
     for alias in aliases:
         TensorIntrin.register_alias(alias, name, override=True)
+    _REGISTERED[name] = tuple(aliases)
     return intrin
+
+
+def registered_names() -> dict[str, tuple]:
+    """The intrinsics registered through ``register`` (this package's), each with its aliases."""
+    return dict(_REGISTERED)
