@@ -19,8 +19,10 @@ and run the result with ``tensorize.runtime.aarch64.run_aarch64`` (qemu-user on 
 """
 from __future__ import annotations
 
-from tensorize.ir.tensor_intrin import IntrinMeta, TensorIntrin
+from tensorize.ir.tensor_intrin import IntrinMeta
 from tensorize.script import tir as T
+
+from . import naming
 
 ARCH = "aarch64"
 
@@ -221,24 +223,26 @@ def _meta(features: tuple, instruction: str, **extra) -> IntrinMeta:
 
 
 def register() -> None:
-    """Register every ARM intrinsic (runs on import; ``override`` keeps re-imports harmless)."""
-    reg = TensorIntrin.register
+    """Register every ARM intrinsic (runs on import; re-imports replace the registrations).
+
+    The names follow ``intrinsics.naming`` and are TVM's own (``dot_4x4_i8i8s32_sdot``, ...)."""
+    reg = naming.register
     reg(ARM_DOT_4x4_i8_SDOT_INTRIN, _dot_4x4_desc("int8", "int32"), _dot_4x4_dotprod_impl("int8", "int32", "sdot"),
-        override=True, meta=_meta(("dotprod",), "sdot"))
+        meta=_meta(("dotprod",), "sdot"))
     reg(ARM_DOT_4x4_u8_UDOT_INTRIN, _dot_4x4_desc("uint8", "uint32"),
-        _dot_4x4_dotprod_impl("uint8", "uint32", "udot"), override=True, meta=_meta(("dotprod",), "udot"))
-    reg(ARM_DOT_4x4_i8_NEON_INTRIN, _dot_4x4_desc("int8", "int32"), dot_4x4_i8i8s32_neon_impl, override=True,
+        _dot_4x4_dotprod_impl("uint8", "uint32", "udot"), meta=_meta(("dotprod",), "udot"))
+    reg(ARM_DOT_4x4_i8_NEON_INTRIN, _dot_4x4_desc("int8", "int32"), dot_4x4_i8i8s32_neon_impl,
         meta=_meta((), "smull+saddlp+addp"))  # Advanced SIMD is baseline AArch64
-    reg(ARM_SMMLA_2x2x8_INTRIN, _mmla_desc("int8", "int32"), _mmla_impl("int8", "int32", "smmla"), override=True,
+    reg(ARM_SMMLA_2x2x8_INTRIN, _mmla_desc("int8", "int32"), _mmla_impl("int8", "int32", "smmla"),
         meta=_meta(("i8mm",), "smmla"))
     reg(ARM_UMMLA_2x2x8_INTRIN, _mmla_desc("uint8", "uint32"), _mmla_impl("uint8", "uint32", "ummla"),
-        override=True, meta=_meta(("i8mm",), "ummla"))
+        meta=_meta(("i8mm",), "ummla"))
     for bits in SVE_VECTOR_BITS:
         lanes = bits // 32
         for signed, (in_dtype, out_dtype, instruction) in ((True, ("int8", "int32", "sdot")),
                                                           (False, ("uint8", "uint32", "udot"))):
             reg(sve_dot_intrin_name(bits, signed), _sve_dot_desc(lanes, in_dtype, out_dtype),
-                _sve_dot_impl(lanes, in_dtype, out_dtype, instruction), override=True,
+                _sve_dot_impl(lanes, in_dtype, out_dtype, instruction),
                 meta=_meta(("sve",), instruction, sve_vector_bits=bits))
 
 

@@ -1,4 +1,4 @@
-"""x86 AVX-512 tensor intrinsics.
+"""x86 AVX-512 tensor intrinsics (the AVX2 ones are in ``intrinsics.x86_avx2``).
 
 Each intrinsic below is a small datasheet: what the instruction does, its ``desc`` (the semantics in
 TensorIR) and its ``impl`` (the same buffers, the body calling the instruction through an LLVM
@@ -8,20 +8,35 @@ All operands are ``offset_factor=1`` buffers without strides: ``sch.tensorize`` 
 tiles anywhere inside larger buffers (it checks the tile is dense, e.g. B packed as
 ``(N // 16, K // 4, 16, 4)``).
 
+Names follow ``intrinsics.naming``; the earlier names (TVM's ``dot_16x4_vnni`` and
+``dot_16x4_avx512`` among them) are aliases, listed in ``ALIASES``.
+
 >>> import tensorize as tvm
 >>> import intrinsics.x86
 >>> tvm.tir.TensorIntrin.get(VNNI_DOT_16x4_INTRIN).meta.features
 ('avx512vnni',)
+>>> tvm.tir.TensorIntrin.get("dot_16x4_vnni").name
+'dot_16x4_u8i8s32_vnni'
 """
 from __future__ import annotations
 
-from tensorize.ir.tensor_intrin import IntrinMeta, TensorIntrin
+from tensorize.ir.tensor_intrin import IntrinMeta
 from tensorize.script import tir as T
 
-VNNI_DOT_16x4_INTRIN = "dot_16x4_vnni"
-AVX512_DOT_16x4_INTRIN = "dot_16x4_avx512"
-AVX512_FMA_16_F32_INTRIN = "fma_16_f32_avx512"
-AVX512_BF16_DOT_16x2_INTRIN = "dot_16x2_bf16_avx512"
+from .naming import register
+
+VNNI_DOT_16x4_INTRIN = "dot_16x4_u8i8s32_vnni"
+AVX512_DOT_16x4_INTRIN = "dot_16x4_u8i8s32_avx512_sat"
+AVX512_FMA_16_F32_INTRIN = "fma_16_f32f32f32_avx512"
+AVX512_BF16_DOT_16x2_INTRIN = "dot_16x2_bf16bf16f32_avx512bf16"
+
+# name -> earlier names that stay valid (the first two are TVM's)
+ALIASES = {
+    VNNI_DOT_16x4_INTRIN: ("dot_16x4_vnni",),
+    AVX512_DOT_16x4_INTRIN: ("dot_16x4_avx512",),
+    AVX512_FMA_16_F32_INTRIN: ("fma_16_f32_avx512",),
+    AVX512_BF16_DOT_16x2_INTRIN: ("dot_16x2_bf16_avx512",),
+}
 
 # ---------------------------------------------------------------------------------------------
 # u8 x s8 -> s32 dot product, 16 lanes x 4 (the shape of vpdpbusd)
@@ -94,13 +109,13 @@ def dot_16x4_u8i8i32_avx512(
 _U8S8_META = dict(target_kind="llvm", arch="x86_64",
                   extra={"instruction": "vpdpbusd", "lanes": 16, "ops_per_call": 2 * 16 * 4})
 
-TensorIntrin.register(VNNI_DOT_16x4_INTRIN, dot_16x4_u8i8i32_desc, dot_16x4_u8i8i32_vnni, override=True,
-                      meta=IntrinMeta(features=("avx512vnni",), **_U8S8_META))
-TensorIntrin.register(AVX512_DOT_16x4_INTRIN, dot_16x4_u8i8i32_desc, dot_16x4_u8i8i32_avx512, override=True,
-                      meta=IntrinMeta(features=("avx512bw",),
-                                      **{**_U8S8_META, "extra": {**_U8S8_META["extra"],
-                                                                 "instruction": "vpmaddubsw+vpmaddwd",
-                                                                 "saturates_int16": True}}))
+register(VNNI_DOT_16x4_INTRIN, dot_16x4_u8i8i32_desc, dot_16x4_u8i8i32_vnni,
+         IntrinMeta(features=("avx512vnni",), **_U8S8_META), ALIASES[VNNI_DOT_16x4_INTRIN])
+register(AVX512_DOT_16x4_INTRIN, dot_16x4_u8i8i32_desc, dot_16x4_u8i8i32_avx512,
+         IntrinMeta(features=("avx512bw",), **{**_U8S8_META, "extra": {**_U8S8_META["extra"],
+                                                                      "instruction": "vpmaddubsw+vpmaddwd",
+                                                                      "saturates_int16": True}}),
+         ALIASES[AVX512_DOT_16x4_INTRIN])
 
 # ---------------------------------------------------------------------------------------------
 # f32 broadcast FMA, 16 lanes (the micro-kernel of an AVX-512 f32 GEMM)
@@ -141,9 +156,10 @@ def fma_16_f32_avx512(
             C.vload([0], "float32x16"))
 
 
-TensorIntrin.register(AVX512_FMA_16_F32_INTRIN, fma_16_f32_desc, fma_16_f32_avx512, override=True,
-                      meta=IntrinMeta(target_kind="llvm", arch="x86_64", features=("avx512f",),
-                                      extra={"instruction": "vfmadd231ps", "lanes": 16, "ops_per_call": 2 * 16}))
+register(AVX512_FMA_16_F32_INTRIN, fma_16_f32_desc, fma_16_f32_avx512,
+         IntrinMeta(target_kind="llvm", arch="x86_64", features=("avx512f",),
+                    extra={"instruction": "vfmadd231ps", "lanes": 16, "ops_per_call": 2 * 16}),
+         ALIASES[AVX512_FMA_16_F32_INTRIN])
 
 # ---------------------------------------------------------------------------------------------
 # bf16 pair dot product into f32, 16 lanes x 2 (the shape of vdpbf16ps)
@@ -189,7 +205,7 @@ def dot_16x2_bf16f32_avx512bf16(
             T.broadcast(A_pair, 16), B_pairs)
 
 
-TensorIntrin.register(AVX512_BF16_DOT_16x2_INTRIN, dot_16x2_bf16f32_desc, dot_16x2_bf16f32_avx512bf16,
-                      override=True,
-                      meta=IntrinMeta(target_kind="llvm", arch="x86_64", features=("avx512bf16",),
-                                      extra={"instruction": "vdpbf16ps", "lanes": 16, "ops_per_call": 2 * 16 * 2}))
+register(AVX512_BF16_DOT_16x2_INTRIN, dot_16x2_bf16f32_desc, dot_16x2_bf16f32_avx512bf16,
+         IntrinMeta(target_kind="llvm", arch="x86_64", features=("avx512bf16",),
+                    extra={"instruction": "vdpbf16ps", "lanes": 16, "ops_per_call": 2 * 16 * 2}),
+         ALIASES[AVX512_BF16_DOT_16x2_INTRIN])

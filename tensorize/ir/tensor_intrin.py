@@ -24,6 +24,13 @@ works without importing them first.
 >>> intrin = TensorIntrin.register("doc_sum4", desc, desc, override=True)
 >>> TensorIntrin.get("doc_sum4") is intrin
 True
+
+An intrinsic may also be known under other names (older spellings, TVM's names): an alias resolves
+to the same intrinsic, while ``list_names`` lists each intrinsic once, by its registered name.
+
+>>> _ = TensorIntrin.register_alias("doc_sum4_old", "doc_sum4", override=True)
+>>> TensorIntrin.get("doc_sum4_old") is intrin, "doc_sum4_old" in TensorIntrin.list_names()
+(True, False)
 """
 from __future__ import annotations
 
@@ -90,6 +97,7 @@ class TensorIntrin:
     """A registered tensor intrinsic: ``desc`` and ``impl`` PrimFuncs plus search metadata ``meta``."""
 
     _registry: dict[str, "TensorIntrin"] = {}
+    _aliases: dict[str, str] = {}
     _lock = threading.RLock()
     _plugins_loaded = False
 
@@ -120,22 +128,54 @@ class TensorIntrin:
     @staticmethod
     def register(name: str, desc: PrimFunc, impl: PrimFunc, override: bool = False, *,
                  meta: IntrinMeta | None = None) -> "TensorIntrin":
-        """Register ``desc``/``impl`` under ``name``; a second registration of a name raises unless ``override``."""
+        """Register ``desc``/``impl`` under ``name``; a second registration of a name (or of an alias)
+        raises unless ``override``."""
         intrin = TensorIntrin(desc, impl, name, meta)
         with TensorIntrin._lock:
             if name in TensorIntrin._registry and not override:
                 raise ValueError(f"a tensor intrinsic named {name!r} is already registered; pass override=True "
                                  "to replace it")
+            if name in TensorIntrin._aliases:
+                if not override:
+                    raise ValueError(f"{name!r} is an alias of {TensorIntrin._aliases[name]!r}; pass override=True "
+                                     "to register another intrinsic under that name instead")
+                del TensorIntrin._aliases[name]
             TensorIntrin._registry[name] = intrin
         return intrin
 
     @staticmethod
+    def register_alias(alias: str, name: str, override: bool = False) -> str:
+        """Make ``alias`` another name of the registered intrinsic ``name``; returns ``name``.
+
+        ``get(alias)`` then returns the very intrinsic ``get(name)`` returns. An alias may not shadow
+        a registered name, and re-pointing an existing alias elsewhere needs ``override``.
+        """
+        with TensorIntrin._lock:
+            if name not in TensorIntrin._registry:
+                raise ValueError(f"cannot alias {alias!r} to {name!r}: no intrinsic named {name!r} is registered; "
+                                 "register it first")
+            if alias in TensorIntrin._registry:
+                raise ValueError(f"cannot make {alias!r} an alias: an intrinsic is registered under that name")
+            old = TensorIntrin._aliases.get(alias)
+            if old is not None and old != name and not override:
+                raise ValueError(f"{alias!r} is already an alias of {old!r}; pass override=True to re-point it")
+            TensorIntrin._aliases[alias] = name
+        return name
+
+    @staticmethod
+    def aliases() -> dict[str, str]:
+        """Every alias and the registered name it stands for (after loading the plugins)."""
+        load_plugins()
+        return dict(TensorIntrin._aliases)
+
+    @staticmethod
     def get(name: str, allow_missing: bool = False) -> "TensorIntrin | None":
-        """The intrinsic registered as ``name``; on a miss, load the ``tensorize.intrinsics`` plugins and retry."""
-        intrin = TensorIntrin._registry.get(name)
+        """The intrinsic registered as ``name`` (or aliased to it); on a miss, load the
+        ``tensorize.intrinsics`` plugins and retry."""
+        intrin = TensorIntrin._lookup(name)
         if intrin is None:
             load_plugins()
-            intrin = TensorIntrin._registry.get(name)
+            intrin = TensorIntrin._lookup(name)
         if intrin is None and not allow_missing:
             known = ", ".join(sorted(TensorIntrin._registry)) or "none"
             raise ValueError(f"no tensor intrinsic named {name!r} is registered (registered: {known}); "
@@ -144,8 +184,15 @@ class TensorIntrin:
         return intrin
 
     @staticmethod
+    def _lookup(name: str) -> "TensorIntrin | None":
+        intrin = TensorIntrin._registry.get(name)
+        if intrin is None and name in TensorIntrin._aliases:
+            intrin = TensorIntrin._registry.get(TensorIntrin._aliases[name])
+        return intrin
+
+    @staticmethod
     def list_names() -> list[str]:
-        """The names of all registered intrinsics (after loading the plugins)."""
+        """The registered names of all intrinsics, aliases left out (after loading the plugins)."""
         load_plugins()
         return sorted(TensorIntrin._registry)
 

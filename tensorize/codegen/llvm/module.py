@@ -196,6 +196,9 @@ def build(mod, target: Target) -> Module:
     if not signatures:
         raise TVMError("the module has no PrimFunc to build")
     text = with_vscale_range(ctx.text(), target)
+    from .features import check_intrinsic_features  # raises where LLVM would abort the process
+
+    check_intrinsic_features(text, target)
     if ctx.uses_openmp and target.is_host:
         backend.load_openmp()
     llvm_module = backend.parse(text)
