@@ -1,0 +1,21 @@
+"""Postprocessors: make a sampled candidate concrete and valid (MetaSchedule's ``postproc``).
+
+``default_postprocs(ctx)`` is the CPU order: rewrite_parallel_vectorize_unroll,
+rewrite_reduction_block, rewrite_tensorize, verify.
+
+>>> [type(p).__name__ for p in default_postprocs(None)]
+['RewriteParallelVectorizeUnroll', 'RewriteReductionBlock', 'RewriteTensorize', 'Verify']
+"""
+from .base import POSTPROCS, Postproc, PostprocError
+from .rewrite_parallel_vectorize_unroll import RewriteParallelVectorizeUnroll
+from .rewrite_reduction_block import RewriteReductionBlock
+from .rewrite_tensorize import RewriteTensorize
+from .verify import Verify
+
+__all__ = ["Postproc", "PostprocError", "POSTPROCS", "default_postprocs", "RewriteParallelVectorizeUnroll",
+           "RewriteReductionBlock", "RewriteTensorize", "Verify"]
+
+
+def default_postprocs(ctx) -> list[Postproc]:
+    """The CPU postprocessors, in the order they must run."""
+    return [RewriteParallelVectorizeUnroll(), RewriteReductionBlock(), RewriteTensorize(), Verify()]

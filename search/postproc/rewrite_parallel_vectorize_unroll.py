@@ -1,0 +1,137 @@
+"""``rewrite_parallel_vectorize_unroll``: the root block's parallel / vectorize / unroll budgets
+(set by the ``parallel_vectorize_unroll`` rule) become loop kinds."""
+from __future__ import annotations
+
+from tensorize.ir.stmt import BlockRealize, For, ForKind
+from tensorize.schedule.analysis import block_realizes_under
+
+from ..schedule_rule.analysis import AUTO_TENSORIZE, is_leaf
+from ..schedule_rule.parallel_vectorize_unroll import PARALLEL, UNROLL, VECTORIZE
+from .base import POSTPROCS, Postproc
+from .loops import loop_var_kinds, nest_blocks, under_annotated
+
+__all__ = ["RewriteParallelVectorizeUnroll"]
+
+
+@POSTPROCS.register("rewrite_parallel_vectorize_unroll")
+class RewriteParallelVectorizeUnroll(Postproc):
+    """For each loop nest under the root block:
+
+    * parallel: fuse the outermost loops that are spatial for every block of the nest, as long as
+      their product stays within ``meta_schedule.parallel`` (at least one), and ``parallel`` them;
+    * vectorize: per computing block, the innermost spatial loop that holds only that block (with
+      the unit loops under it fused in), if its extent is within ``meta_schedule.vectorize``;
+    * unroll: per block, ``unroll`` the serial loops from the inside out (a vectorized loop counts as
+      one step) while the number of unrolled steps stays within ``meta_schedule.unroll_explicit``.
+
+    The root annotations are removed. Blocks under a ``meta_schedule.auto_tensorize`` block are not
+    vectorized (their body becomes the intrinsic's implementation).
+    """
+
+    def apply(self, sch, ctx) -> None:
+        for func_name in sch.mod.function_names():
+            root_realize = sch.mod[func_name].body
+            if not isinstance(root_realize, BlockRealize):
+                continue
+            ann = root_realize.block.annotations
+            if not any(k in ann for k in (PARALLEL, VECTORIZE, UNROLL)):
+                continue
+            root = sch.get_block(root_realize.block.name_hint, func_name)
+            max_par, max_vec, max_unroll = (int(ann.get(k, 0)) for k in (PARALLEL, VECTORIZE, UNROLL))
+            for key in (PARALLEL, VECTORIZE, UNROLL):
+                if key in ann:
+                    sch.unannotate(root, key)
+            lanes = ctx.vector_lanes("float32") if ctx is not None else 8
+            top = block_realizes_under(sch.mod[func_name].body.block.body)
+            for nest_head in [r.block.name_hint for r in top]:
+                self._rewrite_nest(sch, func_name, nest_head, max_par, max_vec, max_unroll, lanes)
+
+    # -- per nest ---------------------------------------------------------------------------------
+    def _rewrite_nest(self, sch, func_name, head_name, max_par, max_vec, max_unroll, lanes) -> None:
+        index = sch._index(func_name)
+        head = index.block(head_name)
+        top = index.loops_of(head)
+        if not top:
+            return
+        outer = top[0]
+        realizes = nest_blocks(outer)
+        names = [r.block.name_hint for r in realizes]
+        if max_par > 0:
+            kinds: dict[int, set] = {}
+            for r in realizes:
+                loop_var_kinds(r, kinds)
+            self._parallel(sch, func_name, head_name, top, kinds, max_par)
+        for name in names:
+            index = sch._index(func_name)
+            realize = index.block(name)
+            if realize is None or not (is_leaf(realize.block) or AUTO_TENSORIZE in realize.block.annotations):
+                continue
+            tensorized = under_annotated(index, realize, AUTO_TENSORIZE)
+            if max_vec > 0 and not tensorized and is_leaf(realize.block):
+                self._vectorize(sch, func_name, name, max_vec, lanes)
+            if max_unroll > 0 and (not tensorized or AUTO_TENSORIZE in realize.block.annotations):
+                self._unroll(sch, func_name, name, max_unroll)
+
+    @staticmethod
+    def _parallel(sch, func_name, head_name, top, kinds, max_par) -> None:
+        chosen, product = 0, 1
+        for i, loop in enumerate(top):
+            if loop.kind != ForKind.SERIAL or kinds.get(id(loop.loop_var), {"S"}) - {"S"}:
+                break
+            extent = int(loop.extent)
+            if chosen and product * extent > max_par:
+                break
+            chosen, product = chosen + 1, product * extent
+            if not isinstance(loop.body, For):
+                break  # the next loop is not the only child
+        if chosen == 0 or product == 1:
+            return
+        loops = sch.get_loops(sch.get_block(head_name, func_name))[:chosen]
+        sch.parallel(sch.fuse(*loops) if len(loops) > 1 else loops[0])
+
+    @staticmethod
+    def _vectorize(sch, func_name, name, max_vec, lanes) -> None:
+        index = sch._index(func_name)
+        realize = index.block(name)
+        loops = index.loops_of(realize)
+        kinds = loop_var_kinds(realize)
+        take, product = 0, 1
+        child = realize
+        for loop in reversed(loops):
+            if loop.body is not child or loop.kind != ForKind.SERIAL or kinds.get(id(loop.loop_var), set()) != {"S"}:
+                break
+            extent = int(loop.extent)
+            if product * extent > max_vec or (take and product > 1):
+                break  # only unit loops are fused onto the innermost one (a fused 2-D tile would gather)
+            take, product, child = take + 1, product * extent, loop
+        if take == 0 or product < 2:
+            return
+        handles = sch.get_loops(sch.get_block(name, func_name))[-take:]
+        sch.vectorize(sch.fuse(*handles) if take > 1 else handles[0])
+
+    @staticmethod
+    def _unroll(sch, func_name, name, max_unroll) -> None:
+        index = sch._index(func_name)
+        realize = index.block(name)
+        loops = index.loops_of(realize)
+        chosen, steps, child = [], 1, realize
+        for pos in range(len(loops) - 1, -1, -1):
+            loop = loops[pos]
+            if loop.body is not child:
+                break
+            child = loop
+            if loop.kind == ForKind.VECTORIZED or loop.kind == ForKind.UNROLLED:
+                continue
+            if loop.kind != ForKind.SERIAL:
+                break
+            extent = int(loop.extent)
+            if steps * extent > max_unroll:
+                break
+            steps *= extent
+            if extent > 1:
+                chosen.append(pos)
+        if not chosen:
+            return
+        handles = sch.get_loops(sch.get_block(name, func_name))
+        for pos in chosen:
+            sch.unroll(handles[pos])

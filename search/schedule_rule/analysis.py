@@ -1,0 +1,114 @@
+"""What the rules ask about a block: its loops' iterator kinds, whether it is elementwise, an output,
+a reduction that needs tiling."""
+from __future__ import annotations
+
+from tensorize.ir import expr as E
+from tensorize.ir.functor import post_order_visit
+from tensorize.ir.stmt import Block, BlockRealize, BufferStore, For
+from tensorize.schedule.analysis import is_reduction_block
+
+__all__ = ["loop_kinds", "is_spatial", "is_output_block", "has_if_then_else", "needs_multi_level_tiling",
+           "is_elementwise_of", "is_leaf", "is_root", "TILED", "AUTO_TENSORIZE"]
+
+TILED = "meta_schedule.tiling_structure"
+AUTO_TENSORIZE = "meta_schedule.auto_tensorize"
+
+
+def is_root(sch, block) -> bool:
+    func = sch.mod[block.func_name]
+    return isinstance(func.body, BlockRealize) and sch.get(block) is func.body.block
+
+
+def loop_kinds(sch, block) -> list[str]:
+    """Per loop above ``block`` (outermost first): "S" if only spatial iterators use its variable,
+    "R" if only reduction ones do, "O" if both or other kinds do, "U" if none does."""
+    realize = sch._block(block)[2]
+    loops = sch._block(block)[1].loops_of(realize)
+    used: dict[int, set[str]] = {id(f.loop_var): set() for f in loops}
+    for iv, value in zip(realize.block.iter_vars, realize.iter_values):
+        kind = "S" if iv.iter_type == E.IterVar.DataPar else "R" if iv.iter_type == E.IterVar.CommReduce else "O"
+
+        def visit(node, kind=kind):
+            if isinstance(node, E.Var) and id(node) in used:
+                used[id(node)].add(kind)
+
+        post_order_visit(value, visit)
+    out = []
+    for f in loops:
+        kinds = used[id(f.loop_var)]
+        out.append("U" if not kinds else kinds.pop() if len(kinds) == 1 else "O")
+    return out
+
+
+def is_spatial(block: Block) -> bool:
+    return not is_reduction_block(block) and all(iv.iter_type == E.IterVar.DataPar for iv in block.iter_vars)
+
+
+def is_leaf(block: Block) -> bool:
+    """The block's body holds no loops or nested blocks (a single computation)."""
+    found = []
+
+    def visit(node):
+        if isinstance(node, (For, BlockRealize)):
+            found.append(node)
+
+    post_order_visit(block.body, visit)
+    return not found
+
+
+def is_output_block(sch, block) -> bool:
+    params = {id(b) for b in sch.mod[block.func_name].buffer_map.values()}
+    return any(id(w.buffer) in params for w in sch.get(block).writes)
+
+
+def has_if_then_else(block: Block) -> bool:
+    found = []
+
+    def visit(node):
+        if isinstance(node, E.Call) and getattr(node.op, "name", "") in ("tir.if_then_else", "if_then_else"):
+            found.append(node)
+        elif type(node).__name__ == "Select":
+            found.append(node)
+
+    post_order_visit(block.body, visit)
+    return bool(found)
+
+
+def is_elementwise_of(consumer: Block, producer: Block) -> bool:
+    """``consumer`` is spatial, a single store, and reads what ``producer`` writes at its own output
+    indices (ReLU, bias add, cast after a GEMM)."""
+    if not is_spatial(consumer) or not isinstance(consumer.body, BufferStore):
+        return False
+    written = {id(w.buffer) for w in producer.writes}
+    store = consumer.body
+    ok = []
+
+    def visit(node):
+        if isinstance(node, E.BufferLoad) and id(node.buffer) in written:
+            ok.append(len(node.indices) == len(store.indices)
+                      and all(a.same_as(b) if hasattr(a, "same_as") else a is b
+                              for a, b in zip(node.indices, store.indices)))
+
+    post_order_visit(store.value, visit)
+    return bool(ok) and all(ok)
+
+
+def needs_multi_level_tiling(block: Block) -> bool:
+    """A reduction, or a spatial block with data reuse (a read indexed by fewer iterators than it has)."""
+    if not is_leaf(block) or not isinstance(block.body, BufferStore):
+        return False
+    if any(iv.iter_type not in (E.IterVar.DataPar, E.IterVar.CommReduce) for iv in block.iter_vars):
+        return False
+    if any(iv.iter_type == E.IterVar.CommReduce for iv in block.iter_vars):
+        return True
+    ivars = {id(iv.var) for iv in block.iter_vars if int(iv.dom.extent) > 1}
+    for r in block.reads:
+        used = set()
+        for rng in r.region:
+            def visit(node):
+                if isinstance(node, E.Var):
+                    used.add(id(node))
+            post_order_visit(rng.min, visit)
+        if ivars - used and len(block.reads) >= 2:
+            return True
+    return False

@@ -1,0 +1,53 @@
+"""``multi_level_tiling``: MetaSchedule's CPU tiling of reductions and reuse-carrying blocks."""
+from __future__ import annotations
+
+from .analysis import TILED, loop_kinds, needs_multi_level_tiling
+from .base import RULES, ScheduleRule
+from .tiling import add_write_reuse, tile_loops
+
+__all__ = ["MultiLevelTiling"]
+
+
+@RULES.register("multi_level_tiling")
+class MultiLevelTiling(ScheduleRule):
+    """Tile a block's loops as ``structure`` (CPU: "SSRSRS": spatial loops split into 4 levels by
+    ``sample_perfect_tile``, reduction loops into 2, reordered level by level), annotate the block
+    ``meta_schedule.tiling_structure``, and branch over where the output tile is cached.
+
+    With ``structure="SSRSRS"`` a GEMM becomes ``i0 j0 | i1 j1 | k0 | i2 j2 | k1 | i3 j3``: ``i3 x j3`` is
+    the register tile (``j3`` vectorized, ``i3`` unrolled by the postprocs), ``k1`` runs over it, and
+    the write cache holds the accumulators of one ``i1 j1`` (level 2) or ``i0 j0`` (level 1) tile.
+
+    Parameters
+    ----------
+    structure : str
+        Tile levels from outer to inner ("S" spatial, "R" reduction).
+    max_innermost_factor : int
+        Upper bound of the innermost factor of each split.
+    write_levels : sequence of int
+        The spatial levels (1-based) after which a write cache / fused consumer may go.
+    write_required : bool
+        Drop the branch without a write cache.
+    """
+
+    def __init__(self, structure: str = "SSRSRS", max_innermost_factor: int = 64, write_levels=(1, 2),
+                 write_required: bool = False, write_scope: str = "global"):
+        self.structure = structure
+        self.max_innermost_factor = max_innermost_factor
+        self.write_levels = tuple(write_levels)
+        self.write_required = write_required
+        self.write_scope = write_scope
+
+    def apply(self, sch, block, ctx):
+        blk = sch.get(block)
+        if TILED in blk.annotations or not needs_multi_level_tiling(blk):
+            return [sch]
+        kinds = loop_kinds(sch, block)
+        if not kinds or "O" in kinds or "S" not in kinds:
+            return [sch]
+        sch.annotate(block, TILED, self.structure)
+        tiles = tile_loops(sch, sch.get_loops(block), kinds, self.structure, self.max_innermost_factor)
+        branches = add_write_reuse(sch, block, tiles, self.structure, self.write_levels, self.write_scope)
+        if not self.write_required or not branches:
+            branches.insert(0, sch)
+        return branches

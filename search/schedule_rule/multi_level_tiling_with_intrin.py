@@ -1,0 +1,105 @@
+"""``multi_level_tiling_with_intrin``: tensorization branches of a block, one per intrinsic of the
+target that matches it (VNNI, AVX-512 FMA/BF16, ARM sdot/smmla, ... all compete)."""
+from __future__ import annotations
+
+import logging
+
+from tensorize.schedule import ScheduleError
+
+from ..candidates import apply_candidate, get_tensorize_candidates
+from .analysis import AUTO_TENSORIZE, TILED, loop_kinds, needs_multi_level_tiling
+from .base import RULES, ScheduleRule
+from .tiling import add_write_reuse, tile_loops
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["MultiLevelTilingWithIntrin", "LAYOUT_REWRITE_PREPROC"]
+
+LAYOUT_REWRITE_PREPROC = "layout_rewrite_preproc"
+
+
+@RULES.register("multi_level_tiling_with_intrin")
+class MultiLevelTilingWithIntrin(ScheduleRule):
+    """For each intrinsic in ``ctx.intrinsics`` (or ``intrinsics``) with candidates for the block: apply
+    the best ``candidates_per_intrin`` candidates (reindex, layouts, padding; see ``search.candidates``),
+    tile the loops outside the intrinsic as ``structure``, ``blockize`` the intrinsic's loops and
+    annotate that block ``meta_schedule.auto_tensorize = <intrinsic>`` (``rewrite_tensorize`` tensorizes
+    it). The untensorized schedule is kept as a branch too, so plain tiling competes.
+
+    Copies of read-only function parameters made by a candidate's layout rewrite get the block
+    annotation ``layout_rewrite_preproc = 1``: a caller may pre-pack those (weights) once.
+
+    Parameters
+    ----------
+    intrinsics : sequence of str, optional
+        The intrinsics to try (default: ``ctx.intrinsics``).
+    candidates_per_intrin : int
+        How many candidates (least padding first) of each intrinsic become branches.
+    keep_untensorized : bool
+        Keep the schedule without tensorization as a branch.
+    """
+
+    def __init__(self, intrinsics=None, candidates_per_intrin: int = 1, structure: str = "SSRSRS",
+                 max_innermost_factor: int = 64, write_levels=(1, 2), keep_untensorized: bool = True):
+        self.intrinsics = None if intrinsics is None else tuple(intrinsics)
+        self.candidates_per_intrin = candidates_per_intrin
+        self.structure = structure
+        self.max_innermost_factor = max_innermost_factor
+        self.write_levels = tuple(write_levels)
+        self.keep_untensorized = keep_untensorized
+
+    def apply(self, sch, block, ctx):
+        blk = sch.get(block)
+        if TILED in blk.annotations or not needs_multi_level_tiling(blk):
+            return [sch]
+        out = []
+        for intrin in (self.intrinsics if self.intrinsics is not None else ctx.intrinsics):
+            try:
+                cands = get_tensorize_candidates(sch, block, intrin)
+            except (ScheduleError, ValueError, KeyError) as err:
+                logger.debug("no %s candidates for %s: %s", intrin, blk.name_hint, err)
+                continue
+            for cand in list(cands)[:self.candidates_per_intrin]:
+                out.extend(self._tensorized(sch.copy(), block, cand, intrin))
+        if self.keep_untensorized or not out:
+            out.append(sch)
+        return out
+
+    def _tensorized(self, sch, block, cand, intrin) -> list:
+        func_name = block.func_name
+        before = set(sch._index(func_name).blocks)
+        try:
+            inner = apply_candidate(sch, cand)
+        except (ScheduleError, ValueError) as err:
+            logger.debug("candidate of %s does not apply: %s", intrin, err)
+            return []
+        self._mark_preproc(sch, func_name, before)
+        loops = sch.get_loops(block)
+        inner_var = sch.get(inner).loop_var
+        split_at = next(i for i, lp in enumerate(loops) if sch.get(lp).loop_var is inner_var)
+        kinds = loop_kinds(sch, block)[:split_at]
+        if "O" in kinds:
+            return []
+        sch.annotate(block, TILED, self.structure)
+        tiles = tile_loops(sch, loops[:split_at], kinds, self.structure, self.max_innermost_factor)
+        outer = sch.blockize(inner)
+        sch.annotate(outer, AUTO_TENSORIZE, intrin)
+        sch.annotate(outer, TILED, self.structure)
+        branches = add_write_reuse(sch, outer, tiles, self.structure, self.write_levels) if any(tiles) else []
+        return [sch] + branches
+
+    @staticmethod
+    def _mark_preproc(sch, func_name, before) -> None:
+        """Annotate the new copy blocks that read only read-only parameters."""
+        func = sch.mod[func_name]
+        params = {id(b) for b in func.buffer_map.values()}
+        written = set()
+        for realizes in sch._index(func_name).blocks.values():
+            for r in realizes:
+                written.update(id(w.buffer) for w in r.block.writes)
+        for name in sorted(set(sch._index(func_name).blocks) - before):
+            rv = sch.get_block(name, func_name)
+            copy = sch.get(rv)
+            reads = [r.buffer for r in copy.reads]
+            if reads and all(id(b) in params and id(b) not in written for b in reads):
+                sch.annotate(rv, LAYOUT_REWRITE_PREPROC, 1)

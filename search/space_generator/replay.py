@@ -1,0 +1,57 @@
+"""``replay_candidate``: a concrete candidate from a trace (a sketch's or a mutated one)."""
+from __future__ import annotations
+
+from tensorize.schedule import Schedule
+from tensorize.schedule.trace import RESAMPLE, Trace
+
+__all__ = ["replay_candidate", "sample_candidate", "resample"]
+
+
+def resample(inst, decision):
+    """A ``decision_provider`` that draws every decision afresh."""
+    return RESAMPLE
+
+
+def replay_candidate(ctx, trace: Trace, postprocs, decision_provider=None, seed: int | None = None) -> Schedule:
+    """Replay ``trace`` without its postproc part on ``Schedule(ctx.mod, seed=seed)``, then
+    ``enter_postproc()`` and apply ``postprocs`` in order.
+
+    Parameters
+    ----------
+    ctx : TuneContext
+    trace : Trace
+        A sketch's trace (its decisions are used unless ``decision_provider`` says otherwise) or a
+        finished candidate's.
+    postprocs : list of Postproc
+    decision_provider : callable, optional
+        ``(inst, old_decision) -> new decision | None | RESAMPLE`` (see ``Trace.apply_to_schedule``);
+        ``resample`` draws every decision afresh.
+    seed : int, optional
+        The random state of the new schedule (``None``: drawn from ``ctx.rng``).
+
+    Returns
+    -------
+    Schedule
+        The candidate; its trace is the replayed part, ``enter_postproc`` and the postprocs' steps.
+
+    Raises
+    ------
+    ScheduleError
+        A primitive of the trace does not apply with these decisions.
+    PostprocError
+        A postprocessor rejects the candidate.
+    """
+    if seed is None:
+        seed = ctx.rng.randrange(1 << 31)
+    sch = Schedule(ctx.mod, seed=seed)
+    trace.apply_to_schedule(sch, remove_postproc=True, decision_provider=decision_provider)
+    sch.enter_postproc()
+    for postproc in postprocs:
+        postproc.apply(sch, ctx)
+    return sch
+
+
+def sample_candidate(ctx, sketch: Schedule | Trace, postprocs, seed: int | None = None) -> Schedule:
+    """A fresh random candidate of a sketch: ``replay_candidate`` with every decision resampled."""
+    trace = sketch.trace if isinstance(sketch, Schedule) else sketch
+    return replay_candidate(ctx, trace, postprocs, decision_provider=resample, seed=seed)
