@@ -79,6 +79,18 @@ class LibraryModule(Module):
         self.metadata = metadata
         self._handle = handle
 
+    def unload(self) -> None:
+        """Close the library (``dlclose``) so a long-lived process can load many. The module and every
+        function taken from it must not be called afterwards."""
+        if self._handle is None:
+            return
+        import _ctypes
+
+        handle, self._handle, self._keep_alive = self._handle._handle, None, None  # noqa: SLF001
+        self._funcs.clear()
+        self._resolve = lambda name: None
+        _ctypes.dlclose(handle)
+
     def export_library(self, path: str, fcompile=None, cc=None, **kwargs) -> None:
         if os.path.abspath(path) != os.path.abspath(self.library_path):
             shutil.copyfile(self.library_path, path)
