@@ -163,6 +163,9 @@ class Module:
     def export_library(self, path: str, fcompile: Callable | None = None, cc: str | None = None, **kwargs) -> None:
         """Write a shared library (``.so``, linked with the system C compiler) or an object file (``.o``).
 
+        The library carries the functions' signatures, so ``tvm.runtime.load_module(path)`` loads it back
+        as a callable module in any process.
+
         For cross-compiled modules pass ``cc="aarch64-linux-gnu-gcc"`` to link a shared library."""
         if path.endswith((".o", ".obj")):
             self.save(path, "o")
@@ -171,10 +174,15 @@ class Module:
         with tempfile.TemporaryDirectory() as tmp:
             obj = os.path.join(tmp, "lib.o")
             self.save(obj, "o")
+            objects = [obj, os.path.join(tmp, "metadata.o")]
+            with open(objects[1], "wb") as f:  # the signatures, for load_module (see runtime.library)
+                from .library import metadata_object
+
+                f.write(metadata_object(self))
             if fcompile is not None:
-                fcompile(path, [obj], **kwargs)
+                fcompile(path, objects, **kwargs)
                 return
-            command = [compiler, "-shared", "-o", path, obj, "-lm"]
+            command = [compiler, "-shared", "-o", path, *objects, "-lm"]
             if "GOMP_parallel" in self.get_source("ll"):
                 command.append("-fopenmp")
             result = subprocess.run(command, capture_output=True, text=True)

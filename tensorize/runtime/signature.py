@@ -100,7 +100,7 @@ class FunctionSignature:
                 raise ValueError(f"{where}: expected shape {_fmt_shape(param.shape)} {param.dtype}, got {array.shape} "
                                  f"{_arg_dtype(arg, array)} (rank {len(param.shape)} vs {len(array.shape)})")
             for axis, (expected, actual) in enumerate(zip(param.shape, array.shape)):
-                _bind_or_check(expected, actual, env, deferred, lambda: (
+                _bind_or_check(expected, actual, env, deferred, lambda where=where, param=param, array=array, arg=arg: (
                     f"{where}: expected shape {_fmt_shape(param.shape, env)} {param.dtype}, got {array.shape} "
                     f"{_arg_dtype(arg, array)}"))
             if not param.strides and not array.flags.c_contiguous:
@@ -118,10 +118,11 @@ class FunctionSignature:
             element_strides = [s // array.itemsize for s in array.strides]
             if param.strides:
                 for expected, actual in zip(param.strides, element_strides):
-                    _bind_or_check(expected, actual, env, deferred, lambda: (
+                    _bind_or_check(expected, actual, env, deferred, lambda where=where, param=param,
+                                   element_strides=element_strides: (
                         f"{where}: expected strides {_fmt_shape(param.strides, env)}, got {tuple(element_strides)}"))
             if isinstance(param.elem_offset, E.Var):
-                _bind_or_check(param.elem_offset, 0, env, deferred, lambda: f"{where}: bad element offset")
+                _bind_or_check(param.elem_offset, 0, env, deferred, lambda where=where: f"{where}: bad element offset")
             keep.append(array)
             c_args.append(pointer)
         for check in deferred:

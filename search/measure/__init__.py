@@ -1,0 +1,29 @@
+"""Building and measuring candidates in isolation (MetaSchedule's builder and runner).
+
+``BUILDERS`` and ``RUNNERS`` hold the executors by name: ``"local"`` (child processes on this machine)
+and ``"ray"`` (Ray tasks placed by resources; ``ray_executor`` is the only module importing ``ray``,
+and only when used).
+
+>>> sorted(BUILDERS.names()), sorted(RUNNERS.names())
+(['local', 'ray'], ['local', 'ray'])
+>>> RUNNERS.create("local", timeout_s=5).timeout_s                                  # doctest: +SKIP
+5
+"""
+from search.registry import Registry
+
+from .builder import LocalBuilder
+from .candidate import ERROR_KINDS, Builder, BuildResult, MeasureCandidate, Runner, RunResult
+from .runner import LocalRunner
+from .tasks import TimingConfig
+
+from .ray_executor import RayBuilder, RayRunner
+
+BUILDERS = Registry("builder")
+RUNNERS = Registry("runner")
+BUILDERS.register("local")(LocalBuilder)
+RUNNERS.register("local")(LocalRunner)
+BUILDERS.register("ray")(RayBuilder)
+RUNNERS.register("ray")(RayRunner)
+
+__all__ = ["MeasureCandidate", "BuildResult", "RunResult", "Builder", "Runner", "ERROR_KINDS", "LocalBuilder",
+           "LocalRunner", "RayBuilder", "RayRunner", "TimingConfig", "BUILDERS", "RUNNERS"]

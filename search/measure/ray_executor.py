@@ -1,0 +1,271 @@
+"""``RayBuilder`` / ``RayRunner``: the local builder's and runner's work as Ray tasks (the only module of the
+project that imports ``ray``, and only when one of them is used).
+
+Tasks are placed by resources: host x86 code anywhere by default, ``{"arm64": 1}`` for aarch64
+targets, a GPU for cuda targets (``resources=`` overrides). A build task returns the shared library's
+bytes, which the driver writes to its work folder; a run task gets those bytes and the workload's
+inputs and reference (put in the object store once per workload). Run tasks are submitted one at a
+time so timings never overlap. A task whose worker dies (an LLVM abort, a segfault) is not retried:
+it fails its candidate (build error or ``"crash"``); one past its timeout is cancelled (``"timeout"``).
+
+With no ``address`` an embedded Ray starts on loopback only (``num_cpus`` CPUs, no dashboard);
+``address="auto"`` or ``"ray://host:port"`` joins a cluster.
+
+>>> builder = RayBuilder(address=None)                                      # doctest: +SKIP
+>>> runner = RayRunner(timeout_s=10)                                        # doctest: +SKIP
+>>> runner.run(ctx, builder.build(candidates, ctx.target))                  # doctest: +SKIP
+"""
+from __future__ import annotations
+
+import itertools
+import logging
+import os
+import shutil
+import tempfile
+import time
+import uuid
+from typing import Any, Sequence
+
+from .candidate import BuildResult, Builder, MeasureCandidate, RunResult, Runner
+from .inputs import WorkloadData, prepare_workload
+from .process import project_root
+from .tasks import RunFailure, TimingConfig
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["RayBuilder", "RayRunner", "connect", "placement"]
+
+
+def _ray():
+    import ray
+
+    return ray
+
+
+def connect(address: str | None = None, num_cpus: int = 2, runtime_env: dict | None = None) -> None:
+    """Join the cluster at ``address``, or start an embedded loopback-only Ray (once per process)."""
+    ray = _ray()
+    if ray.is_initialized():
+        return
+    if runtime_env is None:  # workers find this project's packages as the driver does
+        path = os.pathsep.join(filter(None, [project_root(), os.environ.get("PYTHONPATH", "")]))
+        runtime_env = {"env_vars": {"PYTHONPATH": path}}
+    if address:
+        ray.init(address=address, runtime_env=runtime_env, log_to_driver=False)
+        return
+    os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+    os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+    ray.init(num_cpus=num_cpus, include_dashboard=False, _node_ip_address="127.0.0.1", runtime_env=runtime_env,
+             log_to_driver=False)
+    logger.info("started an embedded Ray on 127.0.0.1 with %d CPUs", num_cpus)
+
+
+def placement(target, exclusive: bool) -> dict:
+    """Ray task options placing work for ``target``: a GPU for cuda, the ``arm64`` resource for aarch64, none
+    for x86. ``exclusive`` (measurements) takes the whole resource, so one runs per node at a time."""
+    kind = getattr(getattr(target, "kind", None), "name", str(target).split()[0])
+    if kind in ("cuda", "nvptx"):
+        return {"num_gpus": 1 if exclusive else 0.01}
+    if getattr(target, "arch", "") == "aarch64":
+        return {"resources": {"arm64": 1 if exclusive else 0.01}}
+    return {}
+
+
+# -- the tasks (wrapped by ray.remote on first use) ------------------------------------------------
+def _build_task(mod, target_text: str):
+    import ray
+
+    from .tasks import build_artifact
+
+    folder = tempfile.mkdtemp(prefix="tensorize-ray-build-")
+    node = ray.get_runtime_context().get_node_id()
+    try:
+        path = os.path.join(folder, "candidate.so")
+        try:
+            secs = build_artifact(mod, target_text, path)
+        except Exception as err:  # noqa: BLE001 - reported as the candidate's build error
+            return None, 0.0, f"build failed: {type(err).__name__}: {err}", node
+        with open(path, "rb") as f:
+            return f.read(), secs, None, node
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _reference_task(mod, args, outputs):
+    from .tasks import reference_outputs
+
+    return reference_outputs(mod, list(args), outputs)
+
+
+def _run_task(library: bytes, args, reference, outputs, tols, timing):
+    from .tasks import check_and_time
+
+    folder = tempfile.mkdtemp(prefix="tensorize-ray-run-")
+    try:
+        path = os.path.join(folder, f"{uuid.uuid4().hex}.so")
+        with open(path, "wb") as f:
+            f.write(library)
+        try:
+            return ("ok", check_and_time(path, list(args), list(reference), outputs, tols, timing))
+        except RunFailure as failure:
+            return ("error", str(failure), failure.kind)
+        except Exception as err:  # noqa: BLE001
+            return ("error", f"{type(err).__name__}: {err}", "run")
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+_REMOTE: dict[str, Any] = {}
+
+
+def _remote(name: str):
+    if name not in _REMOTE:
+        func = {"build": _build_task, "reference": _reference_task, "run": _run_task}[name]
+        _REMOTE[name] = _ray().remote(max_retries=0)(func)
+    return _REMOTE[name]
+
+
+def _died(err: Exception) -> bool:
+    exceptions = _ray().exceptions
+    return isinstance(err, (exceptions.WorkerCrashedError, exceptions.NodeDiedError, exceptions.LocalRayletDiedError))
+
+
+class RayBuilder(Builder):
+    """Builds candidates as Ray tasks; same results as ``LocalBuilder``.
+
+    Parameters
+    ----------
+    work_dir : str, optional
+        Where the libraries are written (``artifacts/``); a temporary folder removed by ``close()`` if None.
+    address : str, optional
+        A cluster to join (``"auto"``, ``"ray://host:port"``); None starts an embedded loopback Ray.
+    timeout_s : float
+        Seconds a build may take before its task is cancelled.
+    resources : dict, optional
+        Ray task options replacing the placement chosen from the target.
+    num_cpus : int
+        CPUs of the embedded Ray.
+    """
+
+    def __init__(self, work_dir: str | None = None, address: str | None = None, timeout_s: float = 120.0,
+                 resources: dict | None = None, num_cpus: int = 2, runtime_env: dict | None = None):
+        self._own_dir = work_dir is None
+        self.work_dir = os.path.abspath(work_dir) if work_dir else tempfile.mkdtemp(prefix="tensorize-build-")
+        self.artifact_dir = os.path.join(self.work_dir, "artifacts")
+        os.makedirs(self.artifact_dir, exist_ok=True)
+        self.address, self.timeout_s, self.resources = address, timeout_s, resources
+        self._num_cpus, self._runtime_env = num_cpus, runtime_env
+        self._counter = itertools.count()
+        self._tag = uuid.uuid4().hex[:6]
+        self.placements: list[str] = []  # the node id of each build, in order (for checking placement)
+
+    def build(self, candidates: Sequence[MeasureCandidate], target) -> list[BuildResult]:
+        ray = _ray()
+        connect(self.address, self._num_cpus, self._runtime_env)
+        options = self.resources if self.resources is not None else placement(target, exclusive=False)
+        task = _remote("build").options(**options)
+        start = time.perf_counter()
+        refs = [task.remote(c.mod, str(target)) for c in candidates]
+        results = []
+        for ref in refs:  # each build gets timeout_s from when the previous one was collected
+            ready, _ = ray.wait([ref], timeout=self.timeout_s)
+            if not ready:
+                ray.cancel(ref, force=True)
+                results.append(BuildResult(None, f"build timed out after {self.timeout_s:g} s", self.timeout_s))
+                continue
+            try:
+                library, secs, error, node = ray.get(ref)
+            except Exception as err:  # noqa: BLE001 - the task's worker died or the task raised
+                kind = "the compiler crashed" if _died(err) else "build failed"
+                results.append(BuildResult(None, f"{kind}: {err}", time.perf_counter() - start))
+                continue
+            self.placements.append(node)
+            if error:
+                results.append(BuildResult(None, error, secs))
+                continue
+            path = os.path.join(self.artifact_dir, f"{self._tag}_{next(self._counter):06d}.so")
+            with open(path, "wb") as f:
+                f.write(library)
+            results.append(BuildResult(path, None, secs))
+        return results
+
+    def close(self) -> None:
+        if self._own_dir:
+            shutil.rmtree(self.work_dir, ignore_errors=True)
+
+
+class RayRunner(Runner):
+    """Checks and times candidates as Ray tasks, one at a time; same results as ``LocalRunner``.
+
+    Parameters are those of ``LocalRunner`` plus ``address``, ``resources``, ``num_cpus`` and
+    ``runtime_env`` as for ``RayBuilder``.
+    """
+
+    def __init__(self, work_dir: str | None = None, timeout_s: float = 30.0, number: int = 3, repeat: int = 3,
+                 min_repeat_ms: float = 30.0, cache_flush_bytes: int = 0, seed: int = 0,
+                 reference_timeout_s: float = 600.0, address: str | None = None, resources: dict | None = None,
+                 num_cpus: int = 2, runtime_env: dict | None = None):
+        self._own_dir = work_dir is None
+        self.work_dir = os.path.abspath(work_dir) if work_dir else tempfile.mkdtemp(prefix="tensorize-run-")
+        self.timeout_s, self.seed, self.reference_timeout_s = timeout_s, seed, reference_timeout_s
+        self.timing = TimingConfig(number, repeat, min_repeat_ms, cache_flush_bytes)
+        self.address, self.resources = address, resources
+        self._num_cpus, self._runtime_env = num_cpus, runtime_env
+        self._workloads: dict[int, tuple[Any, WorkloadData, Any, Any]] = {}
+
+    def _options(self, ctx) -> dict:
+        return self.resources if self.resources is not None else placement(ctx.target, exclusive=True)
+
+    def _workload(self, ctx):
+        ray = _ray()
+        cached = self._workloads.get(id(ctx.mod))
+        if cached is not None and cached[0] is ctx.mod:
+            return cached[1:]
+        task = _remote("reference").options(**self._options(ctx))
+
+        def compute(mod, args, outputs):
+            ref = task.remote(mod, args, outputs)
+            ready, _ = ray.wait([ref], timeout=self.reference_timeout_s)
+            if not ready:
+                ray.cancel(ref, force=True)
+                raise TimeoutError(f"computing the reference outputs took more than {self.reference_timeout_s:g} s")
+            return ray.get(ref)
+
+        data = prepare_workload(ctx.mod, self.work_dir, self.seed, compute)
+        entry = (ctx.mod, data, ray.put(data.arguments), ray.put(data.reference))
+        self._workloads[id(ctx.mod)] = entry
+        return entry[1:]
+
+    def run(self, ctx, builds: Sequence[BuildResult]) -> list[RunResult]:
+        if not any(b.artifact and not b.error for b in builds):
+            return [RunResult(None, b.error or "the candidate was not built", "build") for b in builds]
+        connect(self.address, self._num_cpus, self._runtime_env)
+        data, args_ref, reference_ref = self._workload(ctx)
+        task = _remote("run").options(**self._options(ctx))
+        return [self._run_one(task, build, data, args_ref, reference_ref) for build in builds]
+
+    def _run_one(self, task, build: BuildResult, data: WorkloadData, args_ref, reference_ref) -> RunResult:
+        ray = _ray()
+        if build.error or not build.artifact:
+            return RunResult(None, build.error or "the candidate was not built", "build")
+        with open(build.artifact, "rb") as f:
+            library = f.read()
+        ref = task.remote(library, args_ref, reference_ref, data.outputs, data.tolerances, self.timing)
+        ready, _ = ray.wait([ref], timeout=self.timeout_s)
+        if not ready:
+            ray.cancel(ref, force=True)
+            return RunResult(None, f"the candidate ran past the {self.timeout_s:g} s limit", "timeout")
+        try:
+            reply = ray.get(ref)
+        except Exception as err:  # noqa: BLE001
+            if _died(err):
+                return RunResult(None, f"the candidate crashed: {err}", "crash")
+            return RunResult(None, f"{type(err).__name__}: {err}", "run")
+        if reply[0] == "ok":
+            return RunResult([float(s) for s in reply[1]], None, None)
+        return RunResult(None, reply[1], reply[2])
+
+    def close(self) -> None:
+        self._workloads.clear()
+        if self._own_dir:
+            shutil.rmtree(self.work_dir, ignore_errors=True)

@@ -1,0 +1,131 @@
+"""The work done in isolation (a worker process or a Ray task): build a candidate into a shared library,
+compute a workload's reference outputs, and check and time one built candidate.
+
+These functions may crash the process they run in (an LLVM abort, a segfaulting kernel): callers run
+them in a child process or a Ray worker, never in the tuning process itself.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from .inputs import fresh_arguments
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["TimingConfig", "build_artifact", "reference_outputs", "parallel_outer_loops", "check_and_time",
+           "RunFailure"]
+
+
+@dataclass(frozen=True)
+class TimingConfig:
+    """How a candidate is timed, as ``time_evaluator``: ``repeat`` measurements, each of ``number`` runs
+    (grown until a measurement lasts ``min_repeat_ms``); ``cache_flush_bytes`` > 0 evicts the caches
+    before each measurement."""
+
+    number: int = 3
+    repeat: int = 3
+    min_repeat_ms: float = 30.0
+    cache_flush_bytes: int = 0
+
+
+class RunFailure(Exception):
+    """A candidate that ran but failed: ``kind`` is ``"run"`` (an error) or ``"wrong_output"``."""
+
+    def __init__(self, kind: str, message: str):
+        super().__init__(message)
+        self.kind = kind
+
+
+def build_artifact(mod, target: str, path: str) -> float:
+    """Compile the scheduled ``mod`` for ``target`` and write the shared library ``path``; returns seconds."""
+    import tensorize
+
+    start = time.perf_counter()
+    tmp = f"{path}.{os.getpid()}.tmp"
+    tensorize.build(mod, target=target).export_library(tmp)
+    os.replace(tmp, path)
+    return time.perf_counter() - start
+
+
+def parallel_outer_loops(mod):
+    """``mod`` with the outermost loop of each top-level block made parallel where that is legal (the schedule
+    checks it binds only spatial iterators), so computing a reference of a large workload is fast."""
+    from tensorize.schedule import Schedule
+
+    from .inputs import entry_function
+
+    func = entry_function(mod)
+    name = next(gv.name_hint for gv, f in mod.functions.items() if f is func)
+    sch = Schedule(mod)
+    try:
+        blocks = sch.get_child_blocks(sch.get_block("root", func_name=name))
+    except Exception:  # noqa: BLE001 - no root block: leave the program as it is
+        return mod
+    for block in blocks:
+        try:
+            loops = sch.get_loops(block)
+            if loops:
+                sch.parallel(loops[0])
+        except Exception as err:  # noqa: BLE001 - a loop that cannot be parallel stays serial
+            logger.debug("reference: %s stays serial (%s)", block, err)
+    return sch.mod
+
+
+def reference_outputs(mod, args: list[np.ndarray], outputs: list[int]) -> list[np.ndarray]:
+    """The untransformed ``mod``'s outputs on ``args`` (outputs zeroed first), built for this machine."""
+    import tensorize
+
+    runtime = tensorize.build(parallel_outer_loops(mod), target="llvm -mcpu=native")
+    work = fresh_arguments(args, outputs)
+    runtime(*[a.item() if a.ndim == 0 else a for a in work])
+    return [np.array(work[i]) for i in outputs]
+
+
+def _compare(got: np.ndarray, want: np.ndarray, rtol: float, atol: float) -> str | None:
+    if got.shape != want.shape:
+        return f"shape {got.shape} instead of {want.shape}"
+    if rtol == 0 and atol == 0:
+        bad = got != want
+    else:
+        bad = ~np.isclose(got, want, rtol=rtol, atol=atol, equal_nan=True)
+    if not bad.any():
+        return None
+    where = tuple(int(i) for i in np.argwhere(bad)[0])
+    return (f"{int(bad.sum())} of {bad.size} values differ (first at {where}: {got[where]!r} instead of "
+            f"{want[where]!r}; rtol={rtol:g}, atol={atol:g})")
+
+
+def check_and_time(artifact: str, args: list[np.ndarray], reference: list[np.ndarray], outputs: list[int],
+                   tols: list[tuple[float, float]], timing: TimingConfig) -> list[float]:
+    """Load ``artifact``, run it once on fresh copies of ``args`` and compare its outputs with ``reference``,
+    then time it; returns the seconds per run of each repeat. Raises ``RunFailure``."""
+    import tensorize
+
+    try:
+        module = tensorize.runtime.load_module(artifact)
+    except Exception as err:  # noqa: BLE001
+        raise RunFailure("run", f"cannot load {artifact}: {err}") from None
+    try:
+        work = fresh_arguments(args, outputs)
+        call = [a.item() if a.ndim == 0 else a for a in work]
+        try:
+            module(*call)
+        except Exception as err:  # noqa: BLE001 - argument mismatch or an error code from the kernel
+            raise RunFailure("run", f"{type(err).__name__}: {err}") from None
+        for position, index in enumerate(outputs):
+            problem = _compare(work[index], reference[position], *tols[position])
+            if problem:
+                raise RunFailure("wrong_output", f"output {index} differs from the reference: {problem}")
+        evaluator = module.time_evaluator(module.entry_name, tensorize.cpu(), number=timing.number,
+                                          repeat=timing.repeat, min_repeat_ms=timing.min_repeat_ms,
+                                          cache_flush_bytes=timing.cache_flush_bytes)
+        return list(evaluator(*call).results)
+    finally:
+        unload = getattr(module, "unload", None)
+        if unload is not None:
+            unload()

@@ -1,0 +1,102 @@
+"""The main loop of a measurement child process (``python -m search.measure.worker``).
+
+It reads ``(kind, payload)`` requests from stdin and answers each with ``("ok", value)`` or
+``("error", message)`` on what was its stdout; fd 1 itself is pointed at stderr first, so stray
+output of native code cannot corrupt the replies. Requests:
+
+- ``"ping"``: ``"pong"`` (the process is up and its imports work).
+- ``"build"``: ``(mod, target, path)``: build the scheduled module into the shared library ``path``;
+  the build seconds.
+- ``"reference"``: ``(mod, args, outputs)``: the untransformed program's outputs on ``args``.
+- ``"run"``: ``(artifact, inputs_path, reference_path, outputs, tolerances, timing)``: the seconds per run
+  of each repeat, or an error tagged ``"run"``/``"wrong_output"``.
+
+A request that kills the process (an LLVM abort, a segfault) gets no reply: the parent sees the end of
+the stream and reports the death.
+"""
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import logging
+import os
+import sys
+import traceback
+from collections import OrderedDict
+
+from .inputs import load_arrays
+from .process import read_frame, write_frame
+from .tasks import RunFailure, build_artifact, check_and_time, reference_outputs
+
+logger = logging.getLogger(__name__)
+
+
+class _ArrayCache:
+    """The few most recent workloads' arrays, by file path (inputs are reused across candidates)."""
+
+    def __init__(self, size: int = 4):
+        self.size = size
+        self._items: OrderedDict = OrderedDict()
+
+    def get(self, path: str) -> list:
+        if path in self._items:
+            self._items.move_to_end(path)
+        else:
+            self._items[path] = load_arrays(path)
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+        return self._items[path]
+
+
+def _preload_openmp() -> None:
+    """Keep libgomp loaded for the process's life, so unloading a candidate's library never unloads the
+    OpenMP runtime under its idle thread pool."""
+    for name in filter(None, [ctypes.util.find_library("gomp"), "libgomp.so.1"]):
+        try:
+            ctypes.CDLL(name, mode=ctypes.RTLD_GLOBAL)
+            return
+        except OSError:
+            continue
+
+
+def handle(kind: str, payload, arrays: _ArrayCache):
+    if kind == "ping":
+        return "pong"
+    if kind == "build":
+        mod, target, path = payload
+        return build_artifact(mod, target, path)
+    if kind == "reference":
+        mod, args, outputs = payload
+        return reference_outputs(mod, args, outputs)
+    if kind == "run":
+        artifact, inputs_path, reference_path, outputs, tols, timing = payload
+        return check_and_time(artifact, arrays.get(inputs_path), arrays.get(reference_path), outputs, tols, timing)
+    raise ValueError(f"unknown request {kind!r}")
+
+
+def main() -> int:
+    replies = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    requests = sys.stdin.buffer
+    logging.basicConfig(level=os.environ.get("TENSORIZE_WORKER_LOG", "WARNING"), stream=sys.stderr)
+    _preload_openmp()
+    arrays = _ArrayCache()
+    while True:
+        message = read_frame(requests)
+        if message is None:
+            return 0
+        kind, payload = message
+        try:
+            reply = ("ok", handle(kind, payload, arrays))
+        except RunFailure as failure:
+            reply = ("error", str(failure), failure.kind)
+        except Exception as err:  # noqa: BLE001 - every failure is reported to the parent
+            detail = "".join(traceback.format_exception_only(type(err), err)).strip()
+            logger.debug("request %s failed:\n%s", kind, traceback.format_exc())
+            reply = ("error", detail, "run")
+        write_frame(replies, reply)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
