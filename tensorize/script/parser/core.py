@@ -25,6 +25,7 @@ from .. import tir as T
 from . import specs
 from .evaluator import MISSING, ExprEvaluator, as_index, subscript_buffer
 from .frames import BlockFrame, FunctionFrame
+from .safety import SAFE_BUILTINS
 from .source import Source
 
 
@@ -55,13 +56,14 @@ class Parser:
     """Parses one ``def`` into a PrimFunc. ``env`` is the enclosing Python scope (a name -> value
     mapping searched after the function's own names)."""
 
-    def __init__(self, source: Source, env: dict):
+    def __init__(self, source: Source, env: dict, policy=None):
         self.source = source
         self.env = env
         self.scopes: list[dict[str, Any]] = [{}]
         self.frames: list[Any] = []
         self.loop_ranges: dict[int, Range] = {}
-        self.evaluator = ExprEvaluator(self)
+        self.builtins = builtins.__dict__ if policy is None else SAFE_BUILTINS
+        self.evaluator = ExprEvaluator(self, policy)
         self.size_vars: dict[str, Var] = {}
 
     # -- names -------------------------------------------------------------------------------
@@ -71,7 +73,7 @@ class Parser:
                 return scope[name]
         if name in self.env:
             return self.env[name]
-        return builtins.__dict__.get(name, default)
+        return self.builtins.get(name, default)
 
     def bind(self, name: str, value) -> None:
         self.scopes[-1][name] = value
