@@ -104,7 +104,7 @@ class Target:
             if key in attrs and not all(isinstance(v, str) for v in attrs[key]):
                 raise TargetError(f"target attribute -{key} is a comma-separated list of names")
         if self.kind.name in ("cuda", "nvptx"):
-            if attrs.get("arch"):
+            if "arch" in attrs:
                 _llvm.check_cuda_arch(attrs["arch"])
             return
         if self.kind.name != "llvm" and not {"mtriple", "mcpu", "mattr"} & set(attrs):
