@@ -6,7 +6,7 @@
 
 >>> Target("llvm -mcpu=znver4").has_feature("avx512vnni")
 True
->>> Target("llvm -mcpu=znver44")
+>>> Target("llvm -mcpu=znver44")  # doctest: +ELLIPSIS
 Traceback (most recent call last):
     ...
 tensorize.errors.TargetError: -mcpu='znver44' is not a CPU LLVM knows for x86_64-unknown-linux-gnu; did you mean ...
