@@ -24,3 +24,8 @@ def render(node, limit: int = 60) -> str:
     if len(lines) > limit:
         lines = lines[:limit] + [f"... ({len(lines) - limit} more lines)"]
     return "\n".join(lines)
+
+
+class TraceError(ScheduleError, ValueError):
+    """A trace (``Trace.from_json`` input or a replayed instruction) is malformed: garbage, truncated,
+    an unknown instruction kind or arguments the primitive does not take."""
