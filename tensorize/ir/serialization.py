@@ -216,13 +216,13 @@ def _plain_classes() -> dict[str, type]:
     return {"PointerType": PointerType, "IRModule": IRModule}
 
 
-def load_json(text: str | bytes):
+def load_json(text: str | bytes | dict):
     """Rebuild the IR that ``save_json`` wrote. Nothing in the text is evaluated.
 
     Parameters
     ----------
-    text : str or bytes
-        A document written by ``save_json``.
+    text : str, bytes or dict
+        A document written by ``save_json`` (or the dict ``json.loads`` made of it).
 
     Returns
     -------
@@ -242,10 +242,13 @@ def load_json(text: str | bytes):
         ...
     tensorize.ir.serialization.SerializationError: node 0 has type 'os.system', which is not an IR node class
     """
-    try:
-        doc = json.loads(text)
-    except (ValueError, TypeError, RecursionError) as err:
-        raise SerializationError(f"not JSON: {err}") from None
+    if isinstance(text, dict):  # already parsed (a document embedded in a larger JSON file)
+        doc = text
+    else:
+        try:
+            doc = json.loads(text)
+        except (ValueError, TypeError, RecursionError) as err:
+            raise SerializationError(f"not JSON: {err}") from None
     if not isinstance(doc, dict) or doc.get("tensorize_ir") != FORMAT_VERSION or not isinstance(doc.get("nodes"), list):
         raise SerializationError(f"not a tensorize IR document of version {FORMAT_VERSION}")
     try:
