@@ -14,7 +14,8 @@ def _functions(value) -> list[tuple[str, PrimFunc]]:
     if isinstance(value, PrimFunc):
         return [("", value)]
     if isinstance(value, IRModule):
-        return [(f".{name}", f) for name, f in value.functions.items() if isinstance(f, PrimFunc)]
+        return [(f".{getattr(name, 'name_hint', name)}", f) for name, f in value.functions.items()
+                if isinstance(f, PrimFunc)]
     return []
 
 
@@ -47,7 +48,7 @@ def corpus() -> dict[str, object]:
     """Name -> PrimFunc or IRModule."""
     found: dict[str, object] = {}
     for name, text in vars(programs).items():
-        if name.isupper() and isinstance(text, str) and "def " in text:
+        if name.isupper() and not name.startswith("_") and isinstance(text, str) and "def " in text:
             try:
                 namespace = programs.load(text, name.lower())
             except Exception:  # noqa: BLE001 - a text of the tutorials that is not a whole program

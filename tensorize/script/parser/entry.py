@@ -16,6 +16,7 @@ import logging
 import sys
 from typing import Any
 
+from ...errors import TVMError
 from ...ir.function import IRModule, PrimFunc
 from .. import ir as I
 from .. import tir as T
@@ -71,11 +72,18 @@ def _gc_paused():
             gc.enable()
 
 
-def _verify(func: PrimFunc) -> None:
+def _verify(func: PrimFunc, source: Source | None = None, fdef: ast.AST | None = None) -> None:
     if importlib.util.find_spec("tensorize.ir.verify") is None:
         return
     verify = importlib.import_module("tensorize.ir.verify")
-    verify.verify_well_formed(func)
+    try:
+        verify.verify_well_formed(func)
+    except TVMError:
+        raise
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError, ArithmeticError) as err:
+        # the verifier met a value it could not reason about (an index of the wrong type, ...)
+        message = f"the program is not well formed ({type(err).__name__}: {err})"
+        raise (source.error(fdef, message) if source is not None else DiagnosticError(message)) from None
 
 
 def _find_def(tree: ast.Module, kind: type, name: str) -> ast.AST:
@@ -93,7 +101,7 @@ def parse_function_def(source: Source, fdef: ast.FunctionDef, env: dict, check_w
     if not private and "global_symbol" not in func.attrs:
         func = func.with_attr("global_symbol", fdef.name)  # TVM: a public function is exported by its name
     if check_well_formed:
-        _verify(func)
+        _verify(func, source, fdef)
     return func
 
 

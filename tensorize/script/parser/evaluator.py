@@ -238,6 +238,11 @@ class ExprEvaluator:
         return self.eval(node.body) if cond else self.eval(node.orelse)
 
     def _apply(self, node, op, *args):
+        if any(_is_ir(a) for a in args):
+            for a in args:
+                if not (_is_ir(a) or isinstance(a, (int, float)) or a is E._compare or isinstance(a, type)):
+                    raise self.error(node, f"cannot evaluate {ast.unparse(node)!r}: an operand is a {type(a).__name__}, "
+                                           "not an expression or a number")
         try:
             return op(*args)
         except Exception as err:  # an operator on bad operands: report where
@@ -255,6 +260,10 @@ class ExprEvaluator:
             self.region_context = region_context
         if isinstance(base, Buffer):
             indices = index if isinstance(index, tuple) else (index,)
+            for i in indices:
+                if not (isinstance(i, (int, slice, PrimExpr, E.EqualOp)) and not isinstance(i, bool)):
+                    raise self.error(node, f"buffer {base.name!r} is indexed with a {type(i).__name__}; indices are "
+                                           "integers, expressions or slices")
             if len(indices) != len(base.shape) and not (len(indices) == 1 and len(base.shape) == 0):
                 raise self.error(node, f"buffer {base.name!r} has {len(base.shape)} dimensions but is indexed "
                                        f"with {len(indices)}")
