@@ -120,8 +120,8 @@ def case_primitives(program: str, seed: int, steps: int) -> dict:
         for p in params:
             if p.kind is p.VAR_POSITIONAL:
                 args.extend(rng.sample(rvs["loop"], min(len(rvs["loop"]), rng.randint(1, 3))) if rvs["loop"] else [])
-            elif p.default is not p.empty and rng.random() < 0.5:
-                continue
+            elif p.default is not p.empty and (rng.random() < 0.5 or p.annotation == "bool"):
+                continue  # flags keep their defaults: disable_predication=True is the caller's own risk
             elif p.kind is p.KEYWORD_ONLY:
                 kwargs[p.name] = mutate.random_argument(rng, rvs)
             else:
