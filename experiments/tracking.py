@@ -1,9 +1,15 @@
 """MLflow tracking of experiment runs. The default store is a local SQLite file (no server);
-any tracking URI works by configuration (``tracking.uri=http://host:5000``)."""
+any tracking URI works by configuration (``tracking.uri=http://host:5000``).
+
+A run records the host and process id that own it. A process killed mid-run (``kill -9``, a lost
+machine) leaves its run marked RUNNING; the next run of the same experiment marks such stale runs
+KILLED: those whose process no longer exists on this host, and those that carry no owner.
+"""
 from __future__ import annotations
 
 import logging
 import os
+import socket
 from contextlib import contextmanager
 from typing import Any, Iterator, Mapping
 
@@ -43,8 +49,10 @@ class Tracker:
 
         self._mlflow = mlflow
         mlflow.set_tracking_uri(self.uri)
-        mlflow.set_experiment(self.experiment_name)
-        with mlflow.start_run(run_name=run_name) as active:
+        experiment = mlflow.set_experiment(self.experiment_name)
+        mark_stale_runs_killed(experiment.experiment_id)
+        with mlflow.start_run(run_name=run_name, tags={_HOST_TAG: socket.gethostname(), _PID_TAG: str(os.getpid())}) \
+                as active:
             self.run_id = active.info.run_id
             mlflow.log_params({k: str(v)[:500] for k, v in params.items()})
             log.info("MLflow run %s in experiment %r at %s", self.run_id, self.experiment_name, self.uri)
@@ -65,3 +73,51 @@ class Tracker:
     def set_tags(self, tags: Mapping[str, str]) -> None:
         if self._mlflow is not None:
             self._mlflow.set_tags(dict(tags))
+
+
+_HOST_TAG, _PID_TAG = "tensorize.host", "tensorize.pid"
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # exists, owned by someone else
+        return True
+    return True
+
+
+def mark_stale_runs_killed(experiment_id: str) -> list[str]:
+    """Mark the experiment's RUNNING runs whose process is gone as KILLED; returns their run ids.
+
+    Parameters
+    ----------
+    experiment_id : str
+        The MLflow experiment (of the current tracking URI).
+
+    Returns
+    -------
+    list of str
+        The runs marked KILLED: those owned by a process of this host that no longer exists, and those
+        without an owner tag. Runs of live processes and of other hosts are left alone.
+    """
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient()
+    host = socket.gethostname()
+    killed = []
+    for run in client.search_runs([experiment_id], filter_string="attributes.status = 'RUNNING'", max_results=1000):
+        tags = run.data.tags
+        owner_host, owner_pid = tags.get(_HOST_TAG), tags.get(_PID_TAG)
+        if owner_host is not None and owner_host != host:
+            continue
+        if owner_pid is not None and owner_pid.isdigit() and int(owner_pid) != os.getpid() \
+                and _process_alive(int(owner_pid)):
+            continue
+        client.set_terminated(run.info.run_id, status="KILLED")
+        killed.append(run.info.run_id)
+    if killed:
+        log.warning("marked %d stale RUNNING run(s) of experiment %s as KILLED: %s", len(killed), experiment_id,
+                    ", ".join(killed))
+    return killed

@@ -39,3 +39,12 @@ class DiagnosticError(TVMError, SyntaxError):
 
 class VerifyError(TVMError):
     """A program breaks a well-formedness rule of TensorIR."""
+
+
+class TargetError(TVMError, ValueError):
+    """A target string or dict names something LLVM does not know (a CPU, feature, triple or CUDA arch),
+    or is malformed. Raised before LLVM sees the target, so a typo never aborts the process."""
+
+
+class BuildError(TVMError):
+    """Compiling a program failed (in this process or in a compiler child process)."""

@@ -1,4 +1,6 @@
-"""The tuning database: workloads and measured schedules (``Database``, ``TuningRecord``, ``Workload``)."""
-from .json_database import Database, TuningRecord, Workload
+"""The tuning database: workloads and measured schedules (``Database``, ``TuningRecord``, ``Workload``,
+``target_key``). Loading a database never evaluates code."""
+from .json_database import Database
+from .workload import TuningRecord, Workload, target_key, workload_key
 
-__all__ = ["Database", "TuningRecord", "Workload"]
+__all__ = ["Database", "TuningRecord", "Workload", "target_key", "workload_key"]

@@ -1,125 +1,38 @@
 """A tuning database: workloads and measured schedules in one append-only JSON-lines file.
 
-Each line is one JSON object, either a workload ``{"type": "workload", "key", "text"}`` or a tuning
-record ``{"type": "record", "workload": key, "trace", "run_secs", "target", "args_info"}``. A
-workload's key is the SHA-256 of its canonical TVMScript text, so the same program maps to the
-same entry in every process (Python's ``hash`` of strings changes from process to process, so the
-in-memory structural hash only speeds up lookups). Appends take an exclusive ``flock`` and write
-each line with one ``write`` call: several tuning processes may share a file. A torn last line
-(a process killed mid-write) is skipped with a warning; the file stays usable (resumable).
+Each line is one JSON object, either a workload ``{"type": "workload", "key", "ir"}`` (the program
+in the IR's JSON form, ``tensorize.ir.save_json``) or a tuning record ``{"type": "record",
+"workload": key, "trace", "run_secs", "target", "target_key", "args_info"}``. A workload's key is
+the SHA-256 of its canonical TVMScript text, so the same program maps to the same entry in every
+process. Loading a file never evaluates anything: the IR is rebuilt from a table of node classes,
+traces from their JSON, and older files' TVMScript text goes through the safe parser (only
+TVMScript's vocabulary). Every line is checked; a garbage, truncated or hostile line is skipped with
+a warning naming its line number.
+
+Appends take an exclusive ``flock`` and write each line with one ``write`` call: several tuning
+processes may share a file. A process killed mid-write leaves a torn last line; the next writer
+terminates it (so it is skipped as one unreadable line) before appending its own.
 
 >>> db = Database("tuning.jsonl")                                        # doctest: +SKIP
 >>> wl = db.commit_workload(mod)                                        # doctest: +SKIP
 >>> db.commit_tuning_record(TuningRecord(sch.trace.as_json(), wl, [1.2e-3], "llvm"))   # doctest: +SKIP
->>> best = db.get_top_k(wl, 1)[0]                                       # doctest: +SKIP
+>>> best = db.get_top_k(wl, 1, target="llvm")[0]                        # doctest: +SKIP
 >>> sch = best.replay()          # a Schedule of the workload with the record's trace applied   # doctest: +SKIP
 """
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import json
 import logging
-import math
 import os
-from dataclasses import dataclass, field
 
-from tensorize.ir.function import IRModule, PrimFunc
 from tensorize.ir.structural import structural_equal, structural_hash
+
+from .workload import TuningRecord, Workload, as_module, target_key, workload_key
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["Database", "Workload", "TuningRecord"]
-
-
-def _as_module(mod) -> IRModule:
-    if isinstance(mod, PrimFunc):
-        return IRModule({"main": mod})
-    if isinstance(mod, IRModule):
-        return mod
-    raise TypeError(f"a workload is an IRModule or a PrimFunc, got {type(mod).__name__}")
-
-
-class Workload:
-    """A program being tuned: ``mod`` (an IRModule), ``key`` (stable across processes), ``text``.
-
-    A workload read back from disk parses its text on first use of ``mod``.
-    """
-
-    __slots__ = ("key", "text", "_mod", "_shash")
-
-    def __init__(self, key: str, text: str, mod: IRModule | None = None):
-        self.key, self.text, self._mod, self._shash = key, text, mod, None
-
-    @staticmethod
-    def of(mod) -> "Workload":
-        mod = _as_module(mod)
-        text = mod.script()
-        return Workload(hashlib.sha256(text.encode()).hexdigest(), text, mod)
-
-    @property
-    def mod(self) -> IRModule:
-        if self._mod is None:
-            from tensorize.script import from_source
-
-            parsed = from_source(self.text)
-            self._mod = _as_module(parsed)
-        return self._mod
-
-    @property
-    def shash(self) -> int:
-        """The structural hash of ``mod`` (valid within this process only)."""
-        if self._shash is None:
-            self._shash = structural_hash(self.mod)
-        return self._shash
-
-    def as_json(self) -> dict:
-        return {"type": "workload", "key": self.key, "text": self.text}
-
-    def __repr__(self) -> str:
-        return f"Workload({self.key[:12]})"
-
-
-@dataclass
-class TuningRecord:
-    """One measured schedule of ``workload``: its trace (``Trace.as_json()``), run times in seconds
-    (``None`` or empty when the build or run failed), the target string and argument descriptions."""
-
-    trace_json: list
-    workload: Workload
-    run_secs: list | None = None
-    target: str | None = None
-    args_info: list | None = field(default=None)
-
-    @property
-    def mean_run_secs(self) -> float:
-        """The mean run time; ``inf`` for a failed measurement."""
-        secs = [float(s) for s in (self.run_secs or [])]
-        if not secs or not all(math.isfinite(s) for s in secs):
-            return math.inf
-        return sum(secs) / len(secs)
-
-    @property
-    def is_valid(self) -> bool:
-        return math.isfinite(self.mean_run_secs)
-
-    def trace(self):
-        from tensorize.schedule.trace import Trace
-
-        return Trace.from_json(self.trace_json)
-
-    def replay(self):
-        """A fresh ``Schedule`` of the workload with this record's trace applied."""
-        from tensorize.schedule import Schedule
-
-        sch = Schedule(self.workload.mod)
-        self.trace().apply_to_schedule(sch)
-        return sch
-
-    def as_json(self) -> dict:
-        return {"type": "record", "workload": self.workload.key, "trace": self.trace_json,
-                "run_secs": None if self.run_secs is None else [float(s) for s in self.run_secs],
-                "target": None if self.target is None else str(self.target), "args_info": self.args_info}
+__all__ = ["Database", "Workload", "TuningRecord", "target_key"]
 
 
 class Database:
@@ -127,6 +40,11 @@ class Database:
 
     ``reload()`` picks up lines other processes appended since; committing does it too, so a
     workload committed elsewhere is reused rather than written twice.
+
+    Parameters
+    ----------
+    path : str or PathLike
+        The file.
     """
 
     def __init__(self, path: str | os.PathLike):
@@ -134,9 +52,11 @@ class Database:
         directory = os.path.dirname(os.path.abspath(self.path))
         os.makedirs(directory, exist_ok=True)
         self._offset = 0
+        self._line = 0  # complete lines read so far
         self._workloads: dict[str, Workload] = {}
         self._by_shash: dict[int, list[Workload]] = {}
         self._records: list[TuningRecord] = []
+        self.skipped = 0  # lines skipped as unreadable
         open(self.path, "a").close()
         self.reload()
 
@@ -150,76 +70,96 @@ class Database:
             finally:
                 fcntl.flock(f, fcntl.LOCK_UN)
 
-    def _read_from(self, f) -> None:
+    def _read_from(self, f) -> int:
+        """Ingest the whole lines after the current offset; returns how many bytes of torn tail follow them."""
         f.seek(self._offset)
         data = f.read()
         end = data.rfind(b"\n") + 1  # only whole lines; a torn tail is left for later
-        for number, line in enumerate(data[:end].splitlines()):
+        for line in data[:end].splitlines():
+            self._line += 1
             if line.strip():
-                self._ingest(line, number)
+                self._ingest(line, self._line)
         self._offset += end
+        return len(data) - end
 
     def _ingest(self, line: bytes, number: int) -> None:
         try:
             entry = json.loads(line)
-            kind = entry["type"]
+            if not isinstance(entry, dict):
+                raise ValueError("the line is not a JSON object")
+            kind = entry.get("type")
             if kind == "workload":
-                self._add_workload(Workload(entry["key"], entry["text"]))
+                if entry.get("key") not in self._workloads:
+                    self._add_workload(Workload.from_json(entry))
             elif kind == "record":
-                workload = self._workloads[entry["workload"]]
-                self._records.append(TuningRecord(entry["trace"], workload, entry.get("run_secs"),
-                                                  entry.get("target"), entry.get("args_info")))
+                workload = self._workloads.get(entry.get("workload"))
+                if workload is None:
+                    raise ValueError("the record's workload is not in the file (above it)")
+                self._records.append(TuningRecord.from_json(entry, workload))
             else:
-                raise KeyError(f"unknown entry type {kind!r}")
-        except (ValueError, KeyError, TypeError) as err:
-            logger.warning("%s: skipping an unreadable line near byte %d (%s)", self.path, self._offset, err)
+                raise ValueError(f"unknown entry type {str(kind)[:40]!r}")
+        except Exception as err:  # noqa: BLE001 - any damaged or hostile line is skipped, never fatal
+            self.skipped += 1
+            logger.warning("%s:%d: skipping an unreadable line (%s: %s)", self.path, number, type(err).__name__,
+                           str(err)[:200])
 
     def _add_workload(self, workload: Workload) -> Workload:
         have = self._workloads.get(workload.key)
         if have is not None:
             return have
         self._workloads[workload.key] = workload
-        if workload._mod is not None:
-            self._by_shash.setdefault(workload.shash, []).append(workload)
+        self._by_shash.setdefault(workload.shash, []).append(workload)
         return workload
 
     # -- writing ---------------------------------------------------------------------------
-    def _append(self, entry: dict, before_write=None):
+    def _append(self, entry: dict, before_write=None) -> bool:
         """Append one line under an exclusive lock, after catching up with other writers;
         ``before_write()`` may decide, once caught up, that nothing needs writing (returns False)."""
-        line = (json.dumps(entry, separators=(",", ":")) + "\n").encode()
+        line = (json.dumps(entry, separators=(",", ":"), allow_nan=False) + "\n").encode()
         fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             with os.fdopen(os.dup(fd), "rb") as f:
-                self._read_from(f)
+                torn = self._read_from(f)
+                if torn:  # a writer died mid-line (writers hold the lock for whole lines): end its line
+                    os.write(fd, b"\n")
+                    self._read_from(f)
             if before_write is not None and not before_write():
-                return
+                return False
             written = os.write(fd, line)
             if written != len(line):
                 raise OSError(f"short write to {self.path}: {written} of {len(line)} bytes; the disk may be full")
             self._offset += written
+            self._line += 1
+            return True
         finally:
             fcntl.flock(fd, fcntl.LOCK_UN)
             os.close(fd)
 
     def commit_workload(self, mod) -> Workload:
-        """The database's entry for ``mod`` (an IRModule or PrimFunc), adding it when new."""
-        mod = _as_module(mod)
+        """The database's entry for ``mod`` (an IRModule or PrimFunc), adding it when new.
+
+        Parameters
+        ----------
+        mod : IRModule or PrimFunc
+            The program.
+
+        Returns
+        -------
+        Workload
+            The entry (the same object for structurally equal programs).
+        """
+        mod = as_module(mod)
         shash = structural_hash(mod)
         for workload in self._by_shash.get(shash, []):
             if structural_equal(workload.mod, mod):
                 return workload
         workload = Workload.of(mod)
         self._append(workload.as_json(), before_write=lambda: workload.key not in self._workloads)
-        known = self._workloads.get(workload.key)
-        if known is not None and known._mod is None:
-            known._mod = mod  # read back from disk: keep the live module
-            self._by_shash.setdefault(known.shash, []).append(known)
         return self._add_workload(workload)
 
     def has_workload(self, mod) -> bool:
-        return Workload.of(mod).key in self._workloads
+        return workload_key(as_module(mod)) in self._workloads
 
     def commit_tuning_record(self, record: TuningRecord) -> None:
         """Append ``record`` (its workload must come from ``commit_workload`` of this file)."""
@@ -230,11 +170,27 @@ class Database:
         self._records.append(record)
 
     # -- queries ---------------------------------------------------------------------------
-    def get_top_k(self, workload: Workload, k: int) -> list[TuningRecord]:
-        """The ``k`` fastest valid records of ``workload`` (by mean run time), fastest first."""
+    def get_top_k(self, workload: Workload, k: int, target=None) -> list[TuningRecord]:
+        """The ``k`` fastest valid records of ``workload`` (by mean run time), fastest first.
+
+        Parameters
+        ----------
+        workload : Workload
+            From ``commit_workload``.
+        k : int
+            How many.
+        target : Target or str, optional
+            Only records measured on this target (same ``target_key``: target string and features).
+
+        Returns
+        -------
+        list of TuningRecord
+        """
         if k < 0:
             raise ValueError(f"k must be non-negative, got {k}")
-        mine = [r for r in self._records if r.workload.key == workload.key and r.is_valid]
+        key = None if target is None else target_key(target)
+        mine = [r for r in self._records if r.workload.key == workload.key and r.is_valid
+                and (key is None or r.target_key == key)]
         mine.sort(key=lambda r: r.mean_run_secs)
         return mine[:k]
 

@@ -10,3 +10,4 @@ from .structural import assert_structural_equal, structural_equal, structural_ha
 from . import module  # noqa: F401  (tvm.ir.module.IRModule)
 
 PrimType = str
+from .serialization import SerializationError, load_json, save_json  # noqa: E402

@@ -24,10 +24,13 @@ from typing import Any
 from ..ir.expr import IntImm, PrimExpr
 from ..ir.function import IRModule, PrimFunc
 from ..ir.stmt import BlockRealize, For, Stmt
-from .error import ScheduleError, render
+from .error import ScheduleError, ScheduleTypeError, ScheduleValueError, render
 from .rv import BlockRV, ExprRV, LoopRV
 from .trace import Instruction, Trace, _flatten_outputs
 from .tree import StmtIndex, replace_stmt
+
+
+_HANDLE_TYPES = {"BlockRV": (BlockRV,), "LoopRV": (LoopRV,), "BlockRV | str": (BlockRV, str)}
 
 
 def primitive(fn):
@@ -41,6 +44,26 @@ def primitive(fn):
     recorded_names = [p.name for p in params if p.name != "decision" and p.kind is not p.VAR_KEYWORD]
     defaults = {p.name: p.default for p in params if p.default is not p.empty}
     simple = var_positional is None and all(p.kind is not p.VAR_KEYWORD for p in params)
+    # Handle parameters (annotated BlockRV / LoopRV) are type-checked before the primitive runs.
+    checked = [(p.name, positional.index(p.name) if p.name in positional else None, p.kind is p.VAR_POSITIONAL,
+                _HANDLE_TYPES[p.annotation]) for p in params if isinstance(p.annotation, str)
+               and p.annotation in _HANDLE_TYPES]
+
+    def check_handles(args, kwargs) -> None:
+        for name, position, star, types in checked:
+            if star:
+                values = args[len(positional):]
+            elif position is not None and position < len(args):
+                values = (args[position],)
+            elif name in kwargs:
+                values = (kwargs[name],)
+            else:
+                continue
+            for value in values:
+                if not isinstance(value, types):
+                    wanted = " or ".join(t.__name__ for t in types)
+                    raise ScheduleTypeError(f"{fn.__name__}: {name} must be a {wanted}, got {type(value).__name__} "
+                                            f"({value!r})"[:300])
 
     def record(self, args, kwargs) -> dict:
         if simple and len(args) <= len(positional):
@@ -58,6 +81,8 @@ def primitive(fn):
 
     @functools.wraps(fn)
     def wrapper(self, *args, **kwargs):
+        if checked:
+            check_handles(args, kwargs)
         outermost = self._depth == 0
         if outermost:
             saved = (self._mod, len(self._trace.insts), self._block_names)
@@ -67,12 +92,16 @@ def primitive(fn):
         self._depth += 1
         try:
             result = fn(self, *args, **kwargs)
-        except BaseException:
+        except BaseException as err:
             if outermost:
                 self._mod, n, self._block_names = saved
                 if self._rng_saved is not None:
                     self._rng_obj.setstate(self._rng_saved)
                 del self._trace.insts[n:]
+                if isinstance(err, (TypeError, ValueError)) and not isinstance(err, ScheduleError):
+                    # an argument of the wrong type or value: one error family for callers to catch
+                    kind = ScheduleTypeError if isinstance(err, TypeError) else ScheduleValueError
+                    raise kind(f"{fn.__name__}: {err}") from err
             raise
         finally:
             self._depth -= 1

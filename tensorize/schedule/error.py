@@ -24,3 +24,17 @@ def render(node, limit: int = 60) -> str:
     if len(lines) > limit:
         lines = lines[:limit] + [f"... ({len(lines) - limit} more lines)"]
     return "\n".join(lines)
+
+
+class ScheduleTypeError(ScheduleError, TypeError):
+    """A primitive got an argument of the wrong type (a LoopRV where a BlockRV belongs, a string for a
+    factor, ...); the schedule is unchanged."""
+
+
+class ScheduleValueError(ScheduleError, ValueError):
+    """A primitive got an argument of the right type but an invalid value; the schedule is unchanged."""
+
+
+class TraceError(ScheduleError, ValueError):
+    """A trace (``Trace.from_json`` input or a replayed instruction) is malformed: garbage, truncated,
+    an unknown instruction kind or arguments the primitive does not take."""

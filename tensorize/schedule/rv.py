@@ -27,7 +27,7 @@ class LoopRV:
         self.var, self.func_name = var, func_name
 
     def __repr__(self) -> str:
-        return f"LoopRV({self.var.name})"
+        return f"LoopRV({getattr(self.var, 'name', '?')})"  # a placeholder of a trace read from JSON has no var
 
 
 class ExprRV:

@@ -155,20 +155,30 @@ class Trace:
     def from_json(data) -> "Trace":
         """Rebuild a trace from ``as_json()`` output (or its JSON text). Output RVs are fresh
         placeholders; ``apply_to_schedule`` binds them to real handles."""
-        if isinstance(data, str):
-            data = json.loads(data)
-        insts_json, decisions_json = data
-        decisions = {int(i): d for i, d in decisions_json}
-        rvs: dict[str, Any] = {}
-        insts = []
-        for i, (kind, args, _attrs, outputs) in enumerate(insts_json):
-            outs = []
-            for name in outputs:
-                rv = {"b": BlockRV("", ""), "l": LoopRV(None, ""), "v": ExprRV(0)}[name[0]]
-                rvs[name] = rv
-                outs.append(rv)
-            decision = _from_json(decisions[i], rvs) if i in decisions else None
-            insts.append(Instruction(kind, {k: _from_json(v, rvs) for k, v in args.items()}, outs, decision))
+        from .error import TraceError
+
+        try:
+            if isinstance(data, (str, bytes)):
+                data = json.loads(data)
+            insts_json, decisions_json = data
+            decisions = {int(i): d for i, d in decisions_json}
+            rvs: dict[str, Any] = {}
+            insts = []
+            for i, (kind, args, _attrs, outputs) in enumerate(insts_json):
+                if not isinstance(kind, str) or not kind.isidentifier() or kind.startswith("_") \
+                        or not isinstance(args, dict) or not all(isinstance(k, str) for k in args):
+                    raise TraceError(f"instruction {i} is not [kind, {{argument: value}}, [], [outputs]]")
+                outs = []
+                for name in outputs:
+                    rv = {"b": BlockRV("", ""), "l": LoopRV(None, ""), "v": ExprRV(0)}[name[0]]
+                    rvs[name] = rv
+                    outs.append(rv)
+                decision = _from_json(decisions[i], rvs) if i in decisions else None
+                insts.append(Instruction(kind, {k: _from_json(v, rvs) for k, v in args.items()}, outs, decision))
+        except TraceError:
+            raise
+        except (ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError) as err:
+            raise TraceError(f"not a trace in Trace.as_json() form ({type(err).__name__}: {err})") from None
         return Trace(insts)
 
     # -- replay -----------------------------------------------------------------------------
@@ -193,15 +203,41 @@ class Trace:
                     elif new is not None:
                         decision = new
                 args["decision"] = decision
-            method = getattr(sch, inst.kind)
+            method = _primitive(sch, inst.kind)
             var_positional = _var_positional_name(type(sch), inst.kind)
-            if var_positional is not None and var_positional in args:
-                # ``*loops`` arguments are recorded as a list under their name; pass them back positionally
-                result = method(*args.pop(var_positional), **args)
-            else:
-                result = method(**args)
+            try:
+                if var_positional is not None and var_positional in args:
+                    # ``*loops`` arguments are recorded as a list under their name; pass them back positionally
+                    result = method(*args.pop(var_positional), **args)
+                else:
+                    result = method(**args)
+            except TypeError as err:  # arguments the primitive does not take (a hand-edited or hostile trace)
+                from .error import TraceError
+
+                raise TraceError(f"trace instruction {inst.kind} cannot be replayed: {err}") from None
             for old, new in zip(inst.outputs, _flatten_outputs(result)):
                 rv_map[id(old)] = new
+
+
+@functools.lru_cache(maxsize=None)
+def _instruction_kinds(cls: type) -> frozenset:
+    """The instruction kinds schedules of ``cls`` record: the names of their primitives."""
+    kinds = {"enter_postproc"}
+    for klass in cls.__mro__:
+        for value in vars(klass).values():
+            if getattr(value, "is_primitive", False):
+                kinds.add(value.__name__)
+    return frozenset(kinds)
+
+
+def _primitive(sch, kind: str):
+    """The schedule method of a trace instruction: only primitives (and ``enter_postproc``) replay."""
+    if not isinstance(kind, str) or kind.startswith("_") or kind not in _instruction_kinds(type(sch)) \
+            or not callable(getattr(sch, kind, None)):
+        from .error import TraceError
+
+        raise TraceError(f"{kind!r} is not a schedule primitive; a trace replays primitives only")
+    return getattr(sch, kind)
 
 
 @functools.lru_cache(maxsize=None)
@@ -225,7 +261,9 @@ def _map_rvs(value, rv_map):
     if isinstance(value, RV_TYPES):
         mapped = rv_map.get(id(value))
         if mapped is None:
-            raise ValueError(f"trace uses {value!r} before any instruction produced it")
+            from .error import TraceError
+
+            raise TraceError(f"trace uses {value!r} before any instruction produced it")
         return mapped
     if isinstance(value, list):
         return [_map_rvs(v, rv_map) for v in value]

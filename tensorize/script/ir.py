@@ -10,7 +10,41 @@
 >>> type(Module).__name__
 'IRModule'
 """
-from ..ir.function import GlobalVar, IRModule  # noqa: F401
-from .parser.entry import ir_module
+import inspect
+
+from ..ir.function import GlobalVar, IRModule, PrimFunc  # noqa: F401
+
+
+def ir_module(cls) -> IRModule:
+    """``@I.ir_module class Module:`` -> an ``IRModule`` of the class's ``@T.prim_func`` methods, in order.
+
+    Parameters
+    ----------
+    cls : type
+        A class whose methods are decorated with ``@T.prim_func`` (already parsed to ``PrimFunc``).
+
+    Returns
+    -------
+    IRModule
+        The module of those functions, named after the methods.
+
+    Examples
+    --------
+    >>> from tensorize.script import ir as I, tir as T
+    >>> @I.ir_module
+    ... class Module:
+    ...     @T.prim_func
+    ...     def main(A: T.Buffer((4,), "float32")):
+    ...         for i in range(4):
+    ...             A[i] = T.float32(0)
+    >>> Module.function_names()
+    ['main']
+    """
+    if isinstance(cls, IRModule):
+        return cls
+    if not inspect.isclass(cls):
+        raise TypeError(f"@I.ir_module decorates a class, not a {type(cls).__name__}")
+    functions = {name: value for name, value in vars(cls).items() if isinstance(value, PrimFunc)}
+    return IRModule(functions)
 
 __all__ = ["ir_module", "GlobalVar", "IRModule"]

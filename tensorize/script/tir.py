@@ -43,6 +43,7 @@ from ..ir.op import call_llvm_pure_intrin as _call_llvm_pure_intrin
 from ..ir.op import reinterpret as _reinterpret
 from ..ir.stmt import Evaluate as _Evaluate
 from ..ir.stmt import ForKind as _ForKind
+from .parser import hooks as _hooks
 from .parser import specs as _specs
 from .tir_ops import *  # noqa: F401,F403  (T.Add, T.FloorMod, T.LT, ..., T.tvm_storage_sync, ...)
 
@@ -56,10 +57,8 @@ def prim_func(func=None, *, private: bool = False, s_tir: bool = False, check_we
     unless ``T.func_attr`` gives another); ``@T.prim_func(private=True)`` gets none.
     ``@T.prim_func(s_tir=True)`` (TVM 0.27's printed form) is accepted. ``check_well_formed=False``
     skips the verifier."""
-    from .parser.entry import parse_prim_func
-
     def decorate(f):
-        return parse_prim_func(f, check_well_formed=check_well_formed, private=private)
+        return _hooks.get("prim_func")(f, check_well_formed=check_well_formed, private=private)
 
     return decorate if func is None else decorate(func)
 

@@ -11,6 +11,7 @@ from tensorize.ir.tensor_intrin import TensorIntrin
 from tensorize.runtime.aarch64 import (INSTALL_HINT, Aarch64IllegalInstruction, Aarch64Runner, run_aarch64,
                                        tools_available)
 from tensorize.script import tir as T
+from tensorize.errors import TargetError
 from tensorize.target import Target
 
 FULL = "llvm -mtriple=aarch64-linux-gnu -mattr=+neon,+dotprod,+i8mm,+sve -msve-vector-bits=256"
@@ -78,7 +79,8 @@ def test_supported_by_follows_target_features():
     sdot = TensorIntrin.get("dot_4x4_i8i8s32_sdot").meta
     assert sdot.supported_by(Target("llvm -mtriple=aarch64-linux-gnu -mattr=+neon,+dotprod"))
     assert not sdot.supported_by(Target("llvm -mtriple=aarch64-linux-gnu -mattr=+neon"))
-    assert not sdot.supported_by(Target("llvm -mtriple=x86_64-linux-gnu -mattr=+dotprod"))
+    with pytest.raises(TargetError, match="dotprod"):  # an AArch64 feature on x86 is refused, not ignored
+        Target("llvm -mtriple=x86_64-linux-gnu -mattr=+dotprod")
     assert TensorIntrin.get("dot_4x4_i8i8s32_neon").meta.supported_by(Target("llvm -mtriple=aarch64-linux-gnu"))
 
 

@@ -206,8 +206,9 @@ def test_registry_metadata_and_plugin_loading():
     assert [(it.extent, it.kind) for it in intrin.meta.iters] == [(16, "S"), (4, "R")]
     assert intrin.meta.supported_by(tvm.target.Target("llvm -mcpu=znver4 -mattr=+avx512f,+avx512vnni"))
     assert not intrin.meta.supported_by(tvm.target.Target("llvm -mattr=+avx2"))
-    assert not intrin.meta.supported_by(
-        tvm.target.Target("llvm -mtriple=aarch64-linux-gnu -mattr=+neon,+dotprod,+avx512vnni"))
+    assert not intrin.meta.supported_by(tvm.target.Target("llvm -mtriple=aarch64-linux-gnu -mattr=+neon,+dotprod"))
+    with pytest.raises(tvm.TVMError, match="avx512vnni"):  # an x86 feature on AArch64 is refused, not ignored
+        tvm.target.Target("llvm -mtriple=aarch64-linux-gnu -mattr=+neon,+dotprod,+avx512vnni")
     names = tvm.tir.TensorIntrin.list_names()
     for name in (VNNI_DOT_16x4_INTRIN, AVX512_DOT_16x4_INTRIN, AVX512_FMA_16_F32_INTRIN, AVX512_BF16_DOT_16x2_INTRIN):
         assert name in names

@@ -342,6 +342,18 @@ class Cache(ScheduleBase):
         from ...ir.functor import collect_vars
 
         used = {id(v) for ix in pattern for v in collect_vars(ix)}
+        inner: set[int] = set()  # variables the block's body defines (inner loops, nested blocks' iterators)
+
+        def defined(node):
+            if isinstance(node, For):
+                inner.add(id(node.loop_var))
+            elif isinstance(node, Block):
+                inner.update(id(iv.var) for iv in node.iter_vars)
+
+        post_order_visit(blk.body, defined)
+        if used & inner:
+            raise self._error(f"reindex: block {blk.name_hint!r} accesses {buf.name!r} through variables of its inner "
+                              "loops or nested blocks; reindex the inner block instead", realize)
         covered = [iv for iv in blk.iter_vars if id(iv.var) in used]
         if any(iv.iter_type not in (E.IterVar.DataPar, E.IterVar.CommReduce) for iv in covered):
             raise self._error(f"reindex: the indices of {buf.name!r} use iterators that are neither spatial nor "

@@ -313,6 +313,8 @@ class LoopTransform(ScheduleBase):
         resolved = [self._loop(rv) for rv in loops]
         func_name, index = resolved[0][0], resolved[0][1]
         fors = [r[2] for r in resolved]
+        if len({id(f) for f in fors}) != len(fors):
+            raise self._error("merge got the same loop twice; pass each loop to merge once")
         ancestor_sets = [{id(a) for a in index.ancestors(f)} for f in fors]
         common = set.intersection(*ancestor_sets)
         lca = next((a for a in index.ancestors(fors[0]) if id(a) in common), None)

@@ -10,6 +10,9 @@ from ..error import ScheduleError
 from ..rv import ExprRV, LoopRV
 
 
+_MAX_TILE_LEVELS = 16  # tiling levels of one loop (SSRSRS uses 4); more is a mistake, and slow to enumerate
+
+
 @lru_cache(maxsize=4096)
 def perfect_tilings(extent: int, n: int, max_innermost_factor: int) -> tuple[tuple[int, ...], ...]:
     """All ordered ways to write ``extent`` as a product of ``n`` factors with the innermost at most
@@ -44,6 +47,9 @@ class Sampling(ScheduleBase):
         """
         _, _, for_node = self._loop(loop)
         extent = self._int(for_node.extent, "the loop extent")
+        n = self._int(n, "n")
+        if not 1 <= n <= _MAX_TILE_LEVELS:
+            raise ScheduleError(f"sample_perfect_tile: n must be between 1 and {_MAX_TILE_LEVELS}, got {n}")
         if decision is not None:
             decision = [int(d) for d in decision]
             prod = 1

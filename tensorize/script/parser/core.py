@@ -11,6 +11,7 @@ import ast
 import builtins
 from typing import Any
 
+from ...errors import DiagnosticError
 from ...ir import dtype as dt
 from ...ir.block_access import infer_block_access
 from ...ir.buffer import Buffer
@@ -25,6 +26,7 @@ from .. import tir as T
 from . import specs
 from .evaluator import MISSING, ExprEvaluator, as_index, subscript_buffer
 from .frames import BlockFrame, FunctionFrame
+from .safety import SAFE_BUILTINS
 from .source import Source
 
 
@@ -55,13 +57,14 @@ class Parser:
     """Parses one ``def`` into a PrimFunc. ``env`` is the enclosing Python scope (a name -> value
     mapping searched after the function's own names)."""
 
-    def __init__(self, source: Source, env: dict):
+    def __init__(self, source: Source, env: dict, policy=None):
         self.source = source
         self.env = env
         self.scopes: list[dict[str, Any]] = [{}]
         self.frames: list[Any] = []
         self.loop_ranges: dict[int, Range] = {}
-        self.evaluator = ExprEvaluator(self)
+        self.builtins = builtins.__dict__ if policy is None else SAFE_BUILTINS
+        self.evaluator = ExprEvaluator(self, policy)
         self.size_vars: dict[str, Var] = {}
 
     # -- names -------------------------------------------------------------------------------
@@ -71,7 +74,7 @@ class Parser:
                 return scope[name]
         if name in self.env:
             return self.env[name]
-        return builtins.__dict__.get(name, default)
+        return self.builtins.get(name, default)
 
     def bind(self, name: str, value) -> None:
         self.scopes[-1][name] = value
@@ -211,7 +214,13 @@ class Parser:
             if method is None:
                 raise self.error(node, f"unsupported Python statement in TVMScript: {type(node).__name__}")
             _STMT_METHODS[type(node)] = method
-        return method(self, node, rest)
+        try:
+            return method(self, node, rest)
+        except DiagnosticError:
+            raise
+        except (ValueError, TypeError, KeyError, IndexError, AttributeError, ArithmeticError) as err:
+            # a builder or IR constructor refused a value (IntImm out of range, ...): report it here
+            raise self.error(node, f"{type(err).__name__}: {err}") from None
 
     # -- simple statements -------------------------------------------------------------------
     def stmt_Pass(self, node, rest):
@@ -524,6 +533,11 @@ class Parser:
         for target, loop in zip(targets, loops):
             name = self.target_name(target)
             start, stop = as_index(loop.start), as_index(loop.stop)
+            for bound in (start, stop):
+                if isinstance(bound, bool) or not (isinstance(bound, int) or (isinstance(bound, PrimExpr)
+                                                                             and dt.is_int(bound.dtype)
+                                                                             and dt.lanes_of(bound.dtype) == 1)):
+                    raise self.error(node.iter, f"loop bounds are integers or integer expressions, got {bound!r}")
             dtype = next((x.dtype for x in (stop, start) if isinstance(x, PrimExpr)), "int32")
             start = make_const(dtype, start) if isinstance(start, int) else convert(start)
             stop = make_const(dtype, stop) if isinstance(stop, int) else convert(stop)

@@ -16,9 +16,16 @@ import logging
 import sys
 from typing import Any
 
+from ...errors import TVMError
 from ...ir.function import IRModule, PrimFunc
+from .. import ir as I
+from .. import tir as T
+from . import hooks
 from .core import Parser
+from .safety import SafePolicy
 from .source import DiagnosticError, Source
+
+ir_module = I.ir_module
 
 logger = logging.getLogger(__name__)
 
@@ -65,11 +72,18 @@ def _gc_paused():
             gc.enable()
 
 
-def _verify(func: PrimFunc) -> None:
+def _verify(func: PrimFunc, source: Source | None = None, fdef: ast.AST | None = None) -> None:
     if importlib.util.find_spec("tensorize.ir.verify") is None:
         return
     verify = importlib.import_module("tensorize.ir.verify")
-    verify.verify_well_formed(func)
+    try:
+        verify.verify_well_formed(func)
+    except TVMError:
+        raise
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError, ArithmeticError) as err:
+        # the verifier met a value it could not reason about (an index of the wrong type, ...)
+        message = f"the program is not well formed ({type(err).__name__}: {err})"
+        raise (source.error(fdef, message) if source is not None else DiagnosticError(message)) from None
 
 
 def _find_def(tree: ast.Module, kind: type, name: str) -> ast.AST:
@@ -82,12 +96,12 @@ def _find_def(tree: ast.Module, kind: type, name: str) -> ast.AST:
 
 
 def parse_function_def(source: Source, fdef: ast.FunctionDef, env: dict, check_well_formed: bool = True,
-                       private: bool = False) -> PrimFunc:
-    func = Parser(source, env).parse_function(fdef)
+                       private: bool = False, policy: SafePolicy | None = None) -> PrimFunc:
+    func = Parser(source, env, policy).parse_function(fdef)
     if not private and "global_symbol" not in func.attrs:
         func = func.with_attr("global_symbol", fdef.name)  # TVM: a public function is exported by its name
     if check_well_formed:
-        _verify(func)
+        _verify(func, source, fdef)
     return func
 
 
@@ -104,79 +118,68 @@ def parse_prim_func(pyfunc, check_well_formed: bool = True, private: bool = Fals
         return parse_function_def(source, fdef, _environment(pyfunc, frame), check_well_formed, private)
 
 
-def ir_module(cls) -> IRModule:
-    """``@I.ir_module class Module:`` -> an ``IRModule`` of the class's ``@T.prim_func`` methods, in order.
-
-    >>> from tensorize.script import ir as I, tir as T
-    >>> @I.ir_module
-    ... class Module:
-    ...     @T.prim_func
-    ...     def main(A: T.Buffer((4,), "float32")):
-    ...         for i in range(4):
-    ...             A[i] = T.float32(0)
-    >>> Module.function_names()
-    ['main']
-    """
-    if isinstance(cls, IRModule):
-        return cls
-    if not inspect.isclass(cls):
-        raise TypeError(f"@I.ir_module decorates a class, not a {type(cls).__name__}")
-    functions = {name: value for name, value in vars(cls).items() if isinstance(value, PrimFunc)}
-    return IRModule(functions)
-
-
 # -- from_source -----------------------------------------------------------------------------
 
 
-def _decorator_kind(node: ast.expr, env: dict) -> tuple[str | None, dict]:
-    """Which of our decorators ``node`` is (``"prim_func"``/``"ir_module"``) and its keyword arguments."""
-    from .. import ir as I
-    from .. import tir as T
-    from ... import script
+_DECORATOR_OPTIONS = {"prim_func": ("private", "s_tir", "check_well_formed"), "ir_module": ()}
 
-    kwargs: dict = {}
-    target = node
-    if isinstance(node, ast.Call):
-        target = node.func
-        kwargs = {kw.arg: ast.literal_eval(kw.value) for kw in node.keywords if kw.arg}
+
+def _decorator_kind(node: ast.expr, env: dict, source: Source | None = None) -> tuple[str | None, dict]:
+    """Which of our decorators ``node`` is (``"prim_func"``/``"ir_module"``) and its keyword arguments
+    (literals only: a decorator's arguments are read, never evaluated)."""
+    target = node.func if isinstance(node, ast.Call) else node
     try:
         value = _resolve(target, env)
     except (KeyError, AttributeError):
         value = None
-    if value is T.prim_func:
-        return "prim_func", kwargs
-    if value is I.ir_module or value is script.ir_module:
-        return "ir_module", kwargs
-    return None, kwargs
+    kind = "prim_func" if value is T.prim_func else "ir_module" if value is I.ir_module else None
+    if value is None and isinstance(target, ast.Attribute) and isinstance(target.value, ast.Attribute) \
+            and _dotted(target) in _DOTTED_DECORATORS:  # TVM's tutorials write @tvm.script.ir_module
+        kind = _DOTTED_DECORATORS[_dotted(target)]
+    kwargs: dict = {}
+    if isinstance(node, ast.Call) and kind is not None:
+        for kw in node.keywords:
+            if kw.arg not in _DECORATOR_OPTIONS[kind] or not isinstance(kw.value, ast.Constant):
+                where = source.error(kw.value, f"@{kind} takes the literal options "
+                                               f"{', '.join(_DECORATOR_OPTIONS[kind]) or '(none)'}") if source else None
+                raise where or DiagnosticError(f"bad option of @{kind}")
+            kwargs[kw.arg] = kw.value.value
+    return kind, kwargs
+
+
+_DOTTED_DECORATORS = {f"{root}.script.{name}": kind for root in ("tvm", "tensorize")
+                      for name, kind in (("ir_module", "ir_module"), ("ir.ir_module", "ir_module"),
+                                         ("tir.prim_func", "prim_func"))}
+
+
+def _dotted(node: ast.expr) -> str:
+    return f"{_dotted(node.value)}.{node.attr}" if isinstance(node, ast.Attribute) else getattr(node, "id", "?")
 
 
 def _resolve(node: ast.expr, env: dict):
     if isinstance(node, ast.Name):
         return env[node.id]
-    if isinstance(node, ast.Attribute):
+    if isinstance(node, ast.Attribute) and not node.attr.startswith("_"):
         return getattr(_resolve(node.value, env), node.attr)
     raise KeyError(ast.dump(node))
 
 
 def default_environment() -> dict[str, Any]:
-    import tensorize
-
-    from .. import ir as I
-    from .. import tir as T
-
-    return {"T": T, "I": I, "tvm": tensorize, "tensorize": tensorize}
+    """The names TVMScript text sees: the ``T`` and ``I`` namespaces and nothing else."""
+    return {"T": T, "I": I}
 
 
-def parse_module_class(source: Source, cdef: ast.ClassDef, env: dict, check_well_formed: bool = True) -> IRModule:
+def parse_module_class(source: Source, cdef: ast.ClassDef, env: dict, check_well_formed: bool = True,
+                       policy: SafePolicy | None = None) -> IRModule:
     functions = {}
     for item in cdef.body:
         if isinstance(item, ast.FunctionDef):
-            kinds = [_decorator_kind(d, env) for d in item.decorator_list]
+            kinds = [_decorator_kind(d, env, source) for d in item.decorator_list]
             prim = next((kw for kind, kw in kinds if kind == "prim_func"), None)
             if prim is None:
                 raise source.error(item, f"method {item.name!r} of an ir_module class must be decorated with @T.prim_func")
             functions[item.name] = parse_function_def(source, item, env, prim.get("check_well_formed", check_well_formed),
-                                                  prim.get("private", False))
+                                                      prim.get("private", False), policy)
         elif isinstance(item, ast.Expr) and isinstance(item.value, ast.Constant):
             continue  # docstring
         elif isinstance(item, (ast.Assign, ast.AnnAssign, ast.Pass)):
@@ -189,6 +192,32 @@ def parse_module_class(source: Source, cdef: ast.ClassDef, env: dict, check_well
 def from_source(text: str, extra_vars: dict | None = None, check_well_formed: bool = True):
     """Parse TVMScript text (a module class or a function, e.g. what ``.script()`` prints).
 
+    The text is parsed in safe mode: only TVMScript's vocabulary (``T.*``, ``I.*``, literals,
+    operators, the names the text defines and those of ``extra_vars``) is evaluated; anything else
+    raises ``DiagnosticError`` at the offending node and nothing runs. Text from any source may be
+    parsed.
+
+    Parameters
+    ----------
+    text : str
+        TVMScript source of one ``@T.prim_func`` function or one ``@I.ir_module`` class.
+    extra_vars : dict, optional
+        Further names the text may use (values of the caller's choosing, e.g. shape constants).
+    check_well_formed : bool
+        Run the verifier over each parsed function.
+
+    Returns
+    -------
+    PrimFunc or IRModule
+        What the text defines.
+
+    Raises
+    ------
+    DiagnosticError
+        The text is not TVMScript or reaches outside its vocabulary; the error points at the node.
+
+    Examples
+    --------
     >>> from tensorize.script import from_source
     >>> f = from_source('''
     ... # from tvm.script import tir as T
@@ -200,8 +229,14 @@ def from_source(text: str, extra_vars: dict | None = None, check_well_formed: bo
     >>> type(f).__name__
     'PrimFunc'
     """
+    if not isinstance(text, str):
+        raise DiagnosticError(f"TVMScript text must be a str, got {type(text).__name__}")
     with _gc_paused():
-        return _parse_text(text, extra_vars, check_well_formed)
+        try:
+            return _parse_text(text, extra_vars, check_well_formed)
+        except (RecursionError, MemoryError) as err:
+            raise DiagnosticError(f"the TVMScript text is nested too deeply or too large to parse ({type(err).__name__})",
+                                  "<tvmscript>") from None
 
 
 def _parse_text(text: str, extra_vars: dict | None, check_well_formed: bool):
@@ -209,6 +244,7 @@ def _parse_text(text: str, extra_vars: dict | None, check_well_formed: bool):
     tree = source.parse()
     env = default_environment()
     env.update(extra_vars or {})
+    policy = SafePolicy([T, I])
     result = None
     for node in tree.body:
         if isinstance(node, (ast.Import, ast.ImportFrom, ast.Pass)):
@@ -216,17 +252,17 @@ def _parse_text(text: str, extra_vars: dict | None, check_well_formed: bool):
         if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
             continue
         if isinstance(node, ast.ClassDef):
-            kinds = [_decorator_kind(d, env)[0] for d in node.decorator_list]
+            kinds = [_decorator_kind(d, env, source)[0] for d in node.decorator_list]
             if "ir_module" not in kinds:
                 raise source.error(node, f"class {node.name!r} must be decorated with @I.ir_module")
-            result = parse_module_class(source, node, env, check_well_formed)
+            result = parse_module_class(source, node, env, check_well_formed, policy)
         elif isinstance(node, ast.FunctionDef):
-            kinds = [_decorator_kind(d, env) for d in node.decorator_list]
+            kinds = [_decorator_kind(d, env, source) for d in node.decorator_list]
             prim = next((kw for kind, kw in kinds if kind == "prim_func"), None)
             if prim is None:
                 raise source.error(node, f"function {node.name!r} must be decorated with @T.prim_func")
             result = parse_function_def(source, node, env, prim.get("check_well_formed", check_well_formed),
-                                                  prim.get("private", False))
+                                        prim.get("private", False), policy)
         elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant):
             env.update({t.id: node.value.value for t in node.targets if isinstance(t, ast.Name)})
         else:
@@ -236,3 +272,6 @@ def _parse_text(text: str, extra_vars: dict | None, check_well_formed: bool):
                               source.source_name)
     logger.debug("parsed %s from source", type(result).__name__)
     return result
+
+
+hooks.register("prim_func", parse_prim_func)

@@ -18,6 +18,7 @@ from ...ir.expr import BufferLoad, PrimExpr, Ramp, Range, convert
 from ...ir.linear import simplify_linear
 from ...ir.stmt import BufferRegion
 from .. import tir as T
+from .safety import check_arithmetic
 
 _BINARY = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
@@ -87,9 +88,14 @@ class ExprEvaluator:
     """Evaluates expression ASTs in a parser's scope. ``parser`` provides ``lookup``, ``source``
     and ``call_special`` (constructs that need the parser, such as ``T.axis.remap``)."""
 
-    def __init__(self, parser):
+    def __init__(self, parser, policy=None):
         self.parser = parser
         self.region_context = False
+        self.policy = policy  # a SafePolicy when parsing text: only TVMScript's vocabulary is evaluated
+
+    def _check(self, node, message: str | None) -> None:
+        if message is not None:
+            raise self.error(node, message)
 
     def error(self, node, message):
         return self.parser.source.error(node, message)
@@ -111,6 +117,9 @@ class ExprEvaluator:
     def eval_Name(self, node: ast.Name):
         value = self.parser.lookup(node.id, _MISSING)
         if value is _MISSING:
+            if self.policy is not None:
+                raise self.error(node, f"unknown name {node.id!r}: TVMScript text may use only T.*, I.*, "
+                                       "literals and the names it defines itself")
             raise self.error(node, f"unknown name {node.id!r}: it is neither defined in the function nor in the "
                                    "enclosing Python scope")
         return value
@@ -118,11 +127,17 @@ class ExprEvaluator:
     def eval_Attribute(self, node: ast.Attribute):
         value = node.value
         base = self.eval_Name(value) if type(value) is ast.Name else self.eval(value)  # T.xxx: the common case
+        policy = self.policy
+        if policy is not None:
+            self._check(node, policy.check_attribute(base, node.attr))
         try:
-            return getattr(base, node.attr)
+            result = getattr(base, node.attr)
         except AttributeError:
             owner = ast.unparse(node.value)
             raise self.error(node, f"{owner!r} has no attribute {node.attr!r}") from None
+        if policy is not None and id(base) in policy.namespaces:
+            self._check(node, policy.check_attribute_value(result, node.attr))
+        return result
 
     # -- containers --------------------------------------------------------------------------
     def eval_Tuple(self, node: ast.Tuple):
@@ -170,6 +185,8 @@ class ExprEvaluator:
         op = _BINARY.get(type(node.op))
         if op is None:
             raise self.error(node, f"unsupported operator {type(node.op).__name__}")
+        if self.policy is not None:
+            self._check(node, check_arithmetic(type(node.op).__name__, lhs, rhs))
         return self._apply(node, op, lhs, rhs)
 
     def eval_UnaryOp(self, node: ast.UnaryOp):
@@ -221,6 +238,11 @@ class ExprEvaluator:
         return self.eval(node.body) if cond else self.eval(node.orelse)
 
     def _apply(self, node, op, *args):
+        if any(_is_ir(a) for a in args):
+            for a in args:
+                if not (_is_ir(a) or isinstance(a, (int, float)) or a is E._compare or isinstance(a, type)):
+                    raise self.error(node, f"cannot evaluate {ast.unparse(node)!r}: an operand is a {type(a).__name__}, "
+                                           "not an expression or a number")
         try:
             return op(*args)
         except Exception as err:  # an operator on bad operands: report where
@@ -229,6 +251,8 @@ class ExprEvaluator:
     # -- subscripts and calls ----------------------------------------------------------------
     def eval_Subscript(self, node: ast.Subscript):
         base = self.eval(node.value)
+        if self.policy is not None:
+            self._check(node.value, self.policy.check_subscript(base))
         region_context, self.region_context = self.region_context, False  # indices are values: A[idx[vi]]
         try:
             index = self.eval(node.slice)
@@ -236,6 +260,10 @@ class ExprEvaluator:
             self.region_context = region_context
         if isinstance(base, Buffer):
             indices = index if isinstance(index, tuple) else (index,)
+            for i in indices:
+                if not (isinstance(i, (int, slice, PrimExpr, E.EqualOp)) and not isinstance(i, bool)):
+                    raise self.error(node, f"buffer {base.name!r} is indexed with a {type(i).__name__}; indices are "
+                                           "integers, expressions or slices")
             if len(indices) != len(base.shape) and not (len(indices) == 1 and len(base.shape) == 0):
                 raise self.error(node, f"buffer {base.name!r} has {len(base.shape)} dimensions but is indexed "
                                        f"with {len(indices)}")
@@ -247,6 +275,8 @@ class ExprEvaluator:
 
     def eval_Call(self, node: ast.Call):
         func = self.eval(node.func)
+        if self.policy is not None:
+            self._check(node.func, self.policy.check_call(func))
         special = self.parser.call_special(func, node)
         if special is not _MISSING:
             return special
@@ -290,6 +320,7 @@ class ExprEvaluator:
                 parser.pop_scope()
 
         call.param_names = tuple(names)
+        call.tvmscript_lambda = True  # its body is evaluated by this evaluator, under the same rules
         return call
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import ast
 import inspect
 import textwrap
+import warnings
 
 from ...errors import DiagnosticError as _DiagnosticError
 from ...ir.node import Span
@@ -48,7 +49,11 @@ class Source:
 
     def parse(self) -> ast.Module:
         try:
-            return ast.parse(self.text)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", SyntaxWarning)  # "invalid decimal literal" and such: errors follow
+                return ast.parse(self.text)
+        except (ValueError, MemoryError, RecursionError) as err:  # NUL bytes, nesting beyond the parser's limits
+            raise DiagnosticError(f"cannot parse the text: {err}", self.source_name) from None
         except SyntaxError as err:
             line = err.lineno or 1
             column = (err.offset or 1)

@@ -17,10 +17,13 @@ from __future__ import annotations
 import os
 import shlex
 import threading
-from functools import lru_cache
 from typing import Any, Mapping
 
-from .target_cpus import cpu_features
+from ..errors import TargetError
+from . import llvm as _llvm
+from .cpus import cpu_features
+from .llvm import arch_of as _arch_of
+from .llvm import host_cpu, host_triple
 
 _KINDS = {
     "llvm": {"keys": ("cpu",), "device": "cpu"},
@@ -45,7 +48,7 @@ class TargetKind:
 
     @property
     def device_type(self) -> int:
-        from .runtime.device import CPU, CUDA
+        from ..runtime.device import CPU, CUDA
 
         return CPU if _KINDS[self.name]["device"] == "cpu" else CUDA
 
@@ -57,27 +60,6 @@ class TargetKind:
 
     def __hash__(self) -> int:
         return hash(self.name)
-
-
-@lru_cache(maxsize=1)
-def host_cpu() -> tuple[str, frozenset]:
-    """The host CPU name and its enabled features, as LLVM reports them."""
-    import llvmlite.binding as llvm
-
-    features = llvm.get_host_cpu_features()
-    return llvm.get_host_cpu_name(), frozenset(name for name, on in features.items() if on)
-
-
-@lru_cache(maxsize=1)
-def host_triple() -> str:
-    import llvmlite.binding as llvm
-
-    return llvm.get_process_triple()
-
-
-def _arch_of(triple: str) -> str:
-    arch = triple.split("-", 1)[0]
-    return {"arm64": "aarch64", "amd64": "x86_64"}.get(arch, arch)
 
 
 class Target:
@@ -96,7 +78,7 @@ class Target:
             config = dict(target)
             kind = config.pop("kind", None)
             if kind is None:
-                raise ValueError("a target dict needs a 'kind' entry, e.g. {'kind': 'llvm', 'mcpu': 'native'}")
+                raise TargetError("a target dict needs a 'kind' entry, e.g. {'kind': 'llvm', 'mcpu': 'native'}")
             host = config.pop("host", host)
             self.tag = config.pop("tag", "")
             self.kind = _kind(kind)
@@ -107,9 +89,34 @@ class Target:
         else:
             raise TypeError(f"Target expects a string or a dict, got {type(target).__name__}")
         self.attrs.setdefault("keys", list(_KINDS[self.kind.name]["keys"]))
+        self._validate()
         self.host = Target(host) if host is not None and not isinstance(host, Target) else host
         if self.host is None and self.kind.name in ("cuda", "nvptx"):
             self.host = Target("llvm")
+
+    def _validate(self) -> None:
+        """Check ``-mtriple``, ``-mcpu``, ``-mattr`` and ``-arch`` against LLVM's tables, before LLVM sees them."""
+        attrs = self.attrs
+        for key in ("mtriple", "mcpu", "arch", "device", "model"):
+            if key in attrs and not isinstance(attrs[key], str):
+                raise TargetError(f"target attribute -{key} needs a value, e.g. -{key}=... (got {attrs[key]!r})")
+        for key in ("mattr", "keys", "libs"):
+            if key in attrs and not all(isinstance(v, str) for v in attrs[key]):
+                raise TargetError(f"target attribute -{key} is a comma-separated list of names")
+        if self.kind.name in ("cuda", "nvptx"):
+            if "arch" in attrs:
+                _llvm.check_cuda_arch(attrs["arch"])
+            return
+        if self.kind.name != "llvm" and not {"mtriple", "mcpu", "mattr"} & set(attrs):
+            return
+        triple = _llvm.check_triple(attrs["mtriple"]) if attrs.get("mtriple") else _llvm.normalize_triple(host_triple())
+        mcpu = attrs.get("mcpu", "")
+        if mcpu == "native" and _arch_of(triple) != _arch_of(host_triple()):
+            raise TargetError(f"-mcpu=native means this machine's CPU ({_arch_of(host_triple())}), which cannot "
+                              f"compile for {triple}; name a CPU of that architecture")
+        _llvm.check_cpu(triple, mcpu)
+        if "mattr" in attrs:
+            attrs["mattr"] = _llvm.check_features(triple, attrs["mattr"])
 
     # -- attributes -------------------------------------------------------------------------
     @property
@@ -196,7 +203,7 @@ class Target:
         if stack:
             return stack[-1]
         if not allow_none:
-            raise ValueError("no target is in scope; use `with tvm.target.Target('llvm'):`")
+            raise TargetError("no target is in scope; use `with tvm.target.Target('llvm'):`")
         return None
 
     def __enter__(self) -> "Target":
@@ -234,8 +241,8 @@ class Target:
 
 
 def _kind(name: str) -> TargetKind:
-    if name not in _KINDS:
-        raise ValueError(f"unknown target kind {name!r}; known kinds: {', '.join(sorted(_KINDS))}")
+    if not isinstance(name, str) or name not in _KINDS:
+        raise TargetError(f"unknown target kind {name!r}; known kinds: {', '.join(sorted(_KINDS))}")
     return TargetKind(name)
 
 
@@ -243,27 +250,35 @@ def _normalise(key: str, value: Any) -> Any:
     if key in _LIST_ATTRS:
         if isinstance(value, str):
             return [v for v in value.split(",") if v]
+        if isinstance(value, bool) or not isinstance(value, (list, tuple)):
+            raise TargetError(f"target attribute -{key} is a comma-separated list, got {value!r}")
         return list(value)
     if key in _INT_ATTRS:
         try:
-            return int(value)
-        except (TypeError, ValueError):
-            raise ValueError(f"target attribute -{key} expects an integer, got {value!r}") from None
+            number = int(value)
+        except (TypeError, ValueError, OverflowError):
+            raise TargetError(f"target attribute -{key} expects an integer, got {value!r}") from None
+        if isinstance(value, bool) or not 0 <= number < 1 << 31:
+            raise TargetError(f"target attribute -{key} expects a non-negative integer, got {value!r}")
+        return number
     if isinstance(value, str) and value in ("true", "false"):
         return value == "true"
     return value
 
 
 def _parse(text: str) -> tuple[TargetKind, dict]:
-    tokens = shlex.split(text)
+    try:
+        tokens = shlex.split(text)
+    except ValueError as err:
+        raise TargetError(f"cannot read target string {text!r}: {err}") from None
     if not tokens:
-        raise ValueError("empty target string; use e.g. 'llvm' or 'llvm -mcpu=native'")
+        raise TargetError("empty target string; use e.g. 'llvm' or 'llvm -mcpu=native'")
     kind = _kind(tokens[0])
     attrs: dict[str, Any] = {}
     for token in tokens[1:]:
-        if not token.startswith("-"):
-            raise ValueError(f"bad target option {token!r} in {text!r}; options look like -mcpu=native")
         key, eq, value = token.lstrip("-").partition("=")
+        if not token.startswith("-") or not key:
+            raise TargetError(f"bad target option {token!r} in {text!r}; options look like -mcpu=native")
         attrs[key] = _normalise(key, value if eq else True)
     return kind, attrs
 
@@ -280,4 +295,4 @@ def resolve(target: "str | Mapping | Target | None") -> Target:
     return create(target)
 
 
-__all__ = ["Target", "TargetKind", "create", "resolve", "host_cpu", "host_triple"]
+__all__ = ["Target", "TargetKind", "create", "resolve", "host_cpu", "host_triple", "TargetError"]
