@@ -5,6 +5,7 @@
 >>> [t.name for t in w.args]
 ['data', 'kernel', 'depthwise']
 """
+from . import conv  # noqa: F401  (registers the conv workloads)
 from .registry import Workload, get_workload, workload_names
 
 __all__ = ["Workload", "get_workload", "workload_names"]
