@@ -41,3 +41,16 @@ def __getattr__(name):
 
 def __dir__():
     return sorted(set(globals()) | _SUBMODULES | set(_NAMES))
+
+
+def _load_printer() -> None:
+    from .script import printer  # noqa: F401  (registers itself as the printer of IR nodes)
+
+
+def _register_printer_loader() -> None:
+    from .ir.node import register_printer
+
+    register_printer(load=_load_printer)
+
+
+_register_printer_loader()

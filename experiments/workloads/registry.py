@@ -1,5 +1,8 @@
 """Workloads by name: each builds ``te`` tensors for a named shape and knows its numpy reference,
-its FLOP count and how to make random inputs."""
+its FLOP count and how to make random inputs.
+
+Workload modules (``conv.py``) register their builders with ``@register(name)``; the package
+``experiments.workloads`` imports them, so every workload is known once the package is imported."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -51,17 +54,11 @@ def register(name: str):
 
 
 def workload_names() -> list[str]:
-    _load_all()
     return sorted(_BUILDERS)
 
 
 def get_workload(name: str, shape: str | None = None, dtype: str = "float32") -> Workload:
     """Build workload ``name`` for the named ``shape`` (its default when None)."""
-    _load_all()
     if name not in _BUILDERS:
         raise KeyError(f"unknown workload {name!r}; known workloads: {sorted(_BUILDERS)}")
     return _BUILDERS[name](shape=shape, dtype=dtype)
-
-
-def _load_all() -> None:
-    from . import conv, gemm  # noqa: F401  (register the conv and GEMM workloads)

@@ -16,6 +16,8 @@ from typing import Iterator
 
 from ..ir import expr as E
 from .bound import INF, BoundComputer, ConstIntBound, dtype_range, internal
+from . import int_set as _int_set
+from .int_set import eval_int_set
 from .linear import Lin
 from .simplify import Simplifier, is_index_dtype
 
@@ -127,8 +129,6 @@ class Analyzer:
 
     def int_set(self, expr, dom_map=None):
         """The symbolic interval of ``expr`` when variables range over ``dom_map``."""
-        from .int_set import eval_int_set
-
         return eval_int_set(expr, dom_map or {}, self)
 
     # -- internals ---------------------------------------------------------------------------
@@ -202,3 +202,6 @@ class Analyzer:
                 lo = max(lo, -((-rest_lo) // -k))
             self._var_bounds[atom] = (lo, hi)
             self._changed()
+
+
+_int_set._new_analyzer = Analyzer

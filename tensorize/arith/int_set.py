@@ -12,6 +12,9 @@ from __future__ import annotations
 from ..ir import expr as E
 from .bound import INF, dtype_range
 
+# Set by ``analyzer.py`` (which sits above this module): makes the analyzer ``to_range`` uses when none is given.
+_new_analyzer = None
+
 POS_INF = E.Var("pos_inf", "int64")
 NEG_INF = E.Var("neg_inf", "int64")
 
@@ -50,9 +53,7 @@ class IntervalSet:
         """The ``Range`` ``[min, max + 1)``; raises when an end is open."""
         if not (self.has_lower_bound() and self.has_upper_bound()):
             raise ValueError("cannot make a Range from an unbounded interval; bound the loop variables first")
-        from .analyzer import Analyzer
-
-        ana = analyzer or Analyzer()
+        ana = analyzer if analyzer is not None else _new_analyzer()
         return E.Range.from_min_extent(self.min_value, ana.simplify(self.max_value - self.min_value + 1))
 
     def __repr__(self):
@@ -167,9 +168,7 @@ class _Evaluator:
 
     def fallback(self, e) -> IntervalSet:
         """Constant bounds of ``e`` with the domain variables at their constant extremes."""
-        from .analyzer import Analyzer
-
-        ana = Analyzer()
+        ana = type(self.ana)()
         ana._var_bounds = dict(self.ana._var_bounds)
         for var, dom in self.doms.items():
             lo = self.ana.const_int_bound(dom.min_value).min_value if dom.has_lower_bound() else -INF

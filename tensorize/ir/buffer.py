@@ -9,8 +9,13 @@ from __future__ import annotations
 from typing import Sequence
 
 from . import dtype as dt
-from .expr import BufferLoad, IntImm, PointerType, PrimExpr, Ramp, Var, convert, make_const
+from .expr import BufferLoad, Call, IntImm, Op, PointerType, PrimExpr, Ramp, Range, Var, call_intrin, convert, make_const
 from .node import Node, _set
+
+
+# The statements that address a buffer (``A[0:4, j]`` is a BufferRegion, ``vstore`` a BufferStore)
+# are defined in stmt.py, above this module; stmt.py registers them here when it loads.
+_STATEMENTS: dict[str, type] = {}
 
 
 class Buffer(Node):
@@ -56,9 +61,7 @@ class Buffer(Node):
 
     def __getitem__(self, indices):
         """``A[i, j]`` is a BufferLoad; ``A[0:4, j]`` is a BufferRegion (used in reads/writes and slices)."""
-        from .stmt import BufferRegion
-        from .expr import Range
-
+        BufferRegion = _STATEMENTS["BufferRegion"]
         if not isinstance(indices, tuple):
             indices = (indices,)
         if any(isinstance(i, slice) for i in indices):
@@ -84,8 +87,7 @@ class Buffer(Node):
         return BufferLoad(self, begin, predicate)
 
     def vstore(self, begin: Sequence, value):
-        from .stmt import BufferStore
-
+        BufferStore = _STATEMENTS["BufferStore"]
         begin = [convert(b) for b in (begin if isinstance(begin, (list, tuple)) else [begin])]
         lanes = dt.lanes_of(value.dtype) // dt.lanes_of(self.dtype)
         if lanes > 1:
@@ -94,9 +96,6 @@ class Buffer(Node):
 
     def access_ptr(self, access_mask="r", ptr_type: str = "handle", content_lanes: int = 1, offset=0, extent=None):
         """A ``tvm_access_ptr`` call: the address of element ``elem_offset + offset``."""
-        from .op import call_intrin
-        from .expr import Call, Op
-
         mask = {"r": 1, "w": 2, "rw": 3}.get(access_mask, access_mask) if isinstance(access_mask, str) else access_mask
         if extent is None:
             extent = 1

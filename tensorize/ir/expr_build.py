@@ -14,10 +14,11 @@ from __future__ import annotations
 from typing import Any
 
 from . import dtype as dt
-from .expr import (
-    EQ, GE, GT, LE, LT, NE, Add, And, Broadcast, Cast, Div, EqualOp, FloatImm, FloorDiv, FloorMod, IntImm, IterVar, Max,
-    Min,
-    Mod, Mul, Not, Or, PrimExpr, StringImm, Sub,
+from . import expr_scalar
+from .expr_compound import Broadcast, Call, IterVar, Op
+from .expr_scalar import (
+    EQ, GE, GT, LE, LT, NE, Add, And, Cast, Div, EqualOp, FloatImm, FloorDiv, FloorMod, IntImm, Max, Min, Mod, Mul, Not,
+    Or, PrimExpr, StringImm, Sub,
 )
 
 
@@ -238,18 +239,16 @@ def truncmod(a, b):
 def floordiv(a, b):
     a, b = match_types(a, b)
     if dt.is_float(a.dtype):
-        from .op import floor
-
-        return floor(div(a, b))
+        q = div(a, b)
+        return call_intrin(q.dtype, "tir.floor", q)
     return _arith(FloorDiv, a, b)
 
 
 def floormod(a, b):
     a, b = match_types(a, b)
     if dt.is_float(a.dtype):
-        from .op import floor
-
-        return sub(a, mul(floor(div(a, b)), b))
+        q = div(a, b)
+        return sub(a, mul(call_intrin(q.dtype, "tir.floor", q), b))
     return _arith(FloorMod, a, b)
 
 
@@ -296,7 +295,19 @@ def logical_not(a):
 
 
 def call_intrin_binary(name: str, a, b):
-    from .op import call_intrin
-
     a, b = match_types(a, b)
     return call_intrin(a.dtype, name, a, b)
+
+
+def call_intrin(dtype: str, op_name: str, *args) -> Call:
+    """A call of the built-in ``op_name`` (``"tir.exp"``) returning ``dtype``."""
+    return Call(dtype, Op.get(op_name), args)
+
+
+expr_scalar.install(
+    add=add, sub=sub, mul=mul, div=div, floordiv=floordiv, floormod=floormod, truncdiv=truncdiv, truncmod=truncmod,
+    make_const=make_const, const=const, convert=convert, cast=cast, match_types=match_types,
+    logical_and=logical_and, logical_or=logical_or, logical_not=logical_not, min_value_expr=min_value_expr,
+    max_value_expr=max_value_expr, call_intrin_binary=call_intrin_binary, call_intrin=call_intrin,
+    _compare=_compare, _fold=_fold, _arith=_arith, _is_python_number=_is_python_number, _wrap_int=_wrap_int,
+)

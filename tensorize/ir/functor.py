@@ -17,6 +17,7 @@ import re
 from typing import Callable, Iterable, Mapping
 
 from . import expr as E
+from . import expr_scalar
 from . import stmt as S
 from .buffer import Buffer
 from .expr import PrimExpr, Range
@@ -35,7 +36,7 @@ def _method_for(cls: type, table: dict) -> str:
     name = table.get(cls)
     if name is None:
         for base in cls.__mro__:
-            if base.__module__.endswith(("ir.expr", "ir.stmt")) and base not in (E.PrimExpr, S.Stmt, Node, E.BinaryOpExpr, E.CmpOpExpr):
+            if base.__module__.endswith(("ir.expr_scalar", "ir.expr_compound", "ir.stmt")) and base not in (E.PrimExpr, S.Stmt, Node, E.BinaryOpExpr, E.CmpOpExpr):
                 name = "visit_" + _snake(base.__name__) + "_"
                 break
         else:
@@ -601,3 +602,7 @@ def uses_var(node, predicate: Callable[[E.Var], bool]) -> bool:
 
 __all__ = ["StmtExprVisitor", "StmtExprMutator", "ExprVisitor", "ExprMutator", "StmtVisitor", "StmtMutator",
            "post_order_visit", "ir_transform", "substitute", "collect_vars", "uses_var", "Buffer"]
+
+
+# CommReducer (an expression node, below this module) substitutes through this.
+expr_scalar.install(substitute=substitute)

@@ -12,6 +12,19 @@ from typing import Any
 _set = object.__setattr__
 _SLOTS: dict[type, tuple[str, ...]] = {}  # every slot of a node class, for ``replace``
 
+# Printing lives above the IR: ``tensorize.script.printer`` registers its ``script`` function here
+# when it loads, and the ``tensorize`` package registers a loader that imports it on first use.
+_PRINTER: dict[str, Any] = {"script": None, "load": None}
+
+
+def register_printer(script: Any = None, load: Any = None) -> None:
+    """Set the function that prints a node as TVMScript (``script(node, **options) -> str``) and/or
+    the function that loads the printer module on first use."""
+    if script is not None:
+        _PRINTER["script"] = script
+    if load is not None:
+        _PRINTER["load"] = load
+
 
 class Span:
     """Where a node came from in TVMScript source: file name, line and column (1-based)."""
@@ -60,10 +73,12 @@ class Node:
         return self
 
     def script(self, **kwargs: Any) -> str:
-        """TVMScript text of this node."""
-        from ..script.printer import script
-
-        return script(self, **kwargs)
+        """TVMScript text of this node (see ``tensorize.script.printer.script`` for the options)."""
+        if _PRINTER["script"] is None and _PRINTER["load"] is not None:
+            _PRINTER["load"]()
+        if _PRINTER["script"] is None:
+            raise RuntimeError("no TVMScript printer is registered; import tensorize.script to print IR nodes")
+        return _PRINTER["script"](self, **kwargs)
 
     def show(self, **kwargs: Any) -> None:
         """Print the TVMScript text of this node."""

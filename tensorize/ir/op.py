@@ -11,8 +11,10 @@ from typing import Sequence
 
 from . import dtype as dt
 from .expr import (
+    BINARY_MATH,
+    BITWISE,
+    UNARY_MATH,
     Call,
-    CallEffectKind,
     FloatImm,
     IntImm,
     Op,
@@ -28,31 +30,7 @@ from .expr import (
     max_value_expr,
     min_value_expr,
 )
-
-UNARY_MATH = (
-    "exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "tanh", "sigmoid",
-    "fabs", "floor", "ceil", "round", "nearbyint", "trunc", "erf", "sin", "cos", "tan", "sinh", "cosh",
-    "asin", "acos", "atan", "asinh", "acosh", "atanh", "isnan", "isinf", "isfinite", "popcount", "clz",
-)
-BINARY_MATH = ("pow", "atan2", "fmod", "hypot", "copysign", "nextafter", "ldexp")
-BITWISE = ("bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "shift_left", "shift_right")
-
-for _name in UNARY_MATH + BINARY_MATH + BITWISE:
-    Op.register("tir." + _name)
-for _name in ("if_then_else", "reinterpret", "likely", "call_pure_extern", "call_llvm_pure_intrin",
-              "vectorlow", "vectorhigh", "vectorcombine", "ret"):
-    Op.register("tir." + _name)
-for _name in ("call_extern", "call_llvm_intrin", "call_packed", "tvm_access_ptr", "address_of",
-              "tvm_storage_sync", "tvm_thread_allreduce", "ptx_mma", "ptx_ldmatrix",
-              "tvm_load_matrix_sync", "tvm_store_matrix_sync", "tvm_mma_sync", "tvm_fill_fragment",
-              "type_annotation", "assume", "undef", "tvm_stack_make_shape", "prefetch"):
-    Op.register("tir." + _name, CallEffectKind.OPAQUE)
-
-
-def call_intrin(dtype: str, op_name: str, *args) -> Call:
-    """A call of the built-in ``op_name`` (``"tir.exp"``) returning ``dtype``."""
-    return Call(dtype, Op.get(op_name), args)
-
+from .expr_build import call_intrin
 
 def _unary(name: str):
     def build(x: PrimExpr) -> PrimExpr:

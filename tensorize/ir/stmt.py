@@ -10,6 +10,7 @@ from __future__ import annotations
 import enum
 from typing import Mapping, Sequence
 
+from . import buffer as _buffer
 from .buffer import Buffer
 from .expr import IntImm, IterVar, PrimExpr, Range, Var, convert
 from .node import Node, _set
@@ -313,3 +314,6 @@ def stmt_list(stmt: Stmt) -> list[Stmt]:
 
 
 __all__ = [n for n in dir() if not n.startswith("_")] + ["PrimExpr"]
+
+
+_buffer._STATEMENTS.update(BufferRegion=BufferRegion, BufferStore=BufferStore)

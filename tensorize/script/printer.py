@@ -27,7 +27,7 @@ from typing import Any
 from ..ir import expr as E
 from ..ir.buffer import Buffer
 from ..ir.function import GlobalVar, IRModule, PrimFunc
-from ..ir.node import Node
+from ..ir.node import Node, register_printer
 from ..ir.stmt import Block, BlockRealize, BufferRegion, MatchBufferRegion, Stmt
 from .printer_stmt import StmtPrinter, _def_lines, buffer_decl_call, contains_block
 
@@ -224,3 +224,6 @@ def _is_true(e) -> bool:
 
 
 __all__ = ["script"]
+
+
+register_printer(script=script)

@@ -127,9 +127,7 @@ class ExprPrinter:
         if isinstance(obj, E.IterVar):
             return self.iter_var(obj)
         if isinstance(obj, Node):
-            from .printer import script  # a nested node of another kind (a BufferRegion, ...)
-
-            return script(obj)
+            return obj.script()  # a nested node of another kind (a BufferRegion, ...): the registered printer
         return repr(obj)
 
     def dict_text(self, mapping: dict) -> str:

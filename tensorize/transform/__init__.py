@@ -55,3 +55,12 @@ def PrintIR(header: str = "", show_meta_data: bool = False) -> Pass:  # noqa: N8
         return mod
 
     return module_pass(print_ir, opt_level=0, name="PrintIR")
+
+
+from .pass_infra import register_pass_factory as _register_pass_factory
+
+for _factory in (CommonSubexprElimTIR, CompactBufferAllocation, ConvertBlocksToOpaque, FlattenBuffer, LowerInitBlock,
+                 LowerMatchBuffer, LowerOpaqueBlock, PlanAndUpdateBufferAllocationLocation, RemoveNoOp, Simplify,
+                 StorageAlign, StorageRewrite, UnrollLoop, VectorizeLoop, PrintIR):
+    _register_pass_factory(_factory.__name__, _factory)
+del _factory

@@ -211,11 +211,20 @@ class Pass:
         return f"{type(self).__name__}({self.info.name})"
 
 
-def _lookup_pass(name: str) -> Pass | None:
-    from .. import transform  # the factories exported by tensorize.transform
+_PASS_FACTORIES: dict[str, Callable[[], Pass]] = {}
 
-    factory = getattr(transform, name, None)
-    return factory() if callable(factory) and not isinstance(factory, Pass) else None
+
+def register_pass_factory(name: str, factory: Callable[[], Pass]) -> None:
+    """Make ``factory`` (a pass constructor such as ``Simplify``) the pass that ``PassInfo.required`` names.
+
+    ``tensorize.transform`` registers its lowering passes here, so this module needs none of them.
+    """
+    _PASS_FACTORIES[name] = factory
+
+
+def _lookup_pass(name: str) -> Pass | None:
+    factory = _PASS_FACTORIES.get(name)
+    return factory() if factory is not None else None
 
 
 class ModulePass(Pass):

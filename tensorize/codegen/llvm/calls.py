@@ -14,7 +14,7 @@ from ...errors import TVMError
 from ...ir import dtype as dt
 from ...ir import expr as E
 from .scalable import is_scalable_intrinsic
-from .types import F32, I1, I32, element_type, llvm_type
+from .types import F32, I1, I32, constant, element_type, llvm_type, type_suffix
 
 # tir op -> LLVM intrinsic base name (overloaded on the float type).
 _INTRINSIC_MATH = {
@@ -28,17 +28,6 @@ _INTRINSIC_MATH = {
 # tir op -> libm function (the float32 variant adds "f").
 _LIBM = {"erf": "erf", "log1p": "log1p", "asinh": "asinh", "acosh": "acosh", "atanh": "atanh",
          "hypot": "hypot", "nextafter": "nextafter", "fmod": "fmod"}
-
-
-def type_suffix(t: ir.Type) -> str:
-    """LLVM's name mangling of an overloaded intrinsic's type (``<8 x float>`` -> ``v8f32``)."""
-    if isinstance(t, ir.VectorType):
-        return f"v{t.count}{type_suffix(t.element)}"
-    if isinstance(t, ir.IntType):
-        return f"i{t.width}"
-    if isinstance(t, ir.PointerType):
-        return "p0"
-    return {ir.HalfType: "f16", ir.FloatType: "f32", ir.DoubleType: "f64"}[type(t)]
 
 
 def emit_call(cg, e: E.Call) -> ir.Value:
@@ -92,8 +81,6 @@ def _math_in(cg, short: str, args: list, dtype: str) -> ir.Value:
 
 
 def _one(cg, dtype: str):
-    from .expr import constant
-
     return constant(dtype, 1.0)
 
 
@@ -112,15 +99,11 @@ def _isnan(cg, args, dtype):
 
 
 def _isinf(cg, args, dtype):
-    from .expr import constant
-
     magnitude = _math_in(cg, "fabs", args, dtype)
     return cg.builder.fcmp_ordered("==", magnitude, constant(dtype, float("inf")))
 
 
 def _isfinite(cg, args, dtype):
-    from .expr import constant
-
     magnitude = _math_in(cg, "fabs", args, dtype)
     return cg.builder.fcmp_ordered("<", magnitude, constant(dtype, float("inf")))
 

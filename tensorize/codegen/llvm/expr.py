@@ -18,7 +18,7 @@ import llvmlite.ir as ir
 from ...errors import TVMError
 from ...ir import dtype as dt
 from ...ir import expr as E
-from .types import F32, I1, I16, I32, PTR, byte_size, element_type, is_floating, is_signed, llvm_type
+from .types import F32, I1, I16, I32, PTR, byte_size, constant, element_type, is_floating, is_signed, llvm_type
 
 
 def _lanes(value: ir.Value) -> int:
@@ -27,29 +27,6 @@ def _lanes(value: ir.Value) -> int:
 
 def splat_type(scalar: ir.Type, lanes: int) -> ir.Type:
     return scalar if lanes == 1 else ir.VectorType(scalar, lanes)
-
-
-def constant(dtype: str, value) -> ir.Constant:
-    """An LLVM constant of ``dtype`` (vector dtypes splat ``value``)."""
-    t = dt.parse(dtype)
-    if t.code == "bfloat":
-        scalar = ir.Constant(I16, _bf16_bits(float(value)))
-    elif t.code == "float":
-        scalar = ir.Constant(element_type(dtype), float(value))
-    elif t.code == "handle":
-        scalar = ir.Constant(PTR, None)
-    else:
-        scalar = ir.Constant(element_type(dtype), int(value))
-    return scalar if t.lanes == 1 else ir.Constant(llvm_type(dtype), [scalar] * t.lanes)
-
-
-def _bf16_bits(value: float) -> int:
-    import numpy as np
-
-    bits = int(np.array(value, dtype=np.float32).view(np.uint32))
-    if value != value:  # NaN
-        return 0x7FC0
-    return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) & 0xFFFF
 
 
 def alignment_factor(index) -> int:

@@ -301,7 +301,7 @@ class FunctionCodegen(ExprCodegen):
     # -- calls helper -----------------------------------------------------------------------
     def call_overloaded(self, base: str, ret: ir.Type, arg_types: list, args: list, arg_types_for_name=()) -> ir.Value:
         """Call the overloaded LLVM intrinsic ``base`` mangled with ``arg_types_for_name``."""
-        from .calls import type_suffix
+        from .types import type_suffix
 
         name = ".".join([base] + [type_suffix(t) for t in arg_types_for_name])
         callee = self.ctx.declare(name, ret, [a.type for a in args])

@@ -21,6 +21,7 @@ import re
 import llvmlite.ir as ir
 
 from ...errors import TVMError
+from .types import type_suffix
 
 SVE_BITS_ATTR = "msve-vector-bits"
 BRIDGE_PREFIX = "tensorize.sve_fixed."
@@ -98,8 +99,6 @@ def _scalable(t: ir.Type, vscale: int, intrinsic: str) -> str:
 
 
 def _mangle(t: ir.Type, scalable_count: int | None = None) -> str:
-    from .calls import type_suffix
-
     if isinstance(t, ir.VoidType):
         return "void"
     if isinstance(t, ir.VectorType) and scalable_count is not None:

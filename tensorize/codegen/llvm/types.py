@@ -60,3 +60,37 @@ def is_signed(dtype: str) -> bool:
 def is_floating(dtype: str) -> bool:
     """True for dtypes held in LLVM floating-point types (float16/32/64, not bfloat16)."""
     return dt.parse(dtype).code == "float"
+
+
+def constant(dtype: str, value) -> ir.Constant:
+    """An LLVM constant of ``dtype`` (vector dtypes splat ``value``)."""
+    t = dt.parse(dtype)
+    if t.code == "bfloat":
+        scalar = ir.Constant(I16, _bf16_bits(float(value)))
+    elif t.code == "float":
+        scalar = ir.Constant(element_type(dtype), float(value))
+    elif t.code == "handle":
+        scalar = ir.Constant(PTR, None)
+    else:
+        scalar = ir.Constant(element_type(dtype), int(value))
+    return scalar if t.lanes == 1 else ir.Constant(llvm_type(dtype), [scalar] * t.lanes)
+
+
+def _bf16_bits(value: float) -> int:
+    import numpy as np
+
+    bits = int(np.array(value, dtype=np.float32).view(np.uint32))
+    if value != value:  # NaN
+        return 0x7FC0
+    return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) & 0xFFFF
+
+
+def type_suffix(t: ir.Type) -> str:
+    """LLVM's name mangling of an overloaded intrinsic's type (``<8 x float>`` -> ``v8f32``)."""
+    if isinstance(t, ir.VectorType):
+        return f"v{t.count}{type_suffix(t.element)}"
+    if isinstance(t, ir.IntType):
+        return f"i{t.width}"
+    if isinstance(t, ir.PointerType):
+        return "p0"
+    return {ir.HalfType: "f16", ir.FloatType: "f32", ir.DoubleType: "f64"}[type(t)]
