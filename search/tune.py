@@ -27,12 +27,10 @@ from tensorize.ir.structural import structural_hash
 from tensorize.target import Target
 
 from .context import TuneContext, as_module
-from .cost_model import COST_MODELS
 from .database import Database, TuningRecord, target_key
 from .feature import FEATURES
 from .flops import estimate_flops
 from .measure import BUILDERS, RUNNERS, MeasureCandidate
-from .mutator import default_mutators
 from .postproc import default_postprocs
 from .progress import TuningProgress
 from .space_generator import PostOrderApply, replay_candidate
@@ -83,12 +81,25 @@ class TuningReport:
 def _components(ctx, strategy, cost_model, feature_extractor, builder, runner, space, strategy_config,
                 builder_config, runner_config, work_dir):
     strategy = STRATEGIES.create(strategy, **(strategy_config or {}))
-    model = COST_MODELS.create(cost_model) if cost_model is not None else None
+    model = None
+    if cost_model is not None:
+        from .cost_model import COST_MODELS
+
+        model = COST_MODELS.create(cost_model)
     features = FEATURES.create(feature_extractor) if feature_extractor is not None else None
     builder = BUILDERS.create(builder, **{"work_dir": os.path.join(work_dir, "artifacts"), **(builder_config or {})})
     runner = RUNNERS.create(runner, **{"work_dir": work_dir, **(runner_config or {})})
     space = space if space is not None else PostOrderApply()
     return strategy, model, features, builder, runner, space
+
+
+def _mutators(ctx, strategy) -> dict:
+    """The default mutators with their probabilities (only strategies that mutate need them)."""
+    if not getattr(strategy, "uses_mutators", False):
+        return {}
+    from .mutator import default_mutators
+
+    return default_mutators(ctx)
 
 
 def _resume(ctx, db, workload, tkey, model, features, report):
@@ -170,7 +181,7 @@ def tune_tir(mod, target, work_dir: str, max_trials_global: int = 64, num_trials
 
     t0 = time.perf_counter()
     sketches = space_gen.generate_design_space(ctx)
-    space = SearchSpace(sketches, default_postprocs(ctx), default_mutators(ctx), replay_candidate)
+    space = SearchSpace(sketches, default_postprocs(ctx), _mutators(ctx, strat), replay_candidate)
     measured = _resume(ctx, db, workload, tkey, model, features, report)
     strat.pre_tuning(ctx, space, model, features, measured)
     report.seconds["search"] += time.perf_counter() - t0

@@ -160,6 +160,10 @@ class TuningRecord:
         Argument descriptions.
     target_key : str, optional
         ``target_key(target)``; computed from ``target`` when not given.
+    error : str, optional
+        Why the build or run failed (its message), for a failed measurement.
+    error_kind : str, optional
+        ``"build"``, ``"run"``, ``"crash"``, ``"timeout"`` or ``"wrong_output"`` for a failed measurement.
     """
 
     trace_json: list
@@ -168,6 +172,8 @@ class TuningRecord:
     target: str | None = None
     args_info: list | None = field(default=None)
     target_key: str | None = None
+    error: str | None = None
+    error_kind: str | None = None
 
     def __post_init__(self):
         if self.target is not None and not isinstance(self.target, str):
@@ -204,7 +210,8 @@ class TuningRecord:
     def as_json(self) -> dict:
         return {"type": "record", "workload": self.workload.key, "trace": self.trace_json,
                 "run_secs": None if self.run_secs is None else [float(s) for s in self.run_secs],
-                "target": self.target, "target_key": self.target_key, "args_info": self.args_info}
+                "target": self.target, "target_key": self.target_key, "args_info": self.args_info,
+                **({"error": self.error[:2000], "error_kind": self.error_kind} if self.error else {})}
 
     @staticmethod
     def from_json(entry: dict, workload: Workload) -> "TuningRecord":
@@ -215,7 +222,7 @@ class TuningRecord:
         if run_secs is not None and (not isinstance(run_secs, list) or not all(
                 isinstance(s, (int, float)) and not isinstance(s, bool) for s in run_secs)):
             raise ValueError("run_secs is not a list of numbers")
-        for name in ("target", "target_key"):
+        for name in ("target", "target_key", "error", "error_kind"):
             if entry.get(name) is not None and not isinstance(entry[name], str):
                 raise ValueError(f"{name} is not a string")
         if entry.get("args_info") is not None and not isinstance(entry["args_info"], list):
@@ -228,4 +235,4 @@ class TuningRecord:
             except TVMError:
                 key = None
         return TuningRecord(entry["trace"], workload, run_secs, entry.get("target"), entry.get("args_info"),
-                            key or "")
+                            key or "", entry.get("error"), entry.get("error_kind"))

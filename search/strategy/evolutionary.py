@@ -71,6 +71,8 @@ class EvolutionarySearch(SearchStrategy):
         self.eps_greedy = float(eps_greedy)
         self.score_seconds = 0.0
 
+    uses_mutators = True
+
     # -- scoring -----------------------------------------------------------------------------
     def _score(self, cands: list[Candidate]) -> None:
         """Fill ``score`` (and cached ``features``) of the candidates from the cost model."""

@@ -7,7 +7,7 @@ declares, looks up the features each needs (``REQUIREMENTS``, most specific patt
 raises ``MissingTargetFeatureError`` naming the intrinsic, the missing feature and the fix.
 
 The target's features are ``Target.features`` (the host's for ``-mcpu=native``, the table of
-``tensorize.target_cpus`` for a named CPU, then ``-mattr``) closed under the implications LLVM
+``tensorize.target.cpus`` for a named CPU, then ``-mattr``) closed under the implications LLVM
 applies (``avx512vnni`` enables ``avx512f``, which enables ``avx2`` and ``fma``, ...).
 
 >>> from tensorize.target import Target
@@ -22,7 +22,7 @@ import re
 
 from ...errors import TVMError
 from ...target import Target
-from ...target_cpus import CPU_FEATURES
+from ...target.cpus import CPU_FEATURES
 
 __all__ = ["MissingTargetFeatureError", "REQUIREMENTS", "required_features", "effective_features",
            "missing_features", "declared_intrinsics", "check_intrinsic_features"]
@@ -167,7 +167,7 @@ def _message(name: str, missing: tuple, alternatives: tuple, target: Target) -> 
     if cpu == "native":
         whose = f"the host CPU ({target.mcpu}) does not have {', '.join(missing)}"
     elif cpu and cpu not in CPU_FEATURES:
-        whose = (f"tensorize does not know the features of -mcpu={cpu} (tensorize.target_cpus), so it assumes "
+        whose = (f"tensorize does not know the features of -mcpu={cpu} (tensorize.target.cpus), so it assumes "
                  f"none beyond -mattr")
     else:
         whose = f"the target does not enable {', '.join(missing)}"
