@@ -17,6 +17,7 @@ name                                 aliases                             feature
 ===================================  ==================================  ==================
 dot_16x4_u8i8s32_vnni                dot_16x4_vnni                       avx512vnni
 dot_16x4_u8i8s32_avx512_sat          dot_16x4_avx512                     avx512bw
+dot_16x4_u8i8s32_avx512                                                  avx512bw
 fma_16_f32f32f32_avx512              fma_16_f32_avx512                   avx512f
 dot_16x2_bf16bf16f32_avx512bf16      dot_16x2_bf16_avx512                avx512bf16
 fma_8_f32f32f32_avx2                                                     fma
