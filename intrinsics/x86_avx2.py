@@ -1,4 +1,4 @@
-"""x86 AVX2 tensor intrinsics: 256-bit analogues of the AVX-512 ones in ``intrinsics.x86``.
+"""x86 AVX2 tensor intrinsics (and AVX-VNNI): 256-bit analogues of the AVX-512 ones in ``intrinsics.x86``.
 
 Every x86-64 CPU since Haswell (2013) and Zen 1 has AVX2 and FMA; these intrinsics let the
 search tensorize on machines without AVX-512. Same datasheet layout as ``intrinsics.x86``: what the
@@ -20,6 +20,7 @@ from .naming import register
 AVX2_FMA_8_F32_INTRIN = "fma_8_f32f32f32_avx2"
 AVX2_DOT_8x4_INTRIN = "dot_8x4_u8i8s32_avx2"
 AVX2_DOT_8x4_SAT_INTRIN = "dot_8x4_u8i8s32_avx2_sat"
+AVXVNNI_DOT_8x4_INTRIN = "dot_8x4_u8i8s32_avxvnni"
 
 # ---------------------------------------------------------------------------------------------
 # f32 broadcast FMA, 8 lanes (the micro-kernel of an AVX2 f32 GEMM)
@@ -140,6 +141,22 @@ def dot_8x4_u8i8i32_avx2_sat(
         C[T.ramp(0, 1, 8)] = C.vload([0], "int32x8") + quads_i32x8
 
 
+# AVX-VNNI (Alder Lake, Sapphire Rapids, Zen 5): the VEX-encoded vpdpbusd ymm_c, ymm_a, ymm_b, the
+# 256-bit VNNI dot product without AVX-512: exact, one instruction per call.
+@T.prim_func
+def dot_8x4_u8i8i32_avxvnni(
+    A: T.Buffer((4,), "uint8", offset_factor=1),
+    B: T.Buffer((8, 4), "int8", offset_factor=1),
+    C: T.Buffer((8,), "int32", offset_factor=1),
+) -> None:
+    with T.block("root"):
+        T.reads(C[0:8], A[0:4], B[0:8, 0:4])
+        T.writes(C[0:8])
+        A_u8x32 = T.reinterpret("int8x32", T.broadcast(T.reinterpret("int32", A.vload([0], "uint8x4")), 8))
+        C[T.ramp(0, 1, 8)] = T.call_llvm_pure_intrin(
+            "int32x8", "llvm.x86.avx512.vpdpbusd.256", C.vload([0], "int32x8"), A_u8x32, B.vload([0, 0], "int8x32"))
+
+
 _U8S8_META = dict(target_kind="llvm", arch="x86_64", features=("avx2",))
 
 register(AVX2_DOT_8x4_INTRIN, dot_8x4_u8i8i32_desc, dot_8x4_u8i8i32_avx2,
@@ -148,5 +165,8 @@ register(AVX2_DOT_8x4_INTRIN, dot_8x4_u8i8i32_desc, dot_8x4_u8i8i32_avx2,
 register(AVX2_DOT_8x4_SAT_INTRIN, dot_8x4_u8i8i32_desc, dot_8x4_u8i8i32_avx2_sat,
          IntrinMeta(**_U8S8_META, extra={"instruction": "vpmaddubsw+vpmaddwd", "lanes": 8,
                                          "ops_per_call": 2 * 8 * 4, "saturates_int16": True}))
+register(AVXVNNI_DOT_8x4_INTRIN, dot_8x4_u8i8i32_desc, dot_8x4_u8i8i32_avxvnni,
+         IntrinMeta(target_kind="llvm", arch="x86_64", features=("avxvnni",),
+                    extra={"instruction": "{vex} vpdpbusd", "lanes": 8, "ops_per_call": 2 * 8 * 4}))
 
-__all__ = ["AVX2_FMA_8_F32_INTRIN", "AVX2_DOT_8x4_INTRIN", "AVX2_DOT_8x4_SAT_INTRIN"]
+__all__ = ["AVX2_FMA_8_F32_INTRIN", "AVX2_DOT_8x4_INTRIN", "AVX2_DOT_8x4_SAT_INTRIN", "AVXVNNI_DOT_8x4_INTRIN"]

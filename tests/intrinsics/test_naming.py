@@ -24,7 +24,7 @@ ALIASES = {
 
 def test_every_registered_name_follows_the_scheme_and_matches_its_desc():
     names = registered_names()
-    assert len(names) == 5 + 3 + 5 + 6  # x86 AVX-512, AVX2, Arm NEON/i8mm, SVE at three vector lengths
+    assert len(names) == 5 + 4 + 5 + 6  # x86 AVX-512, AVX2 and AVX-VNNI, Arm NEON/i8mm, SVE at three vector lengths
     assert set(names) <= set(TensorIntrin.list_names())
     for name in names:
         parts = check_name(TensorIntrin.get(name))  # raises on a shape or dtype the desc contradicts
@@ -44,6 +44,7 @@ def test_aliases_are_not_listed_or_offered_twice():
     offered = available_intrinsics(Target("llvm -mcpu=znver4"))
     assert "dot_16x4_u8i8s32_vnni" in offered and "dot_16x4_vnni" not in offered
     assert {"fma_8_f32f32f32_avx2", "dot_8x4_u8i8s32_avx2"} <= set(offered)
+    assert not {"dot_16x4_u8i8s32_avx512_sat", "dot_8x4_u8i8s32_avx2_sat"} & set(offered)  # inexact: not searched
     assert set(available_intrinsics(Target("llvm -mcpu=haswell"))) >= {"fma_8_f32f32f32_avx2",
                                                                        "dot_8x4_u8i8s32_avx2"}
     assert "dot_16x4_u8i8s32_vnni" not in available_intrinsics(Target("llvm -mcpu=haswell"))

@@ -7,7 +7,8 @@ import pytest
 
 import intrinsics  # noqa: F401  (registers the families)
 import tensorize as tvm
-from intrinsics.x86_avx2 import AVX2_DOT_8x4_INTRIN, AVX2_DOT_8x4_SAT_INTRIN, AVX2_FMA_8_F32_INTRIN
+from intrinsics.x86_avx2 import (AVX2_DOT_8x4_INTRIN, AVX2_DOT_8x4_SAT_INTRIN, AVX2_FMA_8_F32_INTRIN,
+                                 AVXVNNI_DOT_8x4_INTRIN)
 from search import apply_candidate, get_tensorize_candidates
 from tensorize.ir.tensor_intrin import TensorIntrin
 from tensorize.script import tir as T
@@ -152,6 +153,21 @@ def test_fma_8_gemm_64_matches_numpy_and_uses_ymm_fma():
     got = run(f, a, b, out_shape=(M, N), out_dtype="float32")
     np.testing.assert_allclose(got, a @ b, rtol=1e-4, atol=1e-4)
     assert re.search(r"vfmadd\d+ps\s+.*ymm", f.get_source("asm"))
+
+
+def test_avxvnni_dot_compiles_to_vex_vpdpbusd():
+    sch = dot_schedule(32, 32, 64, AVXVNNI_DOT_8x4_INTRIN)
+    asm = tvm.build(sch.mod, target="llvm -mcpu=haswell -mattr=+avxvnni").get_source("asm")  # compiled, not run
+    assert re.search(r"\{vex\}\s*vpdpbusd\s+.*ymm", asm), "AVX-VNNI is the VEX encoding of vpdpbusd on ymm"
+
+
+@needs("avxvnni")
+def test_avxvnni_gemm_64_exact_over_the_full_range():
+    M = N = K = 64
+    f = tvm.build(dot_schedule(M, N, K, AVXVNNI_DOT_8x4_INTRIN).mod, target=TARGET)
+    a, b = full_range_u8s8(np.random.default_rng(5), M, N, K)
+    got = run(f, a, pack_b(b), out_shape=(M, N), out_dtype="int32")
+    np.testing.assert_array_equal(got, a.astype(np.int32) @ b.astype(np.int32).T)
 
 
 # -- candidate generator: shapes that do not divide, padded ----------------------------------------
