@@ -5,7 +5,7 @@ import intrinsics  # noqa: F401  (registers the families)
 import tensorize as tvm
 from intrinsics.naming import check_name, intrin_name, parse_intrin_name, registered_names
 from search.context import available_intrinsics
-from tensorize.ir.tensor_intrin import TensorIntrin
+from tensorize.ir.tensor_intrin import IntrinMeta, TensorIntrin
 from tensorize.script import tir as T
 from tensorize.target import Target
 from tests.workloads import int8_gemm
@@ -100,8 +100,9 @@ def _sum4(a: T.handle, c: T.handle):
 
 
 def test_register_alias_guards():
-    first = TensorIntrin.register("test_alias_target_a", _sum4, _sum4, override=True)
-    second = TensorIntrin.register("test_alias_target_b", _sum4, _sum4, override=True)
+    unsearched = IntrinMeta(target_kind="none")  # no target supports it: the search never sees these
+    first = TensorIntrin.register("test_alias_target_a", _sum4, _sum4, override=True, meta=unsearched)
+    second = TensorIntrin.register("test_alias_target_b", _sum4, _sum4, override=True, meta=unsearched)
     TensorIntrin.register_alias("test_alias", "test_alias_target_a", override=True)
     assert TensorIntrin.get("test_alias") is first
     with pytest.raises(ValueError, match="no intrinsic named 'test_missing'"):
@@ -114,5 +115,5 @@ def test_register_alias_guards():
     assert TensorIntrin.get("test_alias") is second
     with pytest.raises(ValueError, match="is an alias of"):
         TensorIntrin.register("test_alias", _sum4, _sum4)
-    own = TensorIntrin.register("test_alias", _sum4, _sum4, override=True)  # a real intrinsic replaces the alias
+    own = TensorIntrin.register("test_alias", _sum4, _sum4, override=True, meta=unsearched)  # a real intrinsic replaces the alias
     assert TensorIntrin.get("test_alias") is own and "test_alias" not in TensorIntrin.aliases()
