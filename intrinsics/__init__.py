@@ -5,7 +5,7 @@ its own intrinsics on import). ``TensorIntrin.get`` also loads the families on d
 ``tensorize.intrinsics`` entry-point group, so an explicit import is only needed from a source
 checkout that was not installed.
 
-Families: ``x86`` (AVX-512: VNNI, BW, F, BF16), ``x86_avx2`` (AVX2 and FMA), ``arm`` (NEON dotprod,
+Families: ``x86`` (AVX-512: VNNI, BW, F, BF16), ``x86_avx2`` (AVX2, FMA, AVX-VNNI), ``arm`` (NEON dotprod,
 i8mm, SVE).
 
 Names follow one scheme (``intrinsics.naming``): ``<op>_<shape>_<dtypes>_<isa>[_<variant>]``, e.g.
@@ -17,11 +17,13 @@ name                                 aliases                             feature
 ===================================  ==================================  ==================
 dot_16x4_u8i8s32_vnni                dot_16x4_vnni                       avx512vnni
 dot_16x4_u8i8s32_avx512_sat          dot_16x4_avx512                     avx512bw
+dot_16x4_u8i8s32_avx512                                                  avx512bw
 fma_16_f32f32f32_avx512              fma_16_f32_avx512                   avx512f
 dot_16x2_bf16bf16f32_avx512bf16      dot_16x2_bf16_avx512                avx512bf16
 fma_8_f32f32f32_avx2                                                     fma
 dot_8x4_u8i8s32_avx2                                                     avx2
 dot_8x4_u8i8s32_avx2_sat                                                 avx2
+dot_8x4_u8i8s32_avxvnni                                                  avxvnni
 dot_4x4_i8i8s32_sdot                 (TVM's name)                        dotprod
 dot_4x4_u8u8u32_udot                 (TVM's name)                        dotprod
 dot_4x4_i8i8s32_neon                 (TVM's name)                        (baseline)

@@ -139,8 +139,7 @@ def register(name: str, desc, impl, meta: IntrinMeta, aliases=()) -> TensorIntri
 
     Re-registration replaces the previous one (a re-imported module registers again).
     """
-    intrin = TensorIntrin(desc, impl, name, meta)
-    check_name(intrin)
+    check_name(TensorIntrin(desc, impl, name, meta))  # unregistered: a name that fails is never registered
     intrin = TensorIntrin.register(name, desc, impl, override=True, meta=meta)
     for alias in aliases:
         TensorIntrin.register_alias(alias, name, override=True)

@@ -35,10 +35,11 @@ def as_module(mod) -> IRModule:
 
 
 def available_intrinsics(target: Target) -> tuple[str, ...]:
-    """Names of the registered tensor intrinsics the target can run (by kind, arch and features), sorted."""
+    """Names of the registered tensor intrinsics the target can run (by kind, arch and features), sorted;
+    intrinsics that are exact only for part of the input range (``saturates_int16``) are left out."""
     load_plugins()
     return tuple(sorted(name for name, intrin in TensorIntrin._registry.items()
-                        if intrin.meta.supported_by(target)))
+                        if intrin.meta.supported_by(target) and not intrin.meta.extra.get("saturates_int16")))
 
 
 @dataclass

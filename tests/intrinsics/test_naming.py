@@ -5,7 +5,7 @@ import intrinsics  # noqa: F401  (registers the families)
 import tensorize as tvm
 from intrinsics.naming import check_name, intrin_name, parse_intrin_name, registered_names
 from search.context import available_intrinsics
-from tensorize.ir.tensor_intrin import TensorIntrin
+from tensorize.ir.tensor_intrin import IntrinMeta, TensorIntrin
 from tensorize.script import tir as T
 from tensorize.target import Target
 from tests.workloads import int8_gemm
@@ -24,7 +24,7 @@ ALIASES = {
 
 def test_every_registered_name_follows_the_scheme_and_matches_its_desc():
     names = registered_names()
-    assert len(names) == 4 + 3 + 5 + 6  # x86 AVX-512, AVX2, Arm NEON/i8mm, SVE at three vector lengths
+    assert len(names) == 5 + 4 + 5 + 6  # x86 AVX-512, AVX2 and AVX-VNNI, Arm NEON/i8mm, SVE at three vector lengths
     assert set(names) <= set(TensorIntrin.list_names())
     for name in names:
         parts = check_name(TensorIntrin.get(name))  # raises on a shape or dtype the desc contradicts
@@ -44,6 +44,7 @@ def test_aliases_are_not_listed_or_offered_twice():
     offered = available_intrinsics(Target("llvm -mcpu=znver4"))
     assert "dot_16x4_u8i8s32_vnni" in offered and "dot_16x4_vnni" not in offered
     assert {"fma_8_f32f32f32_avx2", "dot_8x4_u8i8s32_avx2"} <= set(offered)
+    assert not {"dot_16x4_u8i8s32_avx512_sat", "dot_8x4_u8i8s32_avx2_sat"} & set(offered)  # inexact: not searched
     assert set(available_intrinsics(Target("llvm -mcpu=haswell"))) >= {"fma_8_f32f32f32_avx2",
                                                                        "dot_8x4_u8i8s32_avx2"}
     assert "dot_16x4_u8i8s32_vnni" not in available_intrinsics(Target("llvm -mcpu=haswell"))
@@ -99,8 +100,9 @@ def _sum4(a: T.handle, c: T.handle):
 
 
 def test_register_alias_guards():
-    first = TensorIntrin.register("test_alias_target_a", _sum4, _sum4, override=True)
-    second = TensorIntrin.register("test_alias_target_b", _sum4, _sum4, override=True)
+    unsearched = IntrinMeta(target_kind="none")  # no target supports it: the search never sees these
+    first = TensorIntrin.register("test_alias_target_a", _sum4, _sum4, override=True, meta=unsearched)
+    second = TensorIntrin.register("test_alias_target_b", _sum4, _sum4, override=True, meta=unsearched)
     TensorIntrin.register_alias("test_alias", "test_alias_target_a", override=True)
     assert TensorIntrin.get("test_alias") is first
     with pytest.raises(ValueError, match="no intrinsic named 'test_missing'"):
@@ -113,5 +115,5 @@ def test_register_alias_guards():
     assert TensorIntrin.get("test_alias") is second
     with pytest.raises(ValueError, match="is an alias of"):
         TensorIntrin.register("test_alias", _sum4, _sum4)
-    own = TensorIntrin.register("test_alias", _sum4, _sum4, override=True)  # a real intrinsic replaces the alias
+    own = TensorIntrin.register("test_alias", _sum4, _sum4, override=True, meta=unsearched)  # a real intrinsic replaces the alias
     assert TensorIntrin.get("test_alias") is own and "test_alias" not in TensorIntrin.aliases()

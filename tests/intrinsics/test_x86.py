@@ -7,11 +7,14 @@ import pytest
 import tensorize as tvm
 from tensorize.script import tir as T
 from tensorize.target import host_cpu
+from tensorize.transform.interpreter import run_prim_func
+from tests.intrinsics.x86_models import EXTERNS
 from tests.workloads import conv2d_nhwc_int8, int8_gemm
 
 import intrinsics  # noqa: F401  (registers the families)
 from intrinsics.x86 import (
     AVX512_BF16_DOT_16x2_INTRIN,
+    AVX512_DOT_16x4_EXACT_INTRIN,
     AVX512_DOT_16x4_INTRIN,
     AVX512_FMA_16_F32_INTRIN,
     VNNI_DOT_16x4_INTRIN,
@@ -91,6 +94,43 @@ def test_avx512_u8s8_fallback_matches_numpy_without_saturation():
     np.testing.assert_array_equal(c.numpy(), a.astype(np.int32) @ b.astype(np.int32).T)
     asm = f.get_source("asm")
     assert "vpmaddubsw" in asm and "vpmaddwd" in asm and "vpdpbusd" not in asm
+
+
+def test_avx512_exact_u8s8_impl_on_the_instruction_models():
+    # The 7-bit split keeps every int16 pair sum in range: exact where the _sat sequence is not.
+    exact, sat = (tvm.tir.TensorIntrin.get(n).impl for n in (AVX512_DOT_16x4_EXACT_INTRIN, AVX512_DOT_16x4_INTRIN))
+    rng = np.random.default_rng(11)
+    for trial in range(30):
+        a = rng.integers(0, 256, 4, dtype=np.uint8) if trial else np.full(4, 255, np.uint8)
+        b = rng.integers(-128, 128, (16, 4), dtype=np.int8)
+        if trial == 0:
+            b[0], b[1] = -128, 127
+        ref = b.astype(np.int64) @ a.astype(np.int64)
+        c = np.zeros(16, np.int32)
+        run_prim_func(exact, a, b, c, externs=EXTERNS)
+        np.testing.assert_array_equal(c, ref)
+        if trial == 0:
+            run_prim_func(sat, a, b, c := np.zeros(16, np.int32), externs=EXTERNS)
+            assert c[0] == -65536 and ref[0] == -130560  # the _sat sequence clips each pair at -32768
+
+
+def test_avx512_exact_u8s8_compiles_to_zmm_vpmaddubsw_without_vnni():
+    sch = vnni_schedule(32, 32, 64, intrin=AVX512_DOT_16x4_EXACT_INTRIN)
+    asm = tvm.build(sch.mod, target="llvm -mcpu=skylake-avx512").get_source("asm")  # compiled, not run
+    assert re.search(r"vpmaddubsw\s+.*zmm", asm) and re.search(r"vpmaddwd\s+.*zmm", asm) and "vpdpbusd" not in asm
+
+
+@needs("avx512bw")
+def test_avx512_exact_u8s8_gemm_matches_numpy_over_the_full_range():
+    sch = vnni_schedule(64, 64, 64, intrin=AVX512_DOT_16x4_EXACT_INTRIN)
+    rng = np.random.default_rng(12)
+    a = rng.integers(0, 256, (64, 64), dtype=np.uint8)
+    b = rng.integers(-128, 128, (64, 64), dtype=np.int8)
+    a[0], b[0], b[1] = 255, -128, 127
+    f = tvm.build(sch.mod, target=TARGET)
+    c = tvm.nd.array(np.full((64, 64), 7, "int32"))
+    f(tvm.nd.array(a), tvm.nd.array(pack_b(b)), c)
+    np.testing.assert_array_equal(c.numpy(), a.astype(np.int32) @ b.astype(np.int32).T)
 
 
 def f32_gemm(M, N, K):

@@ -7,11 +7,14 @@ import pytest
 
 import intrinsics  # noqa: F401  (registers the families)
 import tensorize as tvm
-from intrinsics.x86_avx2 import AVX2_DOT_8x4_INTRIN, AVX2_DOT_8x4_SAT_INTRIN, AVX2_FMA_8_F32_INTRIN
+from intrinsics.x86_avx2 import (AVX2_DOT_8x4_INTRIN, AVX2_DOT_8x4_SAT_INTRIN, AVX2_FMA_8_F32_INTRIN,
+                                 AVXVNNI_DOT_8x4_INTRIN)
 from search import apply_candidate, get_tensorize_candidates
 from tensorize.ir.tensor_intrin import TensorIntrin
 from tensorize.script import tir as T
 from tensorize.target import Target, host_cpu
+from tensorize.transform.interpreter import run_prim_func
+from tests.intrinsics.x86_models import EXTERNS, saturating_reference
 from tests.workloads import int8_gemm
 
 FEATURES = host_cpu()[1]
@@ -67,13 +70,6 @@ def run(f, *arrays, out_shape, out_dtype, fill=7):
     return out.numpy()
 
 
-def saturating_reference(a, b):
-    """What vpmaddubsw + vpmaddwd compute: each pair of u8*s8 products summed and clipped to int16."""
-    prod = a.astype(np.int64)[:, None, :] * b.astype(np.int64)[None, :, :]  # (M, N, K)
-    pairs = np.clip(prod[..., 0::2] + prod[..., 1::2], -32768, 32767)
-    return pairs.sum(axis=-1)
-
-
 # -- the impls alone --------------------------------------------------------------------------------
 @needs("avx2")
 @pytest.mark.parametrize("seed", range(3))
@@ -91,17 +87,35 @@ def test_dot_8x4_impl_is_exact_over_the_full_range(seed):
         np.testing.assert_array_equal(c.numpy(), c0 + b.astype(np.int32) @ a.astype(np.int32))
 
 
+@needs("avx2")
+@pytest.mark.parametrize("name", [AVX2_DOT_8x4_INTRIN, AVX2_DOT_8x4_SAT_INTRIN])
+def test_instruction_models_agree_with_the_hardware(name):
+    # The numpy models of vpmaddubsw/vpmaddwd (used to check the AVX-512 impls on hosts without
+    # AVX-512) give what this CPU computes, saturation included.
+    impl = TensorIntrin.get(name).impl
+    f = tvm.build(impl, target=TARGET)
+    rng = np.random.default_rng(7)
+    for trial in range(20):
+        a = rng.integers(0, 256, 4, dtype=np.uint8) if trial else np.full(4, 255, np.uint8)
+        b = rng.integers(-128, 128, (8, 4), dtype=np.int8)
+        c0 = rng.integers(-2**20, 2**20, 8).astype(np.int32)
+        hw, model = tvm.nd.array(c0.copy()), c0.copy()
+        f(tvm.nd.array(a), tvm.nd.array(b), hw)
+        run_prim_func(impl, a, b, model, externs=EXTERNS)
+        np.testing.assert_array_equal(hw.numpy(), model)
+
+
 # -- hand-scheduled GEMMs ---------------------------------------------------------------------------
 @needs("avx2")
-def test_dot_8x4_gemm_64_exact_full_range_and_uses_vpmaddwd():
+def test_dot_8x4_gemm_64_exact_over_the_full_range_with_vpmaddwd():
     M = N = K = 64
     f = tvm.build(dot_schedule(M, N, K, AVX2_DOT_8x4_INTRIN).mod, target=TARGET)
     a, b = full_range_u8s8(np.random.default_rng(0), M, N, K)
     got = run(f, a, pack_b(b), out_shape=(M, N), out_dtype="int32")
     np.testing.assert_array_equal(got, a.astype(np.int32) @ b.astype(np.int32).T)
     asm = f.get_source("asm")
-    assert re.search(r"vpmaddwd\s+.*ymm", asm), "the exact dot must use vpmaddwd on ymm registers"
-    assert "vpmaddubsw" not in asm, "the exact dot must not use the saturating vpmaddubsw"
+    if "avxvnni" not in FEATURES:  # with AVX-VNNI LLVM may fuse vpmaddubsw + vpmaddwd into vpdpbusd
+        assert re.search(r"vpmaddwd\s+.*ymm", asm), "the dot must add its int16 pairs with vpmaddwd on ymm"
 
 
 @needs("avx2")
@@ -139,6 +153,21 @@ def test_fma_8_gemm_64_matches_numpy_and_uses_ymm_fma():
     got = run(f, a, b, out_shape=(M, N), out_dtype="float32")
     np.testing.assert_allclose(got, a @ b, rtol=1e-4, atol=1e-4)
     assert re.search(r"vfmadd\d+ps\s+.*ymm", f.get_source("asm"))
+
+
+def test_avxvnni_dot_compiles_to_vex_vpdpbusd():
+    sch = dot_schedule(32, 32, 64, AVXVNNI_DOT_8x4_INTRIN)
+    asm = tvm.build(sch.mod, target="llvm -mcpu=haswell -mattr=+avxvnni").get_source("asm")  # compiled, not run
+    assert re.search(r"\{vex\}\s*vpdpbusd\s+.*ymm", asm), "AVX-VNNI is the VEX encoding of vpdpbusd on ymm"
+
+
+@needs("avxvnni")
+def test_avxvnni_gemm_64_exact_over_the_full_range():
+    M = N = K = 64
+    f = tvm.build(dot_schedule(M, N, K, AVXVNNI_DOT_8x4_INTRIN).mod, target=TARGET)
+    a, b = full_range_u8s8(np.random.default_rng(5), M, N, K)
+    got = run(f, a, pack_b(b), out_shape=(M, N), out_dtype="int32")
+    np.testing.assert_array_equal(got, a.astype(np.int32) @ b.astype(np.int32).T)
 
 
 # -- candidate generator: shapes that do not divide, padded ----------------------------------------
