@@ -42,9 +42,21 @@ class RewriteParallelVectorizeUnroll(Postproc):
                 if key in ann:
                     sch.unannotate(root, key)
             lanes = ctx.vector_lanes("float32") if ctx is not None else 8
-            top = block_realizes_under(sch.mod[func_name].body.block.body)
-            for nest_head in [r.block.name_hint for r in top]:
+            for nest_head in self._nest_heads(sch, func_name):
                 self._rewrite_nest(sch, func_name, nest_head, max_par, max_vec, max_unroll, lanes)
+
+    @staticmethod
+    def _nest_heads(sch, func_name) -> list[str]:
+        """One block name per loop nest under the root (the first block of each outermost loop)."""
+        index = sch._index(func_name)
+        heads, seen = [], set()
+        for realize in block_realizes_under(sch.mod[func_name].body.block.body):
+            loops = index.loops_of(realize)
+            key = id(loops[0]) if loops else id(realize)
+            if key not in seen:
+                seen.add(key)
+                heads.append(realize.block.name_hint)
+        return heads
 
     # -- per nest ---------------------------------------------------------------------------------
     def _rewrite_nest(self, sch, func_name, head_name, max_par, max_vec, max_unroll, lanes) -> None:
@@ -120,7 +132,10 @@ class RewriteParallelVectorizeUnroll(Postproc):
             if loop.body is not child:
                 break
             child = loop
-            if loop.kind == ForKind.VECTORIZED or loop.kind == ForKind.UNROLLED:
+            if loop.kind == ForKind.VECTORIZED:
+                continue
+            if loop.kind == ForKind.UNROLLED:
+                steps *= int(loop.extent)
                 continue
             if loop.kind != ForKind.SERIAL:
                 break
