@@ -18,7 +18,7 @@ __all__ = ["LGBMModel", "LGBMRank", "LGBMReg"]
 
 logger = logging.getLogger(__name__)
 
-_MAX_QUERY = 4096   # lambdarank queries are cut into chunks of this many records (LightGBM caps them)
+_QUERY = 128   # a workload's records are shuffled and cut into lambdarank queries of this many
 
 
 class LGBMModel(CostModel):
@@ -117,9 +117,10 @@ class LGBMModel(CostModel):
 class LGBMRank(LGBMModel):
     """LambdaRank over query groups of one workload; relevance = normalised throughput in ``bins`` bins."""
 
-    def __init__(self, bins: int = 16, **kwargs):
+    def __init__(self, bins: int = 16, query_size: int = _QUERY, **kwargs):
         super().__init__(**kwargs)
         self.bins = bins
+        self.query_size = query_size
 
     def _labels(self, secs):
         return np.minimum(self.bins - 1, np.floor(normalised_throughput(secs) * self.bins)).astype(np.int32)
@@ -127,11 +128,18 @@ class LGBMRank(LGBMModel):
     def _fit(self, X, y, group_sizes, seed):
         import lightgbm as lgb
 
-        groups = []
+        # queries of ``query_size`` records of one workload, drawn at random (seeded): small queries
+        # ranked better than one query per workload in trials (and LightGBM caps a query's size)
+        rng = np.random.default_rng(seed)
+        order, groups, start = [], [], 0
         for size in group_sizes:
+            order.append(start + rng.permutation(size))
+            start += size
             while size > 0:
-                groups.append(min(size, _MAX_QUERY))
+                groups.append(min(size, self.query_size))
                 size -= groups[-1]
+        order = np.concatenate(order)
+        X, y = X[order], y[order]
         model = lgb.LGBMRanker(objective="lambdarank", random_state=seed,
                                label_gain=[float(2 ** i - 1) for i in range(self.bins)], **self.params)
         model.fit(X, y, group=groups)
