@@ -1,6 +1,6 @@
 """How well the cost models rank held-out candidates: pairwise accuracy, top-1/top-5 recall, speed.
 
-Run: ``python benchmarks/cost_model_quality.py [--per-workload 150] [--splits 5] [--seed 0]``
+Run: ``python benchmarks/cost_model_quality.py [--per-workload 100] [--splits 5] [--seed 0]``
 or   ``python benchmarks/cost_model_quality.py --database tuning.jsonl`` (records of a tuning run).
 
 Without ``--database`` the script makes its own records: random but valid schedules of a 256^3 fp32
@@ -96,7 +96,7 @@ def _extent(sch, loop) -> int:
     return int(sch.get(loop).extent.value)
 
 
-def measure(sch, arrays, repeat: int = 5) -> float:
+def measure(sch, arrays, repeat: int = 3) -> float:
     """Median seconds per call of the built schedule (inf when it does not build or run)."""
     try:
         lib = tvm.build(sch.mod, target=TARGET)
@@ -176,10 +176,11 @@ def top_k_recall(scores: np.ndarray, secs: np.ndarray, k: int) -> float:
     return len(true & pred) / k
 
 
-def evaluate(records, splits: int, seed: int):
+def extract_features(records):
+    """Feature matrices per workload, and the median lowering and extraction milliseconds."""
     extractor = FEATURES.create("per_store")
     feats, lower_ms, feat_ms = [], [], []
-    for _name, ctx, schedules, _secs, _t in records:
+    for _name, _ctx, schedules, _secs, _t in records:
         vs = []
         for sch in schedules:
             t0 = time.perf_counter()
@@ -190,6 +191,27 @@ def evaluate(records, splits: int, seed: int):
             lower_ms.append((t1 - t0) * 1e3)
             feat_ms.append((t2 - t1) * 1e3)
         feats.append(np.stack(vs))
+    return feats, float(np.median(lower_ms)), float(np.median(feat_ms))
+
+
+def save_features(path, records, feats) -> None:
+    np.savez(path, names=np.array([r[0] for r in records]), sizes=np.array([len(r[3]) for r in records]),
+             X=np.concatenate(feats), secs=np.concatenate([r[3] for r in records]))
+
+
+def load_features(path):
+    """Records (without schedules) and feature matrices saved by ``--save-features``."""
+    with np.load(path, allow_pickle=False) as data:
+        records, feats, start = [], [], 0
+        for name, size in zip(data["names"].tolist(), data["sizes"].tolist()):
+            ctx = TuneContext.create(gemm(8)[0], TARGET, seed=0, task_name=str(name))
+            records.append((str(name), ctx, None, data["secs"][start:start + size], 0.0))
+            feats.append(data["X"][start:start + size])
+            start += size
+    return records, feats
+
+
+def evaluate(records, feats, splits: int, seed: int):
     rows = {}
     for model_name in ("lgbm_rank", "lgbm_reg", "random"):
         acc, top1, top5, train_s, pred_ms = [], [], [], [], []
@@ -214,19 +236,25 @@ def evaluate(records, splits: int, seed: int):
                 top1.append(top_k_recall(scores, secs, 1))
                 top5.append(top_k_recall(scores, secs, 5))
         rows[model_name] = (np.nanmean(acc), np.mean(top1), np.mean(top5), np.mean(train_s), np.mean(pred_ms))
-    return rows, float(np.median(lower_ms)), float(np.median(feat_ms))
+    return rows
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--per-workload", type=int, default=150, help="random schedules per workload")
+    parser.add_argument("--per-workload", type=int, default=100, help="random schedules per workload")
     parser.add_argument("--splits", type=int, default=5, help="random 70/30 splits to average over")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--database", help="a JSON-lines tuning database to read records from instead")
+    parser.add_argument("--save-features", help="write the records' features and times to this .npz")
+    parser.add_argument("--features", help="evaluate on features and times saved by --save-features")
     args = parser.parse_args()
     logging.basicConfig(level=logging.ERROR)
     start = time.perf_counter()
-    records = load_database(args.database) if args.database else generate_records(args.per_workload, args.seed)
+    if args.features:
+        records, feats = load_features(args.features)
+        lower_ms = feat_ms = float("nan")
+    else:
+        records = load_database(args.database) if args.database else generate_records(args.per_workload, args.seed)
     if not records:
         sys.exit("no workload with at least 10 records to evaluate on")
     for name, _ctx, schedules, secs, took in records:
@@ -234,7 +262,11 @@ def main() -> None:
         print(f"{name}: {len(secs)} candidates, {int((~ok).sum())} failed, best {secs[ok].min() * 1e3:.3f} ms, "
               f"median {np.median(secs[ok]) * 1e3:.3f} ms, worst {secs[ok].max() * 1e3:.3f} ms"
               + (f", built and timed in {took:.1f} s" if took else ""))
-    rows, lower_ms, feat_ms = evaluate(records, args.splits, args.seed)
+    if not args.features:
+        feats, lower_ms, feat_ms = extract_features(records)
+    if args.save_features:
+        save_features(args.save_features, records, feats)
+    rows = evaluate(records, feats, args.splits, args.seed)
     n_train = sum(int(0.7 * len(r[3])) for r in records)
     print(f"\nfeatures: lowering {lower_ms:.2f} ms + extraction {feat_ms:.2f} ms per candidate (medians)")
     print(f"held-out 30%, {args.splits} splits, models trained on {n_train} records\n")

@@ -140,8 +140,10 @@ class LGBMRank(LGBMModel):
                 size -= groups[-1]
         order = np.concatenate(order)
         X, y = X[order], y[order]
-        model = lgb.LGBMRanker(objective="lambdarank", random_state=seed,
-                               label_gain=[float(2 ** i - 1) for i in range(self.bins)], **self.params)
+        # every pair of a query counts (LightGBM's default looks only at the top 30 of each query)
+        params = {"objective": "lambdarank", "lambdarank_truncation_level": self.query_size, **self.params}
+        model = lgb.LGBMRanker(random_state=seed,
+                               label_gain=[float(2 ** i - 1) for i in range(self.bins)], **params)
         model.fit(X, y, group=groups)
         return model.booster_
 
