@@ -1,6 +1,6 @@
 """How well the cost models rank held-out candidates: pairwise accuracy, top-1/top-5 recall, speed.
 
-Run: ``python benchmarks/cost_model_quality.py [--per-workload 100] [--splits 5] [--seed 0]``
+Run: ``python benchmarks/cost_model_quality.py [--per-workload 150] [--splits 5] [--seed 0]``
 or   ``python benchmarks/cost_model_quality.py --database tuning.jsonl`` (records of a tuning run).
 
 Without ``--database`` the script makes its own records: random but valid schedules of a 256^3 fp32
@@ -239,9 +239,34 @@ def evaluate(records, feats, splits: int, seed: int):
     return rows
 
 
+def gemm1024_feature_time(reps: int = 30) -> tuple[float, float]:
+    """Median ms to lower and to extract features of a 1024^3 GEMM candidate (tiled, parallel, vectorized)."""
+    func, _, _ = gemm(1024)
+    sch = Schedule(func)
+    b = sch.get_block("C")
+    i, j, k = sch.get_loops(b)
+    i0, i1 = sch.split(i, [None, 32])
+    j0, j1, j2 = sch.split(j, [None, 8, 8])
+    k0, k1 = sch.split(k, [None, 4])
+    sch.reorder(i0, j0, k0, i1, k1, j1, j2)
+    sch.parallel(sch.fuse(i0, j0))
+    sch.vectorize(j2)
+    sch.decompose_reduction(b, k0)
+    extractor = FEATURES.create("per_store", cache_size=0)
+    low_ms, feat_ms = [], []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        low = lower_for_features(sch.mod)
+        t1 = time.perf_counter()
+        extractor.from_lowered(low)
+        low_ms.append((t1 - t0) * 1e3)
+        feat_ms.append((time.perf_counter() - t1) * 1e3)
+    return float(np.median(low_ms)), float(np.median(feat_ms))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--per-workload", type=int, default=100, help="random schedules per workload")
+    parser.add_argument("--per-workload", type=int, default=150, help="random schedules per workload")
     parser.add_argument("--splits", type=int, default=5, help="random 70/30 splits to average over")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--database", help="a JSON-lines tuning database to read records from instead")
@@ -269,6 +294,9 @@ def main() -> None:
     rows = evaluate(records, feats, args.splits, args.seed)
     n_train = sum(int(0.7 * len(r[3])) for r in records)
     print(f"\nfeatures: lowering {lower_ms:.2f} ms + extraction {feat_ms:.2f} ms per candidate (medians)")
+    g_low, g_feat = gemm1024_feature_time()
+    print(f"1024^3 GEMM candidate (tiled, parallel, vectorized): lowering {g_low:.2f} ms + extraction "
+          f"{g_feat:.2f} ms (medians, cache off)")
     print(f"held-out 30%, {args.splits} splits, models trained on {n_train} records\n")
     print(f"{'model':<10} {'pairwise acc':>12} {'top-1 recall':>12} {'top-5 recall':>12} "
           f"{'train s':>8} {'predict ms/cand':>15}")

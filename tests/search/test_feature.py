@@ -146,3 +146,13 @@ def test_program_view_lists_stores_with_their_loops():
     assert [len(s.loops) for s in view.stores] == [4, 6]          # init: fused i1 j1 j2; update: +k0 k1
     assert [s.accesses[0].buffer.name for s in view.stores] == ["C", "C"]
     assert sorted(a.buffer.name for a in view.stores[1].accesses) == ["A", "B", "C", "C"]
+
+
+def test_an_intrinsic_result_stored_twice_counts_once():
+    # smmla's 2x2 int32 result (a let) is stored as two rows: the call is counted at its first use only
+    n = 64
+    sch = tvm.tir.Schedule(int8_gemm(n, n, n, "int8", "int8"))
+    cand = get_tensorize_candidates(sch, sch.get_block("C"), "matmul_2x2x8_i8i8s32_smmla")[0]
+    sch.tensorize(apply_candidate(sch, cand), "matmul_2x2x8_i8i8s32_smmla")
+    vec = features(sch, "llvm -mtriple=aarch64-linux-gnu -mattr=+neon,+i8mm")
+    assert f(vec, "intrin.matrix") == log(n * n * n // (2 * 2 * 8))
