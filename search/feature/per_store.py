@@ -9,8 +9,8 @@ from tensorize.ir import expr as E
 from tensorize.ir.stmt import ForKind
 
 from .access import CACHE_LINE, analyse_access
-from .names import (ACCESS, ALLOC, ANNOTATED_KINDS, ARITH, INDEX, INTRINSICS, LOOP, NUM_ACCESSES,
-                    NUM_FEATURES, NUM_INTENSITY, POSITIONS)
+from .names import (ACCESS, ANNOTATED_KINDS, ARITH, INDEX, INTRINSICS, NUM_ACCESSES, NUM_FEATURES,
+                    NUM_INTENSITY, POSITIONS)
 from .program import ProgramView
 
 __all__ = ["program_features", "store_features"]
@@ -21,6 +21,7 @@ _INTRIN_AT = {n: INDEX[f"intrin.{n}"] for n in INTRINSICS}
 _ACCESS_AT = INDEX["access0.is_read"]
 _INTENSITY_AT = INDEX["intensity.0"]
 _ALLOC_AT = INDEX["alloc.alloc_count"]
+_A = {name: i for i, name in enumerate(ACCESS)}   # offsets inside one access's slot
 
 
 def _log(x: float) -> float:
@@ -106,32 +107,32 @@ def store_features(store, vec: np.ndarray) -> None:
         contiguous = CACHE_LINE / eb if step == 0 else max(1.0, CACHE_LINE / step)
         lines = g.count / contiguous
         kind = 2 if g.reads and g.writes else 1 if g.writes else 0
-        vec[base + kind] += 1
-        vec[base + 3] += _log(nbytes)
-        vec[base + 4] += _log(uniq * eb)
-        vec[base + 5] += _log(lines)
-        vec[base + 6] += _log(ulines)
+        vec[base + kind] += 1                     # is_read, is_write, is_rw
+        vec[base + _A["bytes"]] += _log(nbytes)
+        vec[base + _A["unique_bytes"]] += _log(uniq * eb)
+        vec[base + _A["lines"]] += _log(lines)
+        vec[base + _A["unique_lines"]] += _log(ulines)
         lv = s.reuse_level()
         if lv >= 0:
-            reuse_type, ct = 7, extents[lv]
+            reuse_type, ct = _A["reuse_loop"], extents[lv]
             dis_iter = 1
             for x in extents[lv + 1:]:
                 dis_iter *= x
             dis_bytes = level_bytes[lv + 1]
         elif kind == 2:
-            reuse_type, ct, dis_iter, dis_bytes = 8, 1, 0, 0
+            reuse_type, ct, dis_iter, dis_bytes = _A["reuse_serial"], 1, 0, 0
         else:
-            reuse_type, ct, dis_iter, dis_bytes = 9, 0, 0, 0
+            reuse_type, ct, dis_iter, dis_bytes = _A["reuse_none"], 0, 0, 0
         vec[base + reuse_type] += 1
-        vec[base + 10] += _log(dis_iter)
-        vec[base + 11] += _log(dis_bytes)
-        vec[base + 12] += _log(ct)
+        vec[base + _A["reuse_dis_iter"]] += _log(dis_iter)
+        vec[base + _A["reuse_dis_bytes"]] += _log(dis_bytes)
+        vec[base + _A["reuse_ct"]] += _log(ct)
         div = max(ct, 1)
-        vec[base + 13] += _log(nbytes / div)
-        vec[base + 14] += _log(uniq * eb / div)
-        vec[base + 15] += _log(lines / div)
-        vec[base + 16] += _log(ulines / div)
-        vec[base + 17] += _log(stride)
+        vec[base + _A["bytes_d_reuse_ct"]] += _log(nbytes / div)
+        vec[base + _A["unique_bytes_d_reuse_ct"]] += _log(uniq * eb / div)
+        vec[base + _A["lines_d_reuse_ct"]] += _log(lines / div)
+        vec[base + _A["unique_lines_d_reuse_ct"]] += _log(ulines / div)
+        vec[base + _A["stride"]] += _log(stride)
 
     lanes = store.accesses[0].lanes
     flops_per_exec = sum(store.ops.values()) + sum(store.intrins.values()) * lanes
@@ -166,5 +167,4 @@ def program_features(view: ProgramView) -> np.ndarray:
         vec[_ALLOC_AT + 1] += _log(alloc.nbytes)
         vec[_ALLOC_AT + 2] += _log(outer)
         vec[_ALLOC_AT + 3] += _log(execs_by_var.get(id(alloc.buffer_var), 0) / outer)
-    assert len(ALLOC) == 4
     return vec.astype(np.float32)

@@ -4,7 +4,7 @@ A candidate's module is lowered through phase 0 of the lowering pipeline (blocks
 buffers keep their dimensions, loops keep their ``parallel``/``vectorized``/``unrolled`` kinds), which
 costs about 2 ms for a tiled GEMM. The walk then records, for every ``BufferStore``, the loops around
 it (outermost first), the buffer accesses of the statement (the store and every load of its value,
-let-bound values included where they are used), its arithmetic and its calls.
+let-bound values included at their first use), its arithmetic and its calls.
 """
 from __future__ import annotations
 
@@ -90,10 +90,12 @@ def _lanes(dtype: str) -> int:
 
 
 class _ExprCounter:
-    """Counts the arithmetic, calls and loads of one store's expressions (lets inlined where used)."""
+    """Counts the arithmetic, calls and loads of one store's expressions. A let-bound value is counted
+    at its first use (``charged`` holds the let variables already counted by earlier stores)."""
 
-    def __init__(self, lets: dict):
+    def __init__(self, lets: dict, charged: set):
         self.lets = lets
+        self.charged = charged
         self.ops: dict = {}
         self.intrins: dict = {}
         self.loads: list = []
@@ -106,7 +108,8 @@ class _ExprCounter:
             return
         if isinstance(e, E.Var):
             value = self.lets.get(e)
-            if value is not None:
+            if value is not None and e not in self.charged:
+                self.charged.add(e)
                 self.visit(value)
             return
         if isinstance(e, E.BufferLoad):
@@ -187,6 +190,7 @@ class _Collector:
     def __init__(self):
         self.loops: list = []
         self.lets: dict = {}
+        self.charged: set = set()
         self.stores: list = []
         self.allocs: list = []
         self.unroll_steps: list = [0]
@@ -227,7 +231,7 @@ class _Collector:
             self.visit(s.body)
 
     def _store(self, s) -> None:
-        counter = _ExprCounter(self.lets)
+        counter = _ExprCounter(self.lets, self.charged)
         counter.visit(s.value)
         for i in s.indices:
             counter.visit(i)
