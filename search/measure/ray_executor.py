@@ -37,6 +37,10 @@ __all__ = ["RayBuilder", "RayRunner", "connect", "placement"]
 
 
 def _ray():
+    # Read when ray is first imported: loopback-only local clusters without an auth token file (set these
+    # variables yourself to join a cluster that needs a token).
+    os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+    os.environ.setdefault("RAY_AUTH_MODE", "disabled")
     import ray
 
     return ray
@@ -53,8 +57,6 @@ def connect(address: str | None = None, num_cpus: int = 2, runtime_env: dict | N
     if address:
         ray.init(address=address, runtime_env=runtime_env, log_to_driver=False)
         return
-    os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
-    os.environ.setdefault("RAY_AUTH_MODE", "disabled")
     ray.init(num_cpus=num_cpus, include_dashboard=False, _node_ip_address="127.0.0.1", runtime_env=runtime_env,
              log_to_driver=False)
     logger.info("started an embedded Ray on 127.0.0.1 with %d CPUs", num_cpus)

@@ -21,6 +21,8 @@ import ctypes.util
 import logging
 import os
 import sys
+import threading
+import time
 import traceback
 from collections import OrderedDict
 
@@ -59,6 +61,20 @@ def _preload_openmp() -> None:
             continue
 
 
+def _exit_with_parent(period: float = 1.0) -> None:
+    """Exit when the parent process is gone, even while a kernel loops forever (native calls release the
+    GIL, so this thread keeps running): a killed tuning run leaves no child spinning behind."""
+    parent = os.getppid()
+
+    def watch() -> None:
+        while True:
+            time.sleep(period)
+            if os.getppid() != parent:
+                os._exit(3)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
 def handle(kind: str, payload, arrays: _ArrayCache):
     if kind == "ping":
         return "pong"
@@ -80,6 +96,7 @@ def main() -> int:
     sys.stdout = sys.stderr
     requests = sys.stdin.buffer
     logging.basicConfig(level=os.environ.get("TENSORIZE_WORKER_LOG", "WARNING"), stream=sys.stderr)
+    _exit_with_parent()
     _preload_openmp()
     arrays = _ArrayCache()
     while True:
