@@ -138,3 +138,14 @@ def test_compiler_failures_on_odd_programs_are_build_errors():
         tvm.build(from_source(text), target="llvm")
     except tvm.TVMError as err:  # parse, verify or build may refuse it: all in the family
         assert isinstance(err, (BuildError, DiagnosticError, tvm.TVMError))
+
+
+def test_blockize_of_a_block_under_a_shared_loop_keeps_the_program_well_formed():
+    from tensorize.ir.verify import verify_well_formed
+
+    sch = tvm.tir.Schedule(corpus_functions()["SEED002_MM_RELU.MyModule.mm_relu"])
+    i, _ = sch.get_loops(sch.get_block("C"))
+    sch.compute_at(sch.get_block("Y"), i, preserve_unit_loops=True)
+    outer = sch.blockize(sch.get_block("C"))
+    verify_well_formed(sch.mod["main"])
+    assert sch.get(outer).name_hint == "C_o" and 'T.block("Y")' not in sch.get(outer).body.script()
