@@ -11,6 +11,8 @@ way TVM matches them (a Python constant takes the other side's dtype; int32 meet
 """
 from __future__ import annotations
 
+from ..errors import TVMValueError
+
 import enum
 from typing import Any, Sequence
 
@@ -115,7 +117,7 @@ class PrimExpr(Node):
     __hash__ = Node.__hash__
 
     def __bool__(self):
-        raise ValueError(
+        raise TVMValueError(
             "cannot use a symbolic expression as a Python bool; use tensorize.tir.all/any, "
             "T.if_then_else, or compare with .same_as() for identity"
         )
@@ -231,9 +233,9 @@ class IntImm(PrimExpr):
             if t.code == "bool":
                 value = int(bool(value))
             elif t.code == "int" and t.bits < 64 and not -(1 << (t.bits - 1)) <= value < (1 << (t.bits - 1)):
-                raise ValueError(f"IntImm {value} does not fit in {dtype}; use a wider dtype such as int64")
+                raise TVMValueError(f"IntImm {value} does not fit in {dtype}; use a wider dtype such as int64")
             elif t.code == "uint" and t.bits < 64 and not 0 <= value < (1 << t.bits):
-                raise ValueError(f"IntImm {value} does not fit in {dtype}")
+                raise TVMValueError(f"IntImm {value} does not fit in {dtype}")
         _set(self, "dtype", dtype)
         _set(self, "value", value)
         _set(self, "span", span)
@@ -519,7 +521,7 @@ class Op:
         """The operator named ``name`` (``"tir.exp"``); unknown names raise ``ValueError``."""
         op = cls._registry.get(name)
         if op is None:
-            raise ValueError(f"unknown operator {name!r}; registered: {', '.join(sorted(cls._registry))}")
+            raise TVMValueError(f"unknown operator {name!r}; registered: {', '.join(sorted(cls._registry))}")
         return op
 
     @classmethod
@@ -578,7 +580,7 @@ class CommReducer(Node):
         from .functor import substitute
 
         if len(a) != len(self.lhs) or len(b) != len(self.rhs):
-            raise ValueError(f"reducer takes {len(self.lhs)} value(s) per side, got {len(a)} and {len(b)}")
+            raise TVMValueError(f"reducer takes {len(self.lhs)} value(s) per side, got {len(a)} and {len(b)}")
         mapping = {}
         for var, value in zip(self.lhs, a):
             mapping[var] = value
