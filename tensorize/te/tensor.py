@@ -214,7 +214,11 @@ def placeholder(shape, dtype: str = "float32", name: str = "placeholder") -> Ten
 
 
 def _fcompute_arg_names(fcompute: Callable, ndim: int) -> list[str]:
-    spec = inspect.getfullargspec(fcompute)
+    try:
+        spec = inspect.getfullargspec(fcompute)
+    except TypeError:
+        raise TVMTypeError(f"fcompute must be a function of the output indices, e.g. lambda i, j: A[i, j] + 1; "
+                           f"got a {type(fcompute).__name__}") from None
     if spec.varkw is not None or spec.kwonlyargs or spec.defaults:
         raise TVMValueError("fcompute takes only positional index arguments (no defaults, keyword or **kwargs)")
     args = list(spec.args)
