@@ -5,10 +5,11 @@
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 from typing import Any, Mapping
 
-from .errors import TVMError
+from .errors import BuildError, TVMError, TVMTypeError
 from .ir.function import IRModule, PrimFunc
 from .transform.pass_infra import PassContext
 from .transform.pipeline import run_lowering_phases
@@ -32,7 +33,7 @@ def _as_module(inputs, args=None, name: str = "main") -> IRModule:
     schedule_mod = getattr(inputs, "mod", None)  # a tir.Schedule
     if isinstance(schedule_mod, IRModule):
         return schedule_mod
-    raise TypeError(f"cannot lower {type(inputs).__name__}; pass a PrimFunc, an IRModule, a tir.Schedule "
+    raise TVMTypeError(f"cannot lower {type(inputs).__name__}; pass a PrimFunc, an IRModule, a tir.Schedule "
                     "or a te schedule with its argument tensors")
 
 
@@ -56,8 +57,22 @@ def lower(inp, args=None, name: str = "main", binds=None, simple_mode: bool = Fa
     if binds:
         raise TVMError("lower(binds=...) is not supported; declare the buffers in the PrimFunc instead")
     mod = _as_module(inp, args, name)
-    mod = run_lowering_phases(mod, PassContext.current())
+    with _compile_errors("lowering"):
+        mod = run_lowering_phases(mod, PassContext.current())
     return _with_global_symbols(mod)
+
+
+@contextlib.contextmanager
+def _compile_errors(stage: str):
+    """Report an unexpected exception of the compiler on a user's program as a ``BuildError`` (the
+    original stays attached as its cause), so callers catch one error family."""
+    try:
+        yield
+    except TVMError:
+        raise
+    except (ValueError, TypeError, ArithmeticError, LookupError, AttributeError, AssertionError,
+            NotImplementedError, RecursionError) as err:
+        raise BuildError(f"{stage} failed: {type(err).__name__}: {err}") from err
 
 
 def _verify(mod: IRModule) -> None:
@@ -94,4 +109,6 @@ def build(inputs, args=None, target: Any = None, target_host=None, runtime=None,
     lowered = lower(mod, name=name, binds=binds)
     from .codegen import build_module
 
-    return build_module(lowered, _as_target(target))
+    target = _as_target(target)
+    with _compile_errors("code generation"):
+        return build_module(lowered, target)

@@ -48,3 +48,30 @@ class TargetError(TVMError, ValueError):
 
 class BuildError(TVMError):
     """Compiling a program failed (in this process or in a compiler child process)."""
+
+
+class TVMValueError(TVMError, ValueError):
+    """A value a caller passed is invalid (right type, wrong value)."""
+
+
+class TVMTypeError(TVMError, TypeError):
+    """A value a caller passed has the wrong type."""
+
+
+class TVMIndexError(TVMError, IndexError):
+    """An index a caller passed is out of range."""
+
+
+class TVMKeyError(TVMError, KeyError):
+    """A name a caller asked for does not exist."""
+
+    def __str__(self) -> str:  # KeyError quotes its message; show it as written
+        return str(self.args[0]) if self.args else ""
+
+
+class TVMAttributeError(TVMError, AttributeError):
+    """An attribute (a function of a built module, a config option) does not exist."""
+
+
+class TVMNotImplementedError(TVMError, NotImplementedError):
+    """A form TVM supports that tensorize does not support yet."""

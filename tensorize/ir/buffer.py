@@ -6,6 +6,8 @@
 """
 from __future__ import annotations
 
+from ..errors import TVMTypeError
+
 from typing import Sequence
 
 from . import dtype as dt
@@ -129,7 +131,7 @@ class Buffer(Node):
 def _as_index(value) -> PrimExpr:
     value = convert(value)
     if not isinstance(value, PrimExpr):
-        raise TypeError(f"buffer shape, stride and offset entries must be integers or expressions, got {value!r}")
+        raise TVMTypeError(f"buffer shape, stride and offset entries must be integers or expressions, got {value!r}")
     return value
 
 

@@ -9,6 +9,8 @@ A dtype stays a plain string everywhere in the IR; this module parses and builds
 """
 from __future__ import annotations
 
+from ..errors import TVMTypeError, TVMValueError
+
 from functools import lru_cache
 
 _CODES = ("int", "uint", "float", "bfloat", "bool", "handle", "void", "e4m3_float", "e5m2_float")
@@ -41,12 +43,12 @@ def _make(t):
 @lru_cache(maxsize=None)
 def _parse(text: str) -> DataType:
     if not isinstance(text, str):
-        raise TypeError(f"dtype must be a string such as 'float32', got {text!r}")
+        raise TVMTypeError(f"dtype must be a string such as 'float32', got {text!r}")
     base, lanes = text, 1
     if "x" in text and not text.startswith("e"):
         base, _, lane_text = text.partition("x")
         if not lane_text.isdigit():
-            raise ValueError(f"unknown dtype {text!r}: lanes after 'x' must be an integer")
+            raise TVMValueError(f"unknown dtype {text!r}: lanes after 'x' must be an integer")
         lanes = int(lane_text)
     if base == "bool":
         return _make(("bool", 1, lanes))
@@ -64,7 +66,7 @@ def _parse(text: str) -> DataType:
             if code == "bfloat" and bits != 16:
                 break
             return _make((code, bits, lanes))
-    raise ValueError(
+    raise TVMValueError(
         f"unknown dtype {text!r}; use a TVM dtype string such as 'float32', 'int8', 'uint8', "
         "'bfloat16', 'bool', 'handle', or a vector type such as 'float32x8'"
     )
@@ -131,7 +133,7 @@ def numpy_dtype(dtype: str) -> str:
         return "uint16"
     if t.code in ("int", "uint", "float"):
         return f"{t.code}{t.bits}"
-    raise ValueError(f"dtype {dtype!r} has no numpy equivalent")
+    raise TVMValueError(f"dtype {dtype!r} has no numpy equivalent")
 
 
 def from_numpy(np_dtype) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import enum
 from typing import Sequence
 
+from ..errors import TVMValueError
 from . import dtype as dt
 from .expr_scalar import PrimExpr, Var, _upper
 from .node import Node, _set
@@ -137,7 +138,7 @@ class Op:
         """The operator named ``name`` (``"tir.exp"``); unknown names raise ``ValueError``."""
         op = cls._registry.get(name)
         if op is None:
-            raise ValueError(f"unknown operator {name!r}; registered: {', '.join(sorted(cls._registry))}")
+            raise TVMValueError(f"unknown operator {name!r}; registered: {', '.join(sorted(cls._registry))}")
         return op
 
     @classmethod
@@ -216,7 +217,7 @@ class CommReducer(Node):
     def __call__(self, a: Sequence, b: Sequence) -> list:
         """The combined values for operands ``a`` (accumulators) and ``b`` (new values)."""
         if len(a) != len(self.lhs) or len(b) != len(self.rhs):
-            raise ValueError(f"reducer takes {len(self.lhs)} value(s) per side, got {len(a)} and {len(b)}")
+            raise TVMValueError(f"reducer takes {len(self.lhs)} value(s) per side, got {len(a)} and {len(b)}")
         mapping = {}
         for var, value in zip(self.lhs, a):
             mapping[var] = value

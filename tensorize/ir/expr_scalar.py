@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..errors import TVMValueError
 from . import dtype as dt
 from .node import Node, _set
 
@@ -128,7 +129,7 @@ class PrimExpr(Node):
     __hash__ = Node.__hash__
 
     def __bool__(self):
-        raise ValueError(
+        raise TVMValueError(
             "cannot use a symbolic expression as a Python bool; use tensorize.tir.all/any, "
             "T.if_then_else, or compare with .same_as() for identity"
         )
@@ -244,9 +245,9 @@ class IntImm(PrimExpr):
             if t.code == "bool":
                 value = int(bool(value))
             elif t.code == "int" and t.bits < 64 and not -(1 << (t.bits - 1)) <= value < (1 << (t.bits - 1)):
-                raise ValueError(f"IntImm {value} does not fit in {dtype}; use a wider dtype such as int64")
+                raise TVMValueError(f"IntImm {value} does not fit in {dtype}; use a wider dtype such as int64")
             elif t.code == "uint" and t.bits < 64 and not 0 <= value < (1 << t.bits):
-                raise ValueError(f"IntImm {value} does not fit in {dtype}")
+                raise TVMValueError(f"IntImm {value} does not fit in {dtype}")
         _set(self, "dtype", dtype)
         _set(self, "value", value)
         _set(self, "span", span)

@@ -35,7 +35,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..errors import TVMError
+from ..errors import TVMAttributeError, TVMError, TVMTypeError, TVMValueError
 from .aarch64_driver import KERNEL_PREFIX, driver_source, pack_scalar
 from .ndarray import Tensor
 from .signature import BufferParam, FunctionSignature
@@ -125,11 +125,11 @@ class Aarch64Runner:
     def __init__(self, cpu: str = "max", emulator: str | None = "auto", cc: str = DEFAULT_CC,
                  timeout: float = 60.0, num_threads: int = 1, workdir: str | None = None):
         if not isinstance(cpu, str) or not cpu:
-            raise ValueError(f"cpu must be a qemu CPU model name such as 'max' or 'cortex-a72', got {cpu!r}")
+            raise TVMValueError(f"cpu must be a qemu CPU model name such as 'max' or 'cortex-a72', got {cpu!r}")
         if timeout <= 0:
-            raise ValueError(f"timeout must be positive (seconds), got {timeout}")
+            raise TVMValueError(f"timeout must be positive (seconds), got {timeout}")
         if num_threads < 1:
-            raise ValueError(f"num_threads must be at least 1, got {num_threads}")
+            raise TVMValueError(f"num_threads must be at least 1, got {num_threads}")
         self.cpu, self.cc, self.timeout, self.num_threads = cpu, cc, float(timeout), int(num_threads)
         self.emulator = emulator
         self._own_workdir = workdir is None
@@ -204,7 +204,7 @@ class Aarch64Runner:
         """Seconds per call of ``func_name``, one mean per batch of ``number`` calls (``repeat`` batches).
         The arrays receive the result of the first call."""
         if number < 1 or repeat < 1:
-            raise ValueError(f"number and repeat must be at least 1, got number={number}, repeat={repeat}")
+            raise TVMValueError(f"number and repeat must be at least 1, got number={number}, repeat={repeat}")
         return self._execute(rt_mod, func_name, args, number=number, repeat=repeat).times
 
     def _execute(self, rt_mod, func_name: str, args: Sequence, number: int, repeat: int) -> RunResult:
@@ -306,7 +306,7 @@ def run_aarch64(rt_mod, func_name: str, *args, cpu: str = "max", timeout: float 
 def _signature_of(rt_mod, func_name: str) -> FunctionSignature:
     signatures = getattr(rt_mod, "_signatures", None)
     if signatures is None:
-        raise TypeError(f"expected a runtime module from tvm.build, got {type(rt_mod).__name__}")
+        raise TVMTypeError(f"expected a runtime module from tvm.build, got {type(rt_mod).__name__}")
     target = getattr(rt_mod, "target", None)
     arch = getattr(target, "arch", None)
     if arch != "aarch64":
@@ -315,7 +315,7 @@ def _signature_of(rt_mod, func_name: str) -> FunctionSignature:
     if func_name == "__tvm_main__":
         func_name = rt_mod.entry_name
     if func_name not in signatures:
-        raise AttributeError(f"module has no function {func_name!r}; it has {sorted(signatures)}")
+        raise TVMAttributeError(f"module has no function {func_name!r}; it has {sorted(signatures)}")
     return signatures[func_name]
 
 
@@ -324,12 +324,12 @@ def _check_transferable(signature: FunctionSignature, args: Sequence) -> None:
     for param, arg in zip(signature.params, args):
         if not isinstance(param, BufferParam):
             if param.dtype == "handle":
-                raise TypeError(f"{signature.describe()}: parameter {param.name} is a handle (a host address), "
+                raise TVMTypeError(f"{signature.describe()}: parameter {param.name} is a handle (a host address), "
                                 "which means nothing in the AArch64 process; declare it as a buffer instead")
             continue
         array = arg._data if isinstance(arg, Tensor) else arg  # noqa: SLF001 - the runtime's own storage
         if isinstance(array, np.ndarray) and not array.flags.c_contiguous:
-            raise ValueError(f"{signature.describe()}: argument {param.name} is a strided view; the AArch64 runner "
+            raise TVMValueError(f"{signature.describe()}: argument {param.name} is a strided view; the AArch64 runner "
                              "copies whole arrays, so pass np.ascontiguousarray(x)")
 
 

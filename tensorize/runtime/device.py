@@ -6,6 +6,8 @@
 """
 from __future__ import annotations
 
+from ..errors import TVMTypeError, TVMValueError
+
 from functools import lru_cache
 
 # DLPack device type codes, as TVM numbers them.
@@ -25,7 +27,7 @@ class Device:
 
     def __init__(self, device_type: int, device_id: int = 0):
         if device_type not in _NAMES:
-            raise ValueError(f"unsupported device type {device_type}; use tvm.cpu() or tvm.cuda()")
+            raise TVMValueError(f"unsupported device type {device_type}; use tvm.cpu() or tvm.cuda()")
         self.device_type, self.device_id = int(device_type), int(device_id)
 
     @property
@@ -88,9 +90,9 @@ def device(dev_type, dev_id: int = 0) -> Device:
     if not isinstance(dev_type, str):
         kind = getattr(getattr(dev_type, "kind", None), "name", None)
         if kind is None:
-            raise TypeError(f"device() expects a name or type code, got {dev_type!r}")
+            raise TVMTypeError(f"device() expects a name or type code, got {dev_type!r}")
         dev_type = kind
     name = dev_type.split()[0] if dev_type.strip() else dev_type
     if name not in _ALIASES:
-        raise ValueError(f"unknown device {dev_type!r}; use one of {', '.join(sorted(_ALIASES))}")
+        raise TVMValueError(f"unknown device {dev_type!r}; use one of {', '.join(sorted(_ALIASES))}")
     return Device(_ALIASES[name], dev_id)

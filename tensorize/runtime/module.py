@@ -16,7 +16,7 @@ import subprocess
 import tempfile
 from typing import Any, Callable, Mapping
 
-from ..errors import TVMError
+from ..errors import TVMAttributeError, TVMError, TVMValueError
 from .signature import FunctionSignature
 
 logger = logging.getLogger(__name__)
@@ -99,7 +99,7 @@ class Module:
             for imported in self.imported_modules:
                 if imported.implements_function(name):
                     return imported.get_function(name)
-        raise AttributeError(f"module has no function {name!r}; it has {sorted(self._signatures)}")
+        raise TVMAttributeError(f"module has no function {name!r}; it has {sorted(self._signatures)}")
 
     def implements_function(self, name: str, query_imports: bool = False) -> bool:
         if name in self._signatures or (name == "__tvm_main__" and self.entry_name):
@@ -136,7 +136,7 @@ class Module:
         aliases = {"llvm": "ll", "s": "asm", "cu": "cuda"}
         source = self._sources.get(aliases.get(fmt, fmt))
         if source is None:
-            raise ValueError(f"no {fmt!r} source in this {self.type_key} module; formats: {sorted(self._sources)}")
+            raise TVMValueError(f"no {fmt!r} source in this {self.type_key} module; formats: {sorted(self._sources)}")
         if callable(source):
             source = source()
             self._sources[aliases.get(fmt, fmt)] = source

@@ -12,6 +12,8 @@ can use aligned vector loads. ``bfloat16`` data is held as ``uint16`` bits.
 """
 from __future__ import annotations
 
+from ..errors import TVMTypeError, TVMValueError
+
 from typing import Sequence
 
 import numpy as np
@@ -42,7 +44,7 @@ class Tensor:
 
     def __init__(self, data: np.ndarray, device: Device | None = None, dtype: str | None = None):
         if not isinstance(data, np.ndarray):
-            raise TypeError(f"Tensor wraps a numpy array, got {type(data).__name__}; use tvm.nd.array(...) to convert")
+            raise TVMTypeError(f"Tensor wraps a numpy array, got {type(data).__name__}; use tvm.nd.array(...) to convert")
         self._data = data
         self._dtype = dtype or dt.from_numpy(data.dtype)
         self.device = device or cpu(0)
@@ -88,7 +90,7 @@ class Tensor:
             source = source._data
         source = np.asarray(source)
         if source.shape != self._data.shape:
-            raise ValueError(f"copyfrom: shape {source.shape} does not match the tensor's shape {self.shape}")
+            raise TVMValueError(f"copyfrom: shape {source.shape} does not match the tensor's shape {self.shape}")
         np.copyto(self._data, source.astype(self._data.dtype, copy=False))
         return self
 
@@ -98,14 +100,14 @@ class Tensor:
             return target.copyfrom(self)
         if isinstance(target, Device):
             return array(self._data, target, dtype=self._dtype)
-        raise TypeError(f"copyto expects a Tensor or a Device, got {type(target).__name__}")
+        raise TVMTypeError(f"copyto expects a Tensor or a Device, got {type(target).__name__}")
 
     def __array__(self, dtype=None, copy=None):
         return self._data if dtype is None else self._data.astype(dtype)
 
     def __setitem__(self, key, value) -> None:
         if key != slice(None):
-            raise ValueError("a Tensor only supports whole assignment: tensor[:] = value")
+            raise TVMValueError("a Tensor only supports whole assignment: tensor[:] = value")
         self.copyfrom(value)
 
     # -- text -------------------------------------------------------------------------------
@@ -136,7 +138,7 @@ def array(arr, device: Device | None = None, dtype: str | None = None) -> Tensor
         device = make_device(device)
     device = device or cpu(0)
     if device.device_type != CPU:
-        raise ValueError(f"no tensors on {device} in this build: only cpu(0) arrays are supported here")
+        raise TVMValueError(f"no tensors on {device} in this build: only cpu(0) arrays are supported here")
     source = np.asarray(arr)
     if dtype is None:
         dtype = dt.from_numpy(source.dtype)
@@ -154,7 +156,7 @@ def empty(shape, dtype: str = "float32", device: Device | None = None) -> Tensor
         shape = (shape,)
     device = make_device(device) if isinstance(device, str) else (device or cpu(0))
     if device.device_type != CPU:
-        raise ValueError(f"no tensors on {device} in this build: only cpu(0) arrays are supported here")
+        raise TVMValueError(f"no tensors on {device} in this build: only cpu(0) arrays are supported here")
     return Tensor(aligned_empty(shape, _numpy_dtype(dtype)), device, dtype)
 
 

@@ -5,6 +5,8 @@ once before timing so the measurement covers the native call only (plus a ctypes
 """
 from __future__ import annotations
 
+from ..errors import TVMValueError
+
 import statistics
 import time
 from typing import Sequence
@@ -41,7 +43,7 @@ ProfileResult = BenchmarkResult
 def make_time_evaluator(func, dev, number: int, repeat: int, min_repeat_ms: float, limit_zero_time_iterations: int,
                         cooldown_interval_ms: float, repeats_to_cooldown: int, cache_flush_bytes: int):
     if number < 1 or repeat < 1:
-        raise ValueError(f"time_evaluator needs number >= 1 and repeat >= 1, got number={number}, repeat={repeat}")
+        raise TVMValueError(f"time_evaluator needs number >= 1 and repeat >= 1, got number={number}, repeat={repeat}")
     flush = np.zeros(cache_flush_bytes // 8, dtype=np.float64) if cache_flush_bytes else None
 
     def evaluator(*args) -> BenchmarkResult:

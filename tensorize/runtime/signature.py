@@ -13,6 +13,8 @@ contiguity and device.
 """
 from __future__ import annotations
 
+from ..errors import TVMTypeError, TVMValueError
+
 import ctypes
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
@@ -32,7 +34,7 @@ def c_scalar_type(dtype: str):
     """The ctypes type a scalar of ``dtype`` is passed as in the C entry point."""
     t = dt.parse(dtype)
     if t.lanes != 1:
-        raise TypeError(f"vector scalar parameters ({dtype}) are not supported; pass a buffer instead")
+        raise TVMTypeError(f"vector scalar parameters ({dtype}) are not supported; pass a buffer instead")
     if t.code == "int":
         return _C_INT[t.bits]
     if t.code == "uint":
@@ -45,7 +47,7 @@ def c_scalar_type(dtype: str):
         return ctypes.c_double
     if t.code == "handle":
         return ctypes.c_void_p
-    raise TypeError(f"cannot pass a scalar of dtype {dtype}")
+    raise TVMTypeError(f"cannot pass a scalar of dtype {dtype}")
 
 
 @dataclass
@@ -84,7 +86,7 @@ class FunctionSignature:
         """C argument values for ``args``, a function that copies results back from temporaries
         (for misaligned numpy inputs), and the objects to keep alive during the call."""
         if len(args) != len(self.params):
-            raise TypeError(f"{self.describe()} takes {len(self.params)} arguments, got {len(args)}")
+            raise TVMTypeError(f"{self.describe()} takes {len(self.params)} arguments, got {len(args)}")
         env: dict = {}
         c_args: list = []
         copy_back: list = []
@@ -97,14 +99,14 @@ class FunctionSignature:
                 continue
             array = _as_numpy(arg, param, where)
             if len(array.shape) != len(param.shape):
-                raise ValueError(f"{where}: expected shape {_fmt_shape(param.shape)} {param.dtype}, got {array.shape} "
+                raise TVMValueError(f"{where}: expected shape {_fmt_shape(param.shape)} {param.dtype}, got {array.shape} "
                                  f"{_arg_dtype(arg, array)} (rank {len(param.shape)} vs {len(array.shape)})")
             for axis, (expected, actual) in enumerate(zip(param.shape, array.shape)):
                 _bind_or_check(expected, actual, env, deferred, lambda where=where, param=param, array=array, arg=arg: (
                     f"{where}: expected shape {_fmt_shape(param.shape, env)} {param.dtype}, got {array.shape} "
                     f"{_arg_dtype(arg, array)}"))
             if not param.strides and not array.flags.c_contiguous:
-                raise ValueError(f"{where}: the array is not contiguous (strides "
+                raise TVMValueError(f"{where}: the array is not contiguous (strides "
                                  f"{tuple(st // array.itemsize for st in array.strides)}); "
                                  "pass np.ascontiguousarray(x) or declare the buffer with strides")
             if param.alignment > 1 and array.ctypes.data % param.alignment:
@@ -129,7 +131,7 @@ class FunctionSignature:
             check(env)
         for var in self.implicit:
             if var not in env:
-                raise ValueError(f"{self.describe()}: cannot infer the value of {var.name} from the arguments; "
+                raise TVMValueError(f"{self.describe()}: cannot infer the value of {var.name} from the arguments; "
                                  "make it a dimension of a buffer parameter or a scalar parameter")
             c_args.append(env[var])
 
@@ -147,17 +149,17 @@ def _arg_dtype(arg, array: np.ndarray) -> str:
 def _as_numpy(arg, param: BufferParam, where: str) -> np.ndarray:
     if isinstance(arg, Tensor):
         if arg.device.device_type != CPU:
-            raise ValueError(f"{where}: the tensor is on {arg.device}, but this function runs on cpu:0; "
+            raise TVMValueError(f"{where}: the tensor is on {arg.device}, but this function runs on cpu:0; "
                              "copy it with tensor.copyto(tvm.cpu())")
         if arg.dtype != param.dtype:
-            raise TypeError(f"{where}: expected dtype {param.dtype}, got {arg.dtype}")
+            raise TVMTypeError(f"{where}: expected dtype {param.dtype}, got {arg.dtype}")
         return arg._data  # noqa: SLF001 - the runtime's own storage
     if isinstance(arg, np.ndarray):
         got = dt.from_numpy(arg.dtype)
         if got != param.dtype and not (param.dtype == "bfloat16" and got == "uint16"):
-            raise TypeError(f"{where}: expected dtype {param.dtype}, got {got}")
+            raise TVMTypeError(f"{where}: expected dtype {param.dtype}, got {got}")
         return arg
-    raise TypeError(f"{where}: expected a tvm.nd.array or numpy array of {param.dtype}, got {type(arg).__name__}")
+    raise TVMTypeError(f"{where}: expected a tvm.nd.array or numpy array of {param.dtype}, got {type(arg).__name__}")
 
 
 def _scalar_value(param: ScalarParam, arg, where: str):
@@ -168,16 +170,16 @@ def _scalar_value(param: ScalarParam, arg, where: str):
     t = dt.parse(param.dtype)
     if t.code in ("int", "uint", "bool"):
         if isinstance(arg, float) or not isinstance(arg, (int, bool)):
-            raise TypeError(f"{where}: expected an integer ({param.dtype}), got {type(arg).__name__} {arg!r}")
+            raise TVMTypeError(f"{where}: expected an integer ({param.dtype}), got {type(arg).__name__} {arg!r}")
         value = int(arg)
         lo, hi = (0, 1) if t.code == "bool" else ((0, (1 << t.bits) - 1) if t.code == "uint"
                                                   else (-(1 << (t.bits - 1)), (1 << (t.bits - 1)) - 1))
         if not lo <= value <= hi:
-            raise ValueError(f"{where}: {value} does not fit in {param.dtype}")
+            raise TVMValueError(f"{where}: {value} does not fit in {param.dtype}")
         return value
     if t.code in ("float", "bfloat"):
         if not isinstance(arg, (int, float)):
-            raise TypeError(f"{where}: expected a number ({param.dtype}), got {type(arg).__name__}")
+            raise TVMTypeError(f"{where}: expected a number ({param.dtype}), got {type(arg).__name__}")
         return float(arg)
     if t.code == "handle":
         if isinstance(arg, Tensor):
@@ -186,25 +188,25 @@ def _scalar_value(param: ScalarParam, arg, where: str):
             return arg.ctypes.data
         if arg is None or isinstance(arg, int):
             return arg
-        raise TypeError(f"{where}: expected a tensor or an address for a handle, got {type(arg).__name__}")
-    raise TypeError(f"{where}: unsupported scalar dtype {param.dtype}")
+        raise TVMTypeError(f"{where}: expected a tensor or an address for a handle, got {type(arg).__name__}")
+    raise TVMTypeError(f"{where}: unsupported scalar dtype {param.dtype}")
 
 
 def _bind_or_check(expected, actual: int, env: dict, deferred: list, message: Callable[[], str]) -> None:
     if isinstance(expected, E.IntImm):
         if expected.value != actual:
-            raise ValueError(message())
+            raise TVMValueError(message())
     elif isinstance(expected, E.Var):
         if expected in env:
             if env[expected] != actual:
-                raise ValueError(message() + f" ({expected.name} is already bound to {env[expected]})")
+                raise TVMValueError(message() + f" ({expected.name} is already bound to {env[expected]})")
         else:
             env[expected] = actual
     else:
         def check(env, expected=expected, actual=actual):
             value = evaluate(expected, env)
             if value is not None and value != actual:
-                raise ValueError(message())
+                raise TVMValueError(message())
 
         deferred.append(check)
 

@@ -16,6 +16,8 @@ How a primitive is written::
 """
 from __future__ import annotations
 
+from ..errors import TVMTypeError
+
 import functools
 import inspect
 import random
@@ -122,7 +124,7 @@ class ScheduleBase:
         if isinstance(mod, PrimFunc):
             mod = IRModule({"main": mod})  # as TVM: a PrimFunc is scheduled as the module's "main"
         if not isinstance(mod, IRModule):
-            raise TypeError(f"Schedule takes an IRModule or a PrimFunc, got {type(mod).__name__}")
+            raise TVMTypeError(f"Schedule takes an IRModule or a PrimFunc, got {type(mod).__name__}")
         self._mod = mod
         self._trace = Trace()
         self._rng_obj = random.Random(seed if seed is not None and seed != -1 else random.randrange(1 << 31))
@@ -193,7 +195,7 @@ class ScheduleBase:
             return self._loop(rv)[2]
         if isinstance(rv, ExprRV):
             return rv.value
-        raise TypeError(f"Schedule.get takes a BlockRV, LoopRV or ExprRV, got {type(rv).__name__}")
+        raise TVMTypeError(f"Schedule.get takes a BlockRV, LoopRV or ExprRV, got {type(rv).__name__}")
 
     def remove_rv(self, rv) -> None:
         """Kept for TVM compatibility: handles here hold no resources."""
@@ -229,7 +231,7 @@ class ScheduleBase:
     def _block(self, rv: BlockRV) -> tuple[str, StmtIndex, BlockRealize]:
         """Resolve a block handle to (function name, index, its BlockRealize)."""
         if not isinstance(rv, BlockRV):
-            raise TypeError(f"expected a BlockRV, got {type(rv).__name__}")
+            raise TVMTypeError(f"expected a BlockRV, got {type(rv).__name__}")
         index = self._index(rv.func_name)
         name = self._block_name(rv)
         realize = index.block(name)
@@ -249,7 +251,7 @@ class ScheduleBase:
     def _loop(self, rv: LoopRV) -> tuple[str, StmtIndex, For]:
         """Resolve a loop handle to (function name, index, its For)."""
         if not isinstance(rv, LoopRV):
-            raise TypeError(f"expected a LoopRV, got {type(rv).__name__}")
+            raise TVMTypeError(f"expected a LoopRV, got {type(rv).__name__}")
         index = self._index(rv.func_name)
         loop = index.loop(rv.var)
         if loop is None:
@@ -284,7 +286,7 @@ class ScheduleBase:
             return value
         if isinstance(value, PrimExpr):
             raise ScheduleError(f"{what} must be a constant integer, got the expression {value}")
-        raise TypeError(f"{what} must be an integer, got {type(value).__name__}")
+        raise TVMTypeError(f"{what} must be an integer, got {type(value).__name__}")
 
     def _record_decision(self, decision: Any) -> None:
         """Sampling primitives call this with the decision they took."""

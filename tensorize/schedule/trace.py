@@ -8,6 +8,8 @@ A trace prints as the Python that reproduces the schedule (``as_python``), seria
 """
 from __future__ import annotations
 
+from ..errors import TVMTypeError
+
 import functools
 import json
 from typing import Any, Callable
@@ -304,7 +306,7 @@ def _to_json(value, names):
 
     if isinstance(value, (IntImm, FloatImm)):
         return {"imm": value.dtype, "value": value.value}
-    raise TypeError(f"cannot serialise a trace argument of type {type(value).__name__}; register a codec")
+    raise TVMTypeError(f"cannot serialise a trace argument of type {type(value).__name__}; register a codec")
 
 
 def _from_json(value, rvs):

@@ -8,6 +8,8 @@ around a block, the blocks under a loop, and the path to the root are cheap to g
 """
 from __future__ import annotations
 
+from ..errors import TVMValueError
+
 from typing import Iterator
 
 from ..ir.node import Node
@@ -149,7 +151,7 @@ def replace_child(parent: Stmt, old: Stmt, new: Stmt | None) -> Stmt:
         if getattr(parent, name, None) is old:
             changes[name] = new
     if not changes:
-        raise ValueError(f"{type(parent).__name__} does not hold the statement to replace")
+        raise TVMValueError(f"{type(parent).__name__} does not hold the statement to replace")
     return parent.replace(**changes)
 
 
@@ -162,7 +164,7 @@ def replace_stmt(index: StmtIndex, old: Stmt, new: Stmt | None) -> Stmt:
         cur_old, cur_new = parent, rebuilt
         parent = index.parent_of(parent)
     if cur_new is None:
-        raise ValueError("cannot remove the root statement")
+        raise TVMValueError("cannot remove the root statement")
     return cur_new
 
 
@@ -190,7 +192,7 @@ def replace_many(root: Stmt, replacements: dict[int, Stmt | None]) -> Stmt:
 
     out = rebuild(root)
     if out is None:
-        raise ValueError("cannot remove the root statement")
+        raise TVMValueError("cannot remove the root statement")
     return out
 
 

@@ -21,6 +21,8 @@ def main(A: T.Buffer((8,), "float32")):
 """
 from __future__ import annotations
 
+from ..errors import TVMTypeError
+
 import logging
 from typing import Any
 
@@ -68,7 +70,7 @@ def script(node: Any, show_meta: bool = False, syntax_sugar: bool = True, indent
     """
     unknown = set(options) - _IGNORED_OPTIONS
     if unknown:
-        raise TypeError(f"script() got unknown option(s) {sorted(unknown)}; supported: show_meta, syntax_sugar, indent_spaces")
+        raise TVMTypeError(f"script() got unknown option(s) {sorted(unknown)}; supported: show_meta, syntax_sugar, indent_spaces")
     if show_meta:
         logger.debug("show_meta=True has no effect: constants are printed inline")
     printer = _Printer(syntax_sugar=syntax_sugar, indent_spaces=indent_spaces)
@@ -109,7 +111,7 @@ class _Printer(StmtPrinter):
         if isinstance(node, (list, tuple, dict, int, float, str, bool)) or node is None:
             return self.ex.value(node)
         if isinstance(node, Node):
-            raise TypeError(f"the TVMScript printer cannot print a {type(node).__name__}")
+            raise TVMTypeError(f"the TVMScript printer cannot print a {type(node).__name__}")
         return repr(node)
 
     # -- modules and functions ---------------------------------------------------------------
@@ -125,7 +127,7 @@ class _Printer(StmtPrinter):
             if index:
                 self.lines.append("")
             if not isinstance(func, PrimFunc):
-                raise TypeError(f"cannot print module function {gv.name_hint!r} of type {type(func).__name__}")
+                raise TVMTypeError(f"cannot print module function {gv.name_hint!r} of type {type(func).__name__}")
             self.function(func, gv.name_hint)
         self.depth = 0
 

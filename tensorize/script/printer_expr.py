@@ -13,6 +13,8 @@ are floordiv/floormod) and the fewest parentheses that keep the structure.
 """
 from __future__ import annotations
 
+from ..errors import TVMTypeError
+
 import math
 from typing import Any, Callable
 
@@ -164,7 +166,7 @@ class ExprPrinter:
         if not isinstance(e, E.PrimExpr):
             if isinstance(e, (int, float, bool, str)):
                 return self.value(e), P_ATOM
-            raise TypeError(f"cannot print {type(e).__name__} as an expression")
+            raise TVMTypeError(f"cannot print {type(e).__name__} as an expression")
         handler = self._dispatch.get(type(e))
         if handler is None:
             handler = self._handler_for(type(e))
@@ -184,7 +186,7 @@ class ExprPrinter:
             method = getattr(self, "_print_" + base.__name__, None)
             if method is not None:
                 return method
-        raise TypeError(f"the TVMScript printer does not know expression type {cls.__name__}")
+        raise TVMTypeError(f"the TVMScript printer does not know expression type {cls.__name__}")
 
     def _binary(self, e, sym: str, prec: int, call_name: str) -> tuple[str, int]:
         if not self.syntax_sugar or (_is_const(e.a) and _is_const(e.b)):

@@ -7,6 +7,8 @@ otherwise, as TVM does. ``StmtPrinter`` is the base of the printer in ``printer.
 """
 from __future__ import annotations
 
+from ..errors import TVMTypeError, TVMValueError
+
 from typing import Callable
 
 from ..ir import expr as E
@@ -143,7 +145,7 @@ class StmtPrinter:
                 if handler is not None:
                     break
             if handler is None:
-                raise TypeError(f"the TVMScript printer does not know statement type {type(s).__name__}")
+                raise TVMTypeError(f"the TVMScript printer does not know statement type {type(s).__name__}")
             self._dispatch[type(s)] = handler
         handler(s, concise)
 
@@ -296,7 +298,7 @@ class StmtPrinter:
     def _single_iter_var(self, iv: E.IterVar, value: str | None) -> None:
         kind = _AXIS_KIND.get(iv.iter_type)
         if kind is None:
-            raise ValueError(f"block iterator {iv.var.name!r} has kind {iv.iter_type}, which TVMScript cannot express")
+            raise TVMValueError(f"block iterator {iv.var.name!r} has kind {iv.iter_type}, which TVMScript cannot express")
         dom = self.ex.expr(iv.dom.extent) if _is_zero(iv.dom.min) else \
             f"({self.ex.expr(iv.dom.min)}, {self.ex.expr(E.add(iv.dom.min, iv.dom.extent))})"
         args = dom if value is None else f"{dom}, {value}"

@@ -18,6 +18,9 @@ return small records (``tensorize.script.parser.specs``) that the parser interpr
 """
 from __future__ import annotations
 
+from .. import errors as _errors
+
+import builtins as _builtins
 import re
 from typing import Any, Sequence
 
@@ -122,7 +125,7 @@ def __getattr__(name: str):
         factory = DTypeFactory(name)
         globals()[name] = factory
         return factory
-    raise AttributeError(f"module 'tensorize.script.tir' has no attribute {name!r}")
+    raise _errors.TVMAttributeError(f"module 'tensorize.script.tir' has no attribute {name!r}")
 
 
 # -- buffers ---------------------------------------------------------------------------------
@@ -147,7 +150,7 @@ class BufferFactory:
 
     def __getitem__(self, key) -> _Buffer:
         if not isinstance(key, tuple) or len(key) < 2:
-            raise TypeError("T.Buffer[...] takes a shape and a dtype: T.Buffer[(128, 128), \"float32\"]")
+            raise _errors.TVMTypeError("T.Buffer[...] takes a shape and a dtype: T.Buffer[(128, 128), \"float32\"]")
         return self(key[0], key[1], *key[2:])
 
     def __repr__(self) -> str:
@@ -162,6 +165,11 @@ def make_buffer(name: str, shape, dtype: str = "float32", data=None, strides=Non
                 axis_separators=None) -> _Buffer:
     """Declare a buffer the way TVMScript does (string entries in strides/elem_offset become variables)."""
     shape = _shape_tuple(shape)
+    for extent in shape:
+        if isinstance(extent, _builtins.bool) or not (isinstance(extent, int) or (isinstance(extent, PrimExpr)
+                                                                       and _dt.is_int(extent.dtype))):
+            raise _errors.TVMTypeError(f"buffer {name!r}: shape entries are integers or integer expressions, "
+                                       f"got {extent!r}")
     strides = tuple(Var(s, "int32") if isinstance(s, str) else s for s in (strides or ()))
     if isinstance(elem_offset, str):
         elem_offset = Var(elem_offset, "int32")
@@ -237,7 +245,7 @@ def thread_binding(start, stop=None, thread: str | None = None, *, annotations=N
     if stop is None:
         start, stop = 0, start
     if thread is None:
-        raise TypeError('T.thread_binding needs the thread tag: T.thread_binding(n, thread="threadIdx.x")')
+        raise _errors.TVMTypeError('T.thread_binding needs the thread tag: T.thread_binding(n, thread="threadIdx.x")')
     return _specs.ForSpec(_ForKind.THREAD_BINDING, start, stop, thread=thread, annotations=annotations)
 
 
@@ -323,10 +331,10 @@ class axis:  # noqa: N801 - TVMScript's name
     @staticmethod
     def remap(kinds: str, bindings: Sequence):
         if len(kinds) != len(bindings):
-            raise ValueError(f"T.axis.remap got {len(kinds)} kinds ({kinds!r}) but {len(bindings)} loop variables")
+            raise _errors.TVMValueError(f"T.axis.remap got {len(kinds)} kinds ({kinds!r}) but {len(bindings)} loop variables")
         bad = set(kinds) - set("SR")
         if bad:
-            raise ValueError(f"T.axis.remap kinds must be 'S' (spatial) or 'R' (reduce), got {''.join(sorted(bad))!r}")
+            raise _errors.TVMValueError(f"T.axis.remap kinds must be 'S' (spatial) or 'R' (reduce), got {''.join(sorted(bad))!r}")
         return _specs.RemapSpec(kinds, list(bindings))
 
     S = spatial
@@ -414,10 +422,10 @@ def _llvm_call_args(positional: tuple, dtype: str | None) -> tuple[str, str, tup
     """Both TVM spellings: ``(dtype, name, *args)`` and the older ``(name, T.uint32(n), *args, dtype=...)``."""
     if dtype is not None:
         if not positional:
-            raise TypeError("T.call_llvm_(pure_)intrin needs the intrinsic name")
+            raise _errors.TVMTypeError("T.call_llvm_(pure_)intrin needs the intrinsic name")
         return dtype, _intrinsic_name(positional[0]), tuple(positional[1:])
     if len(positional) < 2:
-        raise TypeError('T.call_llvm_(pure_)intrin(dtype, "llvm.name", *args) needs a dtype and a name')
+        raise _errors.TVMTypeError('T.call_llvm_(pure_)intrin(dtype, "llvm.name", *args) needs a dtype and a name')
     return positional[0], _intrinsic_name(positional[1]), tuple(positional[2:])
 
 
@@ -443,7 +451,7 @@ def reinterpret(*args, dtype: str | None = None) -> PrimExpr:
         return _reinterpret(args[0], args[1])
     if len(args) == 2 and isinstance(args[1], str):
         return _reinterpret(args[1], args[0])
-    raise TypeError("T.reinterpret takes (dtype, value) or (value, dtype=...)")
+    raise _errors.TVMTypeError("T.reinterpret takes (dtype, value) or (value, dtype=...)")
 
 
 def type_annotation(dtype: str) -> Call:
@@ -470,11 +478,11 @@ def Let(body, where: dict | None = None):  # noqa: N802,F811 - TVMScript's name
     from ..ir.expr import Let as _Let
 
     if not where:
-        raise ValueError("T.Let needs the bindings: T.Let(body, where={x: value})")
+        raise _errors.TVMValueError("T.Let needs the bindings: T.Let(body, where={x: value})")
     result = convert(body)
     for var, value in reversed(list(where.items())):
         if not isinstance(var, Var):
-            raise TypeError(f"T.Let binds variables, got {type(var).__name__} {var!r} as a key")
+            raise _errors.TVMTypeError(f"T.Let binds variables, got {type(var).__name__} {var!r} as a key")
         result = _Let(var, convert(value), result)
     return result
 

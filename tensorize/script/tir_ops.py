@@ -14,6 +14,8 @@ T.Add(1, 2)
 """
 from __future__ import annotations
 
+from .. import errors as _errors
+
 from ..ir import dtype as _dt
 from ..ir import expr as _E
 from ..ir.expr import Call as _Call
@@ -121,7 +123,7 @@ def vectorcombine(dtype: str, low, high) -> _Call:
     """``T.vectorcombine("int8x16", low, high)``: one vector of the two halves."""
     lanes = _dt.lanes_of(getattr(low, "dtype", dtype)) * 2
     if _dt.lanes_of(dtype) != lanes:
-        raise ValueError(f"T.vectorcombine of two {low.dtype} halves has {lanes} lanes, not the {dtype!r} asked for")
+        raise _errors.TVMValueError(f"T.vectorcombine of two {low.dtype} halves has {lanes} lanes, not the {dtype!r} asked for")
     return _call(dtype, "vectorcombine", low, high)
 
 
@@ -136,7 +138,7 @@ def iter_var(var, dom, iter_type, thread_tag: str = "") -> _E.IterVar:
     """``T.iter_var(k, T.Range(0, 16), "CommReduce", "")``: an iteration variable over ``dom``."""
     if isinstance(iter_type, str):
         if iter_type not in _ITER_TYPES:
-            raise ValueError(f"unknown iterator type {iter_type!r}; use one of {sorted(_ITER_TYPES)}")
+            raise _errors.TVMValueError(f"unknown iterator type {iter_type!r}; use one of {sorted(_ITER_TYPES)}")
         iter_type = _ITER_TYPES[iter_type]
     return _E.IterVar(dom, var, iter_type, thread_tag)
 
@@ -146,7 +148,7 @@ def comm_reducer(combiner, identity) -> _E.CommReducer:
     takes the accumulators then the new values (``lambda x0, x1, y0, y1: (..., ...)`` for two)."""
     identity = [_E.convert(e) for e in identity]
     if not identity:
-        raise ValueError("T.comm_reducer needs one identity element per reduced value")
+        raise _errors.TVMValueError("T.comm_reducer needs one identity element per reduced value")
     n = len(identity)
     names = _parameter_names(combiner)
     if names is None or len(names) != 2 * n:
@@ -156,7 +158,7 @@ def comm_reducer(combiner, identity) -> _E.CommReducer:
     result = combiner(*lhs, *rhs)
     result = list(result) if isinstance(result, (list, tuple)) else [result]
     if len(result) != len(identity):
-        raise ValueError(f"the combiner gives {len(result)} values for {len(identity)} identity elements")
+        raise _errors.TVMValueError(f"the combiner gives {len(result)} values for {len(identity)} identity elements")
     return _E.CommReducer(lhs, rhs, result, identity)
 
 
@@ -177,7 +179,7 @@ def reduce(combiner, source, init=(), axis=(), condition=True, value_index: int 
     """``T.reduce(T.comm_reducer(...), source=[...], init=[], axis=[T.iter_var(...)], condition=...,
     value_index=0)``: a reduction (``te.sum`` and friends build these in ``te.compute`` bodies)."""
     if not isinstance(combiner, _E.CommReducer):
-        raise TypeError("T.reduce takes a T.comm_reducer(...) first, e.g. "
+        raise _errors.TVMTypeError("T.reduce takes a T.comm_reducer(...) first, e.g. "
                         "T.reduce(T.comm_reducer(lambda x, y: x + y, [T.float32(0)]), source=[...], axis=[...])")
     source = list(source) if isinstance(source, (list, tuple)) else [source]
     return _E.Reduce(combiner, source, list(axis), condition, value_index, list(init))

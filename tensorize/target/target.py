@@ -19,7 +19,7 @@ import shlex
 import threading
 from typing import Any, Mapping
 
-from ..errors import TargetError
+from ..errors import TargetError, TVMTypeError
 from . import llvm as _llvm
 from .cpus import cpu_features
 from .llvm import arch_of as _arch_of
@@ -87,7 +87,7 @@ class Target:
             self.tag = ""
             self.kind, self.attrs = _parse(target)
         else:
-            raise TypeError(f"Target expects a string or a dict, got {type(target).__name__}")
+            raise TVMTypeError(f"Target expects a string or a dict, got {type(target).__name__}")
         self.attrs.setdefault("keys", list(_KINDS[self.kind.name]["keys"]))
         self._validate()
         self.host = Target(host) if host is not None and not isinstance(host, Target) else host

@@ -15,6 +15,8 @@ block iterators ``v_<axis>``; reductions get a ``T.init()`` with the reducer's i
 """
 from __future__ import annotations
 
+from ..errors import TVMNotImplementedError, TVMTypeError, TVMValueError
+
 import logging
 from typing import Any, Sequence
 
@@ -56,7 +58,7 @@ class _ProducerToBuffer(StmtExprMutator):
         indices = self._exprs(op.indices)
         buffer = self.buffers.get(op.producer)
         if buffer is None:
-            raise ValueError(f"create_prim_func: tensor {op.producer.name!r} is read before it is defined; "
+            raise TVMValueError(f"create_prim_func: tensor {op.producer.name!r} is read before it is defined; "
                              f"pass its placeholder in the argument list")
         return BufferLoad(buffer, indices)
 
@@ -112,7 +114,7 @@ def _ordered_ops(args: Sequence[Tensor]) -> list[Operation]:
         if mark == "done":
             return
         if mark == "active":
-            raise ValueError(f"create_prim_func: the tensor graph has a cycle through {op.name!r}")
+            raise TVMValueError(f"create_prim_func: the tensor graph has a cycle through {op.name!r}")
         state[id(op)] = "active"
         for t in op.input_tensors:
             visit(t.op)
@@ -144,7 +146,7 @@ def _generate_compute(op: ComputeOp, ctx: _Context) -> Stmt:
     axis_vars = {id(iv.var) for iv in axes}
     for iv in axes:
         if any(id(v) in axis_vars for v in collect_vars(iv.dom.min) + collect_vars(iv.dom.extent)):
-            raise NotImplementedError(
+            raise TVMNotImplementedError(
                 f"create_prim_func: axis {iv.var.name!r} of {op.name!r} has a domain that depends on another axis "
                 f"(a triangular iteration space); give it a rectangular domain and mask with where=/if_then_else")
 
@@ -265,12 +267,12 @@ def create_prim_func(ops: Sequence[Any], index_dtype_override: str | None = None
     (['A', 'B', 'C'], {'tir.noalias': True})
     """
     if index_dtype_override is not None:
-        raise NotImplementedError("create_prim_func: index_dtype_override is not supported yet; declare shapes "
+        raise TVMNotImplementedError("create_prim_func: index_dtype_override is not supported yet; declare shapes "
                                   "with the index dtype you want (e.g. tir.IntImm('int64', n))")
     args = list(ops)
     for a in args:
         if not isinstance(a, (Tensor, Var)):
-            raise TypeError(f"create_prim_func takes te Tensors (and scalar te.var parameters), got {a!r}")
+            raise TVMTypeError(f"create_prim_func takes te Tensors (and scalar te.var parameters), got {a!r}")
     tensor_args = [a for a in args if isinstance(a, Tensor)]
     ctx = _Context(args)
     stmts: list[Stmt] = []
@@ -278,13 +280,13 @@ def create_prim_func(ops: Sequence[Any], index_dtype_override: str | None = None
         if isinstance(op, PlaceholderOp):
             tensor = op.output(0)
             if not ctx.is_arg(tensor):
-                raise ValueError(f"create_prim_func: placeholder {op.name!r} is read by the computation but is not "
+                raise TVMValueError(f"create_prim_func: placeholder {op.name!r} is read by the computation but is not "
                                  f"in the argument list; add it to the list passed to create_prim_func")
             ctx.declare(tensor)
         elif isinstance(op, ComputeOp):
             stmts.append(_generate_compute(op, ctx))
         else:
-            raise TypeError(f"create_prim_func: unsupported operation {type(op).__name__}; only te.placeholder "
+            raise TVMTypeError(f"create_prim_func: unsupported operation {type(op).__name__}; only te.placeholder "
                             f"and te.compute are supported")
     body = _FillAccess()(SeqStmt.flatten(stmts))
     body = BlockRealize([], True, Block([], [], [], "root", body, alloc_buffers=ctx.root_alloc))

@@ -17,6 +17,8 @@ tensors allocated around the function body, and the attributes
 """
 from __future__ import annotations
 
+from ..errors import TVMTypeError, TVMValueError
+
 from typing import Any, Sequence
 
 from ..ir.buffer import Buffer
@@ -67,14 +69,14 @@ def lower_te_schedule(sch: Schedule, args: Sequence[Any], name: str = "main") ->
     """The module ``{name: PrimFunc}`` computing the default schedule ``sch`` with parameters ``args``
     (tensors in order; scalar ``te.var``s become scalar parameters)."""
     if not isinstance(sch, Schedule):
-        raise TypeError(f"lower_te_schedule takes a te.Schedule (te.create_schedule(C.op)), got {type(sch).__name__}")
+        raise TVMTypeError(f"lower_te_schedule takes a te.Schedule (te.create_schedule(C.op)), got {type(sch).__name__}")
     args = list(args)
     ctx = _Context(args)
     stmts: list[Stmt] = []
     for op in sch.ops:
         if isinstance(op, PlaceholderOp):
             if not ctx.is_arg(op.output(0)):
-                raise ValueError(f"lower: placeholder {op.name!r} is read by the schedule but is not in the argument "
+                raise TVMValueError(f"lower: placeholder {op.name!r} is read by the schedule but is not in the argument "
                                  f"list; add it to the list passed to tvm.lower")
             ctx.declare(op.output(0))
         elif isinstance(op, ComputeOp):
@@ -82,7 +84,7 @@ def lower_te_schedule(sch: Schedule, args: Sequence[Any], name: str = "main") ->
                 ctx.declare(op.output(i))
             stmts.append(_lower_compute(op, ctx))
         else:
-            raise TypeError(f"lower: unsupported operation {type(op).__name__}")
+            raise TVMTypeError(f"lower: unsupported operation {type(op).__name__}")
     body = SeqStmt.flatten(stmts)
     for buffer in reversed(ctx.root_alloc):
         body = Allocate(buffer.data, buffer.dtype, buffer.shape, IntImm("bool", 1), DeclBuffer(buffer, body))
@@ -91,14 +93,14 @@ def lower_te_schedule(sch: Schedule, args: Sequence[Any], name: str = "main") ->
     for a in args:
         if isinstance(a, Tensor):
             if a not in ctx.buffers:
-                raise ValueError(f"lower: argument {a.name!r} is not computed or read by the schedule")
+                raise TVMValueError(f"lower: argument {a.name!r} is not computed or read by the schedule")
             param = Var(a.name.replace(".", "_"), "handle")
             params.append(param)
             buffer_map[param] = ctx.buffers[a]
         elif isinstance(a, Var):
             params.append(a)
         else:
-            raise TypeError(f"lower: arguments are te Tensors or scalar te.vars, got {a!r}")
+            raise TVMTypeError(f"lower: arguments are te Tensors or scalar te.vars, got {a!r}")
     attrs = {"from_legacy_te_schedule": IntImm("bool", 1), "tir.noalias": IntImm("bool", 1)}
     return IRModule({name: PrimFunc(params, body, buffer_map=buffer_map, attrs=attrs)})
 

@@ -12,6 +12,8 @@ must be the whole body of a ``te.compute``.
 """
 from __future__ import annotations
 
+from ..errors import TVMTypeError, TVMValueError
+
 from typing import Callable, Sequence
 
 from ..ir.expr import CommReducer, IterVar, PrimExpr, Reduce, Var, convert, max_value_expr, min_value_expr
@@ -29,7 +31,7 @@ class Reducer:
     def _combiner(self, dtypes: Sequence[str], multi: bool) -> CommReducer:
         code = self.fcombine.__code__
         if code.co_argcount != 2:
-            raise ValueError(f"reducer {self.name!r}: fcombine must take exactly two arguments (accumulator, value)")
+            raise TVMValueError(f"reducer {self.name!r}: fcombine must take exactly two arguments (accumulator, value)")
         lname, rname = code.co_varnames[0], code.co_varnames[1]
         if multi:
             lhs = [Var(f"{lname}_{i}", t) for i, t in enumerate(dtypes)]
@@ -43,11 +45,11 @@ class Reducer:
         result = [convert(r) for r in (result if isinstance(result, (list, tuple)) else [result])]
         identity = [convert(e) for e in (identity if isinstance(identity, (list, tuple)) else [identity])]
         if len(result) != len(dtypes) or len(identity) != len(dtypes):
-            raise ValueError(f"reducer {self.name!r}: fcombine and fidentity must give {len(dtypes)} value(s), "
+            raise TVMValueError(f"reducer {self.name!r}: fcombine and fidentity must give {len(dtypes)} value(s), "
                              f"got {len(result)} and {len(identity)}")
         for i, (r, e, t) in enumerate(zip(result, identity, dtypes)):
             if r.dtype != t or e.dtype != t:
-                raise TypeError(f"reducer {self.name!r}: value {i} has dtype {t} but fcombine gives {r.dtype} and "
+                raise TVMTypeError(f"reducer {self.name!r}: value {i} has dtype {t} but fcombine gives {r.dtype} and "
                                 f"fidentity gives {e.dtype}; cast them to {t}")
         return CommReducer(lhs, rhs, result, identity)
 
@@ -63,18 +65,18 @@ class Reducer:
         sources = [convert(e) for e in (expr if multi else [expr])]
         for s in sources:
             if not isinstance(s, PrimExpr):
-                raise TypeError(f"reducer {self.name!r}: cannot reduce {s!r}; pass an expression")
+                raise TVMTypeError(f"reducer {self.name!r}: cannot reduce {s!r}; pass an expression")
         axes = list(axis) if isinstance(axis, (list, tuple)) else [axis]
         if not axes:
-            raise ValueError(f"reducer {self.name!r}: give at least one reduction axis (te.reduce_axis)")
+            raise TVMValueError(f"reducer {self.name!r}: give at least one reduction axis (te.reduce_axis)")
         for a in axes:
             if not isinstance(a, IterVar) or a.iter_type != IterVar.CommReduce:
-                raise TypeError(f"reducer {self.name!r}: axis must be te.reduce_axis IterVars, got {a!r}")
+                raise TVMTypeError(f"reducer {self.name!r}: axis must be te.reduce_axis IterVars, got {a!r}")
         inits: list = []
         if init is not None:
             inits = [convert(i) for i in (init if isinstance(init, (list, tuple)) else [init])]
             if len(inits) != len(sources):
-                raise ValueError(f"reducer {self.name!r}: give one init value per reduced value")
+                raise TVMValueError(f"reducer {self.name!r}: give one init value per reduced value")
             inits = [const(i.value, s.dtype) if _is_const(i) and i.dtype != s.dtype else i for i, s in zip(inits, sources)]
         combiner = self._combiner([s.dtype for s in sources], multi)
         condition = convert(True) if where is None else convert(where)

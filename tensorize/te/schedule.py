@@ -14,6 +14,8 @@ from ``te.create_prim_func`` instead. ``tvm.lower(s, [A, B, C])`` lowers a te.Sc
 """
 from __future__ import annotations
 
+from ..errors import TVMKeyError, TVMNotImplementedError, TVMTypeError
+
 from typing import Sequence
 
 from .tensor import Operation, Tensor
@@ -31,7 +33,7 @@ class Stage:
         self.op, self.schedule = op, schedule
 
     def _unsupported(self, *args, **kwargs):
-        raise NotImplementedError(_TIR_SCHEDULE_HINT)
+        raise TVMNotImplementedError(_TIR_SCHEDULE_HINT)
 
     split = fuse = reorder = tile = vectorize = unroll = parallel = bind = compute_at = compute_inline = _unsupported
     compute_root = cache_read = cache_write = pragma = prefetch = storage_align = double_buffer = _unsupported
@@ -55,11 +57,11 @@ class Schedule:
         op = key.op if isinstance(key, Tensor) else key
         stage = self._stage_of.get(id(op))
         if stage is None:
-            raise KeyError(f"operation {getattr(op, 'name', op)!r} is not part of this schedule")
+            raise TVMKeyError(f"operation {getattr(op, 'name', op)!r} is not part of this schedule")
         return stage
 
     def cache_read(self, *args, **kwargs):
-        raise NotImplementedError(_TIR_SCHEDULE_HINT)
+        raise TVMNotImplementedError(_TIR_SCHEDULE_HINT)
 
     cache_write = rfactor = create_group = cache_read
 
@@ -74,7 +76,7 @@ def create_schedule(ops) -> Schedule:
     for item in items:
         op = item.op if isinstance(item, Tensor) else item
         if not isinstance(op, Operation):
-            raise TypeError(f"create_schedule takes te operations (C.op) or tensors, got {item!r}")
+            raise TVMTypeError(f"create_schedule takes te operations (C.op) or tensors, got {item!r}")
         out.append(op)
     return Schedule(out)
 

@@ -11,6 +11,8 @@ into a Buffer and every load into a BufferLoad.
 """
 from __future__ import annotations
 
+from ..errors import TVMIndexError, TVMTypeError, TVMValueError
+
 import inspect
 from typing import Callable, Mapping, Sequence
 
@@ -35,7 +37,7 @@ class Operation:
     def output(self, index: int) -> "Tensor":
         """The Tensor holding output number ``index``."""
         if not 0 <= index < len(self._outputs):
-            raise IndexError(f"operation {self.name!r} has {len(self._outputs)} output(s), not {index + 1}")
+            raise TVMIndexError(f"operation {self.name!r} has {len(self._outputs)} output(s), not {index + 1}")
         return self._outputs[index]
 
     @property
@@ -102,14 +104,14 @@ def _check_reductions(name: str, body: Sequence[PrimExpr]) -> tuple[IterVar, ...
 
         post_order_visit(expr, visit)
         if nested:
-            raise ValueError(
+            raise TVMValueError(
                 f"compute {name!r}: a reduction (te.sum/te.max/...) must be the whole body of the compute, "
                 f"not part of a larger expression; compute the reduction in its own te.compute and use its result")
         if (first is None) != (not isinstance(expr, Reduce)):
-            raise ValueError(f"compute {name!r}: either every output is a reduction or none is (output {index} differs)")
+            raise TVMValueError(f"compute {name!r}: either every output is a reduction or none is (output {index} differs)")
         if first is not None and (expr.combiner is not first.combiner or expr.axis != first.axis
                                   or len(expr.source) != len(first.source)):
-            raise ValueError(f"compute {name!r}: the outputs of a multi-output reduction must come from one "
+            raise TVMValueError(f"compute {name!r}: the outputs of a multi-output reduction must come from one "
                              f"reducer call (e.g. `a, b = argmax((x, y), axis=k)`)")
     return tuple(first.axis) if first is not None else ()
 
@@ -135,20 +137,20 @@ class Tensor:
 
     def __call__(self, *indices) -> ProducerLoad:
         if len(indices) != self.ndim:
-            raise IndexError(f"tensor {self.name!r} has {self.ndim} dimension(s), indexed with {len(indices)}")
+            raise TVMIndexError(f"tensor {self.name!r} has {self.ndim} dimension(s), indexed with {len(indices)}")
         return ProducerLoad(self, [_as_index(i) for i in indices])
 
     def __getitem__(self, indices):
         if not isinstance(indices, tuple):
             indices = (indices,)
         if any(isinstance(i, slice) for i in indices):
-            raise IndexError(f"tensor {self.name!r}: slices are not supported in te expressions; index each element")
+            raise TVMIndexError(f"tensor {self.name!r}: slices are not supported in te expressions; index each element")
         if len(indices) < self.ndim:
             return TensorSlice(self, indices)
         return self(*indices)
 
     def __len__(self) -> int:
-        raise TypeError("len() of a te.Tensor is ambiguous; use tensor.shape")
+        raise TVMTypeError("len() of a te.Tensor is ambiguous; use tensor.shape")
 
     def __hash__(self) -> int:
         return hash((id(self.op), self.value_index))
@@ -184,7 +186,7 @@ def _show(e) -> str:
 def _as_index(i) -> PrimExpr:
     i = convert(i)
     if not isinstance(i, PrimExpr):
-        raise TypeError(f"tensor index must be an integer or an expression, got {i!r}")
+        raise TVMTypeError(f"tensor index must be an integer or an expression, got {i!r}")
     return i
 
 
@@ -195,7 +197,7 @@ def _as_shape(shape) -> tuple[PrimExpr, ...]:
     for s in shape:
         s = convert(s)
         if not isinstance(s, PrimExpr) or not dt.is_int(s.dtype):
-            raise TypeError(f"shape entries must be integers or integer expressions, got {s!r}")
+            raise TVMTypeError(f"shape entries must be integers or integer expressions, got {s!r}")
         out.append(s)
     return tuple(out)
 
@@ -212,18 +214,22 @@ def placeholder(shape, dtype: str = "float32", name: str = "placeholder") -> Ten
 
 
 def _fcompute_arg_names(fcompute: Callable, ndim: int) -> list[str]:
-    spec = inspect.getfullargspec(fcompute)
+    try:
+        spec = inspect.getfullargspec(fcompute)
+    except TypeError:
+        raise TVMTypeError(f"fcompute must be a function of the output indices, e.g. lambda i, j: A[i, j] + 1; "
+                           f"got a {type(fcompute).__name__}") from None
     if spec.varkw is not None or spec.kwonlyargs or spec.defaults:
-        raise ValueError("fcompute takes only positional index arguments (no defaults, keyword or **kwargs)")
+        raise TVMValueError("fcompute takes only positional index arguments (no defaults, keyword or **kwargs)")
     args = list(spec.args)
     if inspect.ismethod(fcompute):
         args = args[1:]
     if spec.varargs is not None:
         if len(args) > ndim:
-            raise ValueError(f"fcompute takes {len(args)} index arguments but the shape has {ndim} dimension(s)")
+            raise TVMValueError(f"fcompute takes {len(args)} index arguments but the shape has {ndim} dimension(s)")
         return args + [f"i{i}" for i in range(ndim - len(args))]
     if len(args) != ndim:
-        raise ValueError(f"fcompute takes {len(args)} index argument(s) ({', '.join(args) or 'none'}) but the "
+        raise TVMValueError(f"fcompute takes {len(args)} index argument(s) ({', '.join(args) or 'none'}) but the "
                          f"shape has {ndim} dimension(s); give one argument per dimension or use *i")
     return args
 
@@ -249,11 +255,11 @@ def compute(shape, fcompute: Callable, name: str = "compute", tag: str = "", att
     body = fcompute(*[iv.var for iv in axis])
     bodies = list(body) if isinstance(body, (list, tuple)) else [body]
     if not bodies:
-        raise ValueError(f"compute {name!r}: fcompute returned no expression")
+        raise TVMValueError(f"compute {name!r}: fcompute returned no expression")
     bodies = [convert(b) for b in bodies]
     for b in bodies:
         if not isinstance(b, PrimExpr):
-            raise TypeError(f"compute {name!r}: fcompute must return expressions, got {type(b).__name__}")
+            raise TVMTypeError(f"compute {name!r}: fcompute must return expressions, got {type(b).__name__}")
     op = ComputeOp(name, tag, attrs, axis, bodies)
     return op.output(0) if op.num_outputs == 1 else [op.output(i) for i in range(op.num_outputs)]
 
@@ -276,7 +282,7 @@ def _as_range(dom) -> Range:
         return Range(dom[0], dom[1])
     if isinstance(dom, (int, PrimExpr)):
         return Range(0, dom)
-    raise TypeError(f"an axis domain is (begin, end) or a Range, got {dom!r}")
+    raise TVMTypeError(f"an axis domain is (begin, end) or a Range, got {dom!r}")
 
 
 def thread_axis(dom=None, tag: str = "", name: str = "", span=None) -> IterVar:
@@ -284,7 +290,7 @@ def thread_axis(dom=None, tag: str = "", name: str = "", span=None) -> IterVar:
     if isinstance(dom, str):
         tag, dom = dom, None
     if not tag:
-        raise ValueError("thread_axis needs a thread tag such as 'threadIdx.x' or 'blockIdx.x'")
+        raise TVMValueError("thread_axis needs a thread tag such as 'threadIdx.x' or 'blockIdx.x'")
     dom = None if dom is None else _as_range(dom)
     return IterVar(dom, Var(name or tag, "int32"), IterVar.ThreadIndex, tag, span)
 

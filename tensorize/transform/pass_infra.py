@@ -22,7 +22,7 @@ import logging
 import threading
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from ..errors import TVMError
+from ..errors import TVMAttributeError, TVMError, TVMTypeError, TVMValueError
 from ..ir.function import IRModule, PrimFunc
 
 logger = logging.getLogger(__name__)
@@ -104,10 +104,10 @@ class PassContext:
             types = _CONFIG_OPTIONS.get(key)
             if types is None:
                 known = ", ".join(sorted(_CONFIG_OPTIONS))
-                raise AttributeError(f"invalid PassContext config option {key!r}; known options: {known} "
+                raise TVMAttributeError(f"invalid PassContext config option {key!r}; known options: {known} "
                                      "(register new ones with tensorize.transform.register_config_option)")
             if object not in types and not isinstance(value, types):
-                raise TypeError(f"PassContext config {key!r} expects {' or '.join(t.__name__ for t in types)}, "
+                raise TVMTypeError(f"PassContext config {key!r} expects {' or '.join(t.__name__ for t in types)}, "
                                 f"got {type(value).__name__}")
         self._check_lower_passes(self.config.get("tir.add_lower_pass", ()))
 
@@ -116,7 +116,7 @@ class PassContext:
         for entry in entries:
             if not (isinstance(entry, (tuple, list)) and len(entry) == 2 and isinstance(entry[0], int)
                     and 0 <= entry[0] <= 3 and callable(entry[1])):
-                raise ValueError(f"'tir.add_lower_pass' entries must be (phase, pass) with phase 0..3, got {entry!r}")
+                raise TVMValueError(f"'tir.add_lower_pass' entries must be (phase, pass) with phase 0..3, got {entry!r}")
 
     @classmethod
     def _stack(cls) -> list["PassContext"]:
@@ -178,9 +178,9 @@ class Pass:
 
     def __call__(self, mod: IRModule) -> IRModule:
         if isinstance(mod, PrimFunc):
-            raise TypeError(f"pass {self.info.name} takes an IRModule; wrap the function: IRModule({{'main': func}})")
+            raise TVMTypeError(f"pass {self.info.name} takes an IRModule; wrap the function: IRModule({{'main': func}})")
         if not isinstance(mod, IRModule):
-            raise TypeError(f"pass {self.info.name} takes an IRModule, got {type(mod).__name__}")
+            raise TVMTypeError(f"pass {self.info.name} takes an IRModule, got {type(mod).__name__}")
         ctx = PassContext.current()
         if not ctx.pass_enabled(self.info):
             logger.debug("skipping pass %s (opt_level %d > %d or disabled)", self.info.name, self.info.opt_level,
@@ -273,7 +273,7 @@ class Sequential(Pass):
         self.passes = list(passes or ())
         for p in self.passes:
             if not callable(p):
-                raise TypeError(f"Sequential takes passes, got {type(p).__name__}")
+                raise TVMTypeError(f"Sequential takes passes, got {type(p).__name__}")
 
     def _run(self, mod, ctx):
         for p in self.passes:
@@ -289,7 +289,7 @@ def _wrap(kind: str, pass_func, opt_level, name, required, traceable):
         pass_name = name or target.__name__
         if inspect.isclass(target):
             if not hasattr(target, method):
-                raise TypeError(f"a class decorated with {kind}_pass needs a {method} method")
+                raise TVMTypeError(f"a class decorated with {kind}_pass needs a {method} method")
 
             class PyPass(pass_type):
                 def __init__(self, *args, **kwargs):
@@ -305,11 +305,11 @@ def _wrap(kind: str, pass_func, opt_level, name, required, traceable):
             PyPass.__doc__ = target.__doc__
             return PyPass
         if not callable(target):
-            raise TypeError(f"{kind}_pass decorates a function or a class, got {type(target).__name__}")
+            raise TVMTypeError(f"{kind}_pass decorates a function or a class, got {type(target).__name__}")
         return pass_type(target, PassInfo(opt_level, pass_name, required, traceable))
 
     if opt_level is None:
-        raise ValueError(f"{kind}_pass needs opt_level, e.g. @{kind}_pass(opt_level=0)")
+        raise TVMValueError(f"{kind}_pass needs opt_level, e.g. @{kind}_pass(opt_level=0)")
     return create(pass_func) if pass_func is not None else create
 
 

@@ -105,7 +105,7 @@ def case_primitives(program: str, seed: int, steps: int) -> dict:
     func = corpus_functions()[program]
     rng = random.Random(seed)
     sch = tvm.tir.Schedule(func, seed=seed)
-    applied, failed = [], []
+    applied, failed, calls = [], [], []
     rvs: dict[str, list] = {"block": _blocks(sch), "loop": []}
     for block in rvs["block"]:
         try:
@@ -126,12 +126,13 @@ def case_primitives(program: str, seed: int, steps: int) -> dict:
                 kwargs[p.name] = mutate.random_argument(rng, rvs)
             else:
                 args.append(mutate.random_argument(rng, rvs))
+        calls.append(f"{name}{tuple(args)!r}{kwargs or ''}")
         before_mod, before_len = sch.mod, len(sch.trace.insts)
         try:
             result = method(*args, **kwargs)
         except TVMError as err:
             if not structural_equal(sch.mod, before_mod) or len(sch.trace.insts) != before_len:
-                raise Finding(f"{name} failed ({type(err).__name__}: {err}) but changed the schedule") from None
+                raise Finding(f"{name} failed ({type(err).__name__}: {err}) but changed the schedule; calls: {calls}") from None
             failed.append(name)
             continue
         applied.append(name)
@@ -146,7 +147,7 @@ def case_primitives(program: str, seed: int, steps: int) -> dict:
     try:
         verify_well_formed(sch.mod["main"])
     except TVMError as err:
-        raise Finding(f"the schedule after {applied} is not well formed: {err}") from None
+        raise Finding(f"the schedule after {calls} is not well formed: {err}") from None
     return {"status": "ok", "applied": applied, "failed": failed}
 
 

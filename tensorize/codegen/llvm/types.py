@@ -6,6 +6,8 @@ float32 (see ``expr.py``).
 """
 from __future__ import annotations
 
+from ...errors import TVMNotImplementedError
+
 from functools import lru_cache
 
 import llvmlite.ir as ir
@@ -32,11 +34,11 @@ def element_type(dtype: str, memory: bool = False) -> ir.Type:
         return I16
     if t.code == "float":
         if t.bits not in _FLOATS:
-            raise NotImplementedError(f"no LLVM codegen for {dtype}; use float16, float32 or float64")
+            raise TVMNotImplementedError(f"no LLVM codegen for {dtype}; use float16, float32 or float64")
         return _FLOATS[t.bits]
     if t.code == "handle":
         return PTR
-    raise NotImplementedError(f"no LLVM type for dtype {dtype}")
+    raise TVMNotImplementedError(f"no LLVM type for dtype {dtype}")
 
 
 @lru_cache(maxsize=None)

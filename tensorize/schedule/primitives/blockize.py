@@ -225,7 +225,13 @@ class Blockize(ScheduleBase):
         loops = tree.loops_of(realize)
         if not loops:
             raise self._error(f"blockize: block {block.name!r} has no loops to blockize", realize)
-        return self._blockize_at(func_name, tree, loops[0], realize, preserve_unit_iters)
+        # the outermost of the block's loops whose subtree holds this block alone (an outer loop may hold
+        # other blocks too, e.g. a producer placed there by compute_at)
+        own = next((loop for loop in loops if [r is realize for r in tree.child_block_realizes(loop)] == [True]), None)
+        if own is None:
+            raise self._error(f"blockize: every loop around block {block.name!r} also holds other blocks; pass the "
+                              "loop to blockize, or the list of blocks", realize)
+        return self._blockize_at(func_name, tree, own, realize, preserve_unit_iters)
 
     def _blockize_at(self, func_name: str, tree: StmtIndex, loop: For, realize: BlockRealize,
                      preserve_unit_iters: bool) -> BlockRV:

@@ -85,6 +85,8 @@ class LoopTransform(ScheduleBase):
         if extent is None:
             raise self._error(f"split needs a loop of constant extent; loop {for_node.loop_var.name} has extent "
                               f"{for_node.extent}", for_node)
+        if extent <= 0:
+            raise self._error(f"cannot split loop {for_node.loop_var.name}: its extent is {extent}", for_node)
         if n_none:
             values[values.index(None)] = -(-extent // known)
         total = 1

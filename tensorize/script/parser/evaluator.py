@@ -7,11 +7,14 @@ time (``128 * 2`` is ``256``).
 """
 from __future__ import annotations
 
+from ...errors import TVMTypeError, TVMValueError
+
 import ast
 import builtins
 import operator
 from typing import Any
 
+from ...ir import dtype as _dt
 from ...ir import expr as E
 from ...ir.buffer import Buffer
 from ...ir.expr import BufferLoad, PrimExpr, Ramp, Range, convert
@@ -51,7 +54,7 @@ def as_index(value):
 def slice_range(buffer: Buffer, axis: int, index: slice) -> Range:
     """The Range ``buffer[start:stop]`` covers on ``axis`` (the extent is simplified: ``vi:vi + 4`` has extent 4)."""
     if index.step not in (None, 1):
-        raise ValueError(f"a region slice cannot have a step ({index.step}); write start:stop")
+        raise TVMValueError(f"a region slice cannot have a step ({index.step}); write start:stop")
     start = 0 if index.start is None else as_index(index.start)
     stop = buffer.shape[axis] if index.stop is None else as_index(index.stop)
     start = convert(start)
@@ -62,6 +65,15 @@ def slice_range(buffer: Buffer, axis: int, index: slice) -> Range:
 def subscript_buffer(buffer: Buffer, indices: tuple, region: bool):
     """``A[...]``: a BufferLoad, or a BufferRegion when ``region`` and some index is a slice; slices in
     loads become vector (Ramp) indices."""
+    for i in indices:
+        for part in ((i.start, i.stop, i.step) if isinstance(i, slice) else (i,)):
+            part = as_index(part)
+            if part is None and isinstance(i, slice):
+                continue
+            if isinstance(part, bool) or not isinstance(part, (int, PrimExpr)) or (
+                    isinstance(part, PrimExpr) and not _dt.is_int(part.dtype)):
+                raise TVMTypeError(f"buffer {buffer.name!r} is indexed with {part!r}; indices are integers, integer "
+                                   "expressions or slices of them")
     if not any(isinstance(i, slice) for i in indices):
         if region:  # a point region (T.reads(A[vi, vj])): no BufferLoad to build and convert
             return BufferRegion.from_point(buffer, [as_index(i) for i in indices])
@@ -77,7 +89,7 @@ def subscript_buffer(buffer: Buffer, indices: tuple, region: bool):
             step = 1 if index.step is None else index.step
             extent = r.extent
             if not isinstance(extent, E.IntImm):
-                raise ValueError("a vector slice needs a constant length, e.g. A[i:i + 8]")
+                raise TVMValueError("a vector slice needs a constant length, e.g. A[i:i + 8]")
             out.append(Ramp(r.min, step, (extent.value + step - 1) // step))
         else:
             out.append(as_index(index))
@@ -260,10 +272,6 @@ class ExprEvaluator:
             self.region_context = region_context
         if isinstance(base, Buffer):
             indices = index if isinstance(index, tuple) else (index,)
-            for i in indices:
-                if not (isinstance(i, (int, slice, PrimExpr, E.EqualOp)) and not isinstance(i, bool)):
-                    raise self.error(node, f"buffer {base.name!r} is indexed with a {type(i).__name__}; indices are "
-                                           "integers, expressions or slices")
             if len(indices) != len(base.shape) and not (len(indices) == 1 and len(base.shape) == 0):
                 raise self.error(node, f"buffer {base.name!r} has {len(base.shape)} dimensions but is indexed "
                                        f"with {len(indices)}")
@@ -310,7 +318,7 @@ class ExprEvaluator:
 
         def call(*values):
             if len(values) != len(names):
-                raise TypeError(f"the lambda takes {len(names)} arguments ({', '.join(names)}), got {len(values)}")
+                raise TVMTypeError(f"the lambda takes {len(names)} arguments ({', '.join(names)}), got {len(values)}")
             parser.push_scope()
             try:
                 for name, value in zip(names, values):
