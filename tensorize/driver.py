@@ -62,7 +62,7 @@ def lower(inp, args=None, name: str = "main", binds=None, simple_mode: bool = Fa
 
 def _verify(mod: IRModule) -> None:
     try:
-        from .ir.verify import verify_well_formed
+        from .analysis.verify import verify_well_formed
     except ImportError:  # the verifier is optional
         return
     for func in mod.functions.values():

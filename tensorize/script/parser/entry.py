@@ -66,9 +66,9 @@ def _gc_paused():
 
 
 def _verify(func: PrimFunc) -> None:
-    if importlib.util.find_spec("tensorize.ir.verify") is None:
+    if importlib.util.find_spec("tensorize.analysis.verify") is None:
         return
-    verify = importlib.import_module("tensorize.ir.verify")
+    verify = importlib.import_module("tensorize.analysis.verify")
     verify.verify_well_formed(func)
 
 

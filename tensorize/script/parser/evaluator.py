@@ -15,7 +15,7 @@ from typing import Any
 from ...ir import expr as E
 from ...ir.buffer import Buffer
 from ...ir.expr import BufferLoad, PrimExpr, Ramp, Range, convert
-from ...ir.linear import simplify_linear
+from ...arith.linear import simplify_linear
 from ...ir.stmt import BufferRegion
 from .. import tir as T
 
