@@ -3,7 +3,7 @@ import numpy as np
 
 import tensorize as tvm
 from tensorize.script import tir as T
-from tensorize.transform.interpreter import run_prim_func
+from tensorize.codegen.python import run_prim_func
 
 
 @T.prim_func

@@ -8,7 +8,7 @@ from tensorize import te
 from tensorize.ir import IRModule
 from tensorize.ir.stmt import Block, BlockRealize, For, LetStmt
 from tensorize.script import tir as T
-from tensorize.transform.interpreter import run_prim_func
+from tensorize.codegen.python import run_prim_func
 
 RNG = np.random.default_rng(0)
 
