@@ -1,7 +1,9 @@
 """Analysis helpers the schedule primitives share: substituting loop variables in a loop nest,
 iterator kinds of blocks, index simplification, and read/write region detection.
 
->>> # new_body = substitute_in_nest(loop.body, {loop.loop_var: i0 * 4 + i1})
+For example::
+
+    new_body = substitute_in_nest(loop.body, {loop.loop_var: i0 * 4 + i1})
 """
 from __future__ import annotations
 

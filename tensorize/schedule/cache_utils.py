@@ -12,8 +12,10 @@ TensorIR places a cache copy as TVM does:
   the scope block declares it reads (the whole buffer at a function's root block);
 * a written buffer nobody else reads: at the end of the scope.
 
->>> # loc, pos = stage_location(tree, scope, writer, first_consumer)
->>> # region = relax_below(tree, writer, writer_region, loc)
+For example::
+
+    loc, pos = stage_location(tree, scope, writer, first_consumer)
+    region = relax_below(tree, writer, writer_region, loc)
 """
 from __future__ import annotations
 
