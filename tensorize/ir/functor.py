@@ -211,8 +211,22 @@ def uses_var(node, predicate: Callable[[E.Var], bool]) -> bool:
     return bool(found)
 
 
+def uses_any(node, ids: set[int]) -> bool:
+    """Whether ``node`` uses a variable whose ``id`` is in ``ids``."""
+    if not ids:
+        return False
+    found = []
+
+    def f(n):
+        if not found and isinstance(n, E.Var) and id(n) in ids:
+            found.append(n)
+
+    post_order_visit(node, f)
+    return bool(found)
+
+
 __all__ = ["StmtExprVisitor", "StmtExprMutator", "ExprVisitor", "ExprMutator", "StmtVisitor", "StmtMutator",
-           "post_order_visit", "ir_transform", "substitute", "collect_vars", "uses_var", "Buffer"]
+           "post_order_visit", "ir_transform", "substitute", "collect_vars", "uses_var", "uses_any", "Buffer"]
 
 
 # CommReducer (an expression node, below this module) substitutes through this.
