@@ -1,7 +1,18 @@
 """``tvm.lower`` and ``tvm.build``: lower a program through the pass pipeline, then generate code.
 
->>> # mod = tvm.lower(func)                 an IRModule in the lowered form (see tensorize.transform)
->>> # rt = tvm.build(func, target="llvm")   a runtime module; rt["main"](a, b, c)
+>>> import numpy as np
+>>> import tensorize as tvm
+>>> from tensorize import te
+>>> A = te.placeholder((8,), name="A")
+>>> B = te.compute((8,), lambda i: A[i] * 2.0, name="B")
+>>> func = te.create_prim_func([A, B])
+>>> type(tvm.lower(func)).__name__   # an IRModule in the lowered form (see tensorize.transform)
+'IRModule'
+>>> rt = tvm.build(func, target="llvm")
+>>> a, b = tvm.nd.array(np.arange(8, dtype="float32")), tvm.nd.array(np.zeros(8, dtype="float32"))
+>>> rt["main"](a, b)
+>>> b.numpy().tolist()
+[0.0, 2.0, 4.0, 6.0, 8.0, 10.0, 12.0, 14.0]
 """
 from __future__ import annotations
 
@@ -77,7 +88,7 @@ def _compile_errors(stage: str):
 
 def _verify(mod: IRModule) -> None:
     try:
-        from .ir.verify import verify_well_formed
+        from .analysis.verify import verify_well_formed
     except ImportError:  # the verifier is optional
         return
     for func in mod.functions.values():

@@ -1,36 +1,17 @@
-"""Shared pytest setup.
+"""Shared pytest setup: the repository root on ``sys.path`` (so ``tests.workloads`` and the packages
+import from a plain checkout), quiet MLflow, and the hypothesis profiles of ``tests/hypothesis_setup.py``
+(select one with ``HYPOTHESIS_PROFILE``: ``default``, ``ci``, ``thorough``).
 
-Hypothesis profiles (select one with the ``HYPOTHESIS_PROFILE`` environment variable):
-
-- ``default`` (nothing set): each property test runs with the modest ``max_examples`` written on it,
-  random seeds, so local runs keep exploring a little.
-- ``ci``: deterministic (``derandomize=True``, no example database), same example counts as the tests
-  declare. ``.ci/run`` selects it so that CI failures reproduce exactly.
-- ``thorough``: for local bug hunts; 20x the examples of each test, random, no deadline, e.g.
-  ``HYPOTHESIS_PROFILE=thorough python -m pytest tests/schedule/test_properties.py -q -x``;
-  combine with ``--hypothesis-seed=N`` to vary or replay a hunt.
-
-Per-test ``@settings(max_examples=...)`` override a profile's ``max_examples``; tests that should
-scale with the profile call :func:`examples` instead of writing a number.
+Shared workloads live in ``tests/workloads.py``; helpers of one test folder live in that folder
+(``tests/codegen/codegen_kernels.py``, ``tests/schedule/_sched_workloads.py``, ...). Every test folder
+is a package, so same-named test files in different folders do not collide.
 """
 import os
 import sys
-
-from hypothesis import HealthCheck, settings
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 
-settings.register_profile("ci", derandomize=True, database=None, deadline=None,
-                          suppress_health_check=[HealthCheck.too_slow])
-settings.register_profile("thorough", deadline=None, suppress_health_check=[HealthCheck.too_slow])
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
-
-_SCALE = {"thorough": 20}
-
-
-def examples(n: int) -> int:
-    """``n`` examples, scaled by the active hypothesis profile (x20 under ``thorough``)."""
-    return n * _SCALE.get(os.environ.get("HYPOTHESIS_PROFILE", "default"), 1)
+from tests import hypothesis_setup  # noqa: E402,F401  (registers and loads the hypothesis profiles)

@@ -10,8 +10,8 @@ Two rules, as ``docs/architecture.md`` states them:
 
 * no circle between files (strongly connected components of the file graph have one file);
 * no upward import: ``tensorize < intrinsics < search < experiments``, and within ``tensorize``
-  ``ir`` is the ground floor and ``arith`` the floor above it (everything else in ``tensorize``
-  may import both, neither may import the rest).
+  ``ir`` (with ``errors``, which imports nothing) is the ground floor and ``arith`` the floor above
+  it (everything else in ``tensorize`` may import both, neither may import the rest).
 
 Run as a script (``python tests/test_layering.py``) to print the circles and upward edges.
 """
@@ -25,10 +25,12 @@ import sys
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGES = ("tensorize", "intrinsics", "search", "experiments")
 
-# Circles outside this change's scope that other work is fixing now; each entry is the sorted
-# tuple of module names of one circle. Must be emptied once those fixes land.
+# Circles that other work is fixing now (the TVMScript parser's); each entry is the sorted tuple of
+# module names of one circle. Empty it once that fix lands: a listed circle that is gone fails too.
 KNOWN_CIRCLES_BEING_FIXED: list[tuple[str, ...]] = [
     (
+        "tensorize.script",
+        "tensorize.script.ir",
         "tensorize.script.parser.core",
         "tensorize.script.parser.entry",
         "tensorize.script.parser.evaluator",
@@ -38,7 +40,7 @@ KNOWN_CIRCLES_BEING_FIXED: list[tuple[str, ...]] = [
 
 # Layer rank of the top-level packages, and of the floors inside tensorize.
 PACKAGE_RANK = {"tensorize": 0, "intrinsics": 1, "search": 2, "experiments": 3}
-TENSORIZE_RANK = {"ir": 0, "arith": 1}
+TENSORIZE_RANK = {"errors": 0, "ir": 0, "arith": 1}
 TENSORIZE_TOP = 2  # every other part of tensorize
 
 

@@ -1,4 +1,5 @@
-"""Integer workloads shared by the intrinsic, tensorize, search and property tests (one definition each)."""
+"""Workloads shared by the tests (one definition each): the float32 matmul of the schedule tests, and the
+integer GEMM and conv2d of the intrinsic, tensorize, search and property tests."""
 from tensorize.script import tir as T
 
 
@@ -32,3 +33,33 @@ def conv2d_nhwc_int8(N, H, W, CI, CO, KH, KW):
                     * T.Cast("int32", kernel[vrh, vrw, vci, vco])
 
     return conv
+
+
+def matmul_f32(M, N, K, transpose_b=False, main_attrs=False):
+    """C[i, j] += A[i, k] * B[k, j] in float32 with an init block (B stored (N, K) when ``transpose_b``);
+    ``main_attrs`` adds ``global_symbol = "main"`` and ``tir.noalias``."""
+    b_shape = (N, K) if transpose_b else (K, N)
+
+    if main_attrs:
+        @T.prim_func
+        def matmul(A: T.Buffer((M, K), "float32"), B: T.Buffer(b_shape, "float32"), C: T.Buffer((M, N), "float32")):
+            T.func_attr({"global_symbol": "main", "tir.noalias": True})
+            for i, j, k in T.grid(M, N, K):
+                with T.block("C"):
+                    vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                    with T.init():
+                        C[vi, vj] = T.float32(0)
+                    C[vi, vj] = C[vi, vj] + A[vi, vk] * (B[vj, vk] if transpose_b else B[vk, vj])
+
+        return matmul
+
+    @T.prim_func
+    def matmul(A: T.Buffer((M, K), "float32"), B: T.Buffer(b_shape, "float32"), C: T.Buffer((M, N), "float32")):
+        for i, j, k in T.grid(M, N, K):
+            with T.block("C"):
+                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                with T.init():
+                    C[vi, vj] = T.float32(0)
+                C[vi, vj] = C[vi, vj] + A[vi, vk] * (B[vj, vk] if transpose_b else B[vk, vj])
+
+    return matmul

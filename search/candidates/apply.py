@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 
 from tensorize.ir import expr as E
-from tensorize.ir.index_map import IndexMap
+from tensorize.arith.index_map import IndexMap
 from tensorize.ir.stmt import BufferStore
 from tensorize.schedule import ScheduleError
 from tensorize.schedule.rv import LoopRV

@@ -3,7 +3,13 @@
 ``build_module(lowered_mod, target)`` picks the generator by ``target.kind``: ``llvm`` (CPU, see
 ``codegen.llvm``). A CUDA source generator plugs in here under ``cuda``/``nvptx``.
 
->>> # rt_mod = build_module(tvm.lower(ir_module), Target("llvm -mcpu=native"))
+>>> import tensorize as tvm
+>>> from tensorize import te
+>>> A = te.placeholder((8,), name="A")
+>>> B = te.compute((8,), lambda i: A[i] + 1.0, name="B")
+>>> rt_mod = build_module(tvm.lower(te.create_prim_func([A, B])), Target("llvm"))
+>>> callable(rt_mod["main"])
+True
 """
 from __future__ import annotations
 

@@ -39,14 +39,6 @@ def make_analyzer(ranges: Mapping | Iterable[For]) -> Analyzer:
     return ana
 
 
-def const_int(expr) -> int | None:
-    if isinstance(expr, int):
-        return expr
-    if isinstance(expr, E.IntImm):
-        return expr.value
-    return None
-
-
 def loop_dom(loops: Iterable[For]) -> dict[int, tuple[E.Var, E.Range]]:
     """The relaxation domain of ``loops``: ``{id(var): (var, Range)}``."""
     return {id(f.loop_var): (f.loop_var, E.Range.from_min_extent(f.min, f.extent)) for f in loops}

@@ -1,9 +1,19 @@
 """``Schedule``: TensorIR's transformation primitives over an IRModule, with a replayable trace.
 
->>> # sch = tvm.tir.Schedule(ir_module)
->>> # i, = sch.get_loops(sch.get_block("B"))
->>> # i0, i1, i2 = sch.split(i, factors=[2, 2, 2])
->>> # print(sch.mod.script())
+>>> import tensorize as tvm
+>>> from tensorize import te
+>>> A = te.placeholder((8,), name="A")
+>>> B = te.compute((8,), lambda i: A[i] * 2.0, name="B")
+>>> sch = tvm.tir.Schedule(te.create_prim_func([A, B]))
+>>> i, = sch.get_loops(sch.get_block("B"))
+>>> i0, i1 = sch.split(i, factors=[2, 4])
+>>> print(sch.mod.script())  # doctest: +ELLIPSIS
+# from tvm.script import ir as I
+...
+        for i_0, i_1 in T.grid(2, 4):
+            with T.block("B"):
+                v_i = T.axis.spatial(8, i_0 * 4 + i_1)
+...
 """
 from __future__ import annotations
 

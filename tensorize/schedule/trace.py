@@ -4,7 +4,19 @@ A trace prints as the Python that reproduces the schedule (``as_python``), seria
 (``as_json`` / ``Trace.from_json``), and replays on a fresh schedule with decisions changed
 (``apply_to_schedule``): what the search mutates.
 
->>> # sch.trace.as_python()  ->  ['b0 = sch.get_block(name="C", func_name="main")', ...]
+>>> import tensorize as tvm
+>>> from tensorize import te
+>>> A = te.placeholder((8,), name="A")
+>>> B = te.compute((8,), lambda i: A[i] * 2.0, name="B")
+>>> sch = tvm.tir.Schedule(te.create_prim_func([A, B]))
+>>> i, = sch.get_loops(sch.get_block("B"))
+>>> _ = sch.split(i, factors=[2, 4])
+>>> sch.trace.as_python()[0]
+'b0 = sch.get_block(name="B", func_name=None)'
+>>> replay = tvm.tir.Schedule(te.create_prim_func([A, B]))
+>>> sch.trace.apply_to_schedule(replay)
+>>> tvm.ir.structural_equal(replay.mod, sch.mod)
+True
 """
 from __future__ import annotations
 

@@ -4,7 +4,9 @@
 around a block, the blocks under a loop, and the path to the root are cheap to get;
 ``replace_stmt`` swaps one statement for another by rebuilding only the path to the root.
 
->>> # index = StmtIndex(func.body); realize = index.block("C"); index.loops_of(realize)
+For example::
+
+    index = StmtIndex(func.body); realize = index.block("C"); index.loops_of(realize)
 """
 from __future__ import annotations
 

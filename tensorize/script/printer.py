@@ -26,6 +26,7 @@ from ..errors import TVMTypeError
 import logging
 from typing import Any
 
+from ..arith.index_map import IndexMap
 from ..ir import expr as E
 from ..ir.buffer import Buffer
 from ..ir.function import GlobalVar, IRModule, PrimFunc
@@ -108,6 +109,11 @@ class _Printer(StmtPrinter):
             return "\n".join(self.lines)
         if isinstance(node, GlobalVar):
             return f'I.GlobalVar("{node.name_hint}")'
+        if isinstance(node, IndexMap):
+            args = ", ".join(v.name for v in node.initial_indices)
+            finals = [self.ex.expr(f) for f in node.final_indices]
+            body = f"({finals[0]},)" if len(finals) == 1 else "(" + ", ".join(finals) + ")"
+            return f"lambda {args}: {body}"
         if isinstance(node, (list, tuple, dict, int, float, str, bool)) or node is None:
             return self.ex.value(node)
         if isinstance(node, Node):

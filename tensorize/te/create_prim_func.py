@@ -21,7 +21,7 @@ import logging
 from typing import Any, Sequence
 
 from ..ir import dtype as dt
-from ..ir.block_access import infer_block_access
+from ..arith.block_access import infer_block_access
 from ..ir.buffer import Buffer, decl_buffer
 from ..ir.expr import BufferLoad, IntImm, IterVar, PrimExpr, Range, Reduce, Var
 from ..ir.function import PrimFunc

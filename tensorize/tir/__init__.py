@@ -31,7 +31,7 @@ def __getattr__(name):
 
         return schedule
     if name == "IndexMap":
-        from ..ir.index_map import IndexMap
+        from ..arith.index_map import IndexMap
 
         return IndexMap
     raise AttributeError(f"module 'tensorize.tir' has no attribute {name!r}")

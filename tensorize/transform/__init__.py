@@ -22,7 +22,8 @@ After ``tvm.lower`` (``run_lowering_phases``) a PrimFunc satisfies:
   stores consecutive (or strided) lanes;
 * scalars are ``LetStmt``; predicates and guards are ``IfThenElse``; calls stay ``Call``.
 
-``interpreter.run_prim_func(func, *arrays)`` runs any PrimFunc, before or after lowering.
+``run_prim_func(func, *arrays)`` (the Python backend, ``tensorize.codegen.python``) runs any PrimFunc,
+before or after lowering.
 """
 from .pass_infra import (  # noqa: F401
     FunctionPass, ModulePass, Pass, PassContext, PassInfo, PrimFuncPass, Sequential, module_pass, prim_func_pass,
@@ -43,7 +44,7 @@ from .storage_rewrite import StorageRewrite  # noqa: F401
 from .unroll_loop import UnrollLoop  # noqa: F401
 from .vectorize_loop import VectorizeLoop  # noqa: F401
 from .pipeline import phase_passes, run_lowering_phases  # noqa: F401
-from .interpreter import run_prim_func, compile_prim_func  # noqa: F401
+from ..codegen.python import run_prim_func, compile_prim_func  # noqa: F401  (the Python backend, re-exported)
 
 
 def PrintIR(header: str = "", show_meta_data: bool = False) -> Pass:  # noqa: N802 - TVM's pass name

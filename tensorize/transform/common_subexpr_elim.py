@@ -1,9 +1,11 @@
 """``CommonSubexprElimTIR``: hoist index expressions computed more than once in a statement into a
 ``LetStmt`` named ``cse_var_N``.
 
->>> # c[Ramp(i_outer * 8, 1, 8)] = a[Ramp(i_outer * 8, 1, 8)] + b[Ramp(i_outer * 8, 1, 8)]
->>> # becomes: cse_var_1: T.int32 = i_outer * 8
->>> #          c[cse_var_1:cse_var_1 + 8] = a[cse_var_1:cse_var_1 + 8] + b[cse_var_1:cse_var_1 + 8]
+For example::
+
+    c[Ramp(i_outer * 8, 1, 8)] = a[Ramp(i_outer * 8, 1, 8)] + b[Ramp(i_outer * 8, 1, 8)]
+    becomes: cse_var_1: T.int32 = i_outer * 8
+             c[cse_var_1:cse_var_1 + 8] = a[cse_var_1:cse_var_1 + 8] + b[cse_var_1:cse_var_1 + 8]
 
 Only pure scalar integer computations are candidates (no loads, no calls), larger ones first.
 """

@@ -11,7 +11,7 @@ from ..ir import stmt as S
 from ..ir.buffer import Buffer
 from ..ir.expr import IntImm, Range, Var, make_const
 from ..ir.functor import StmtExprMutator, StmtExprVisitor, uses_var
-from ..ir.linear import LinearForm, to_linear
+from ..arith.linear import LinearForm, to_linear
 from .pass_infra import func_pass
 
 

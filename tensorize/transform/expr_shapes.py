@@ -4,7 +4,9 @@ Passes that compare or cache many expressions (common subexpression elimination,
 of unrolled code) use it to stay linear in the program size: each node's id is computed once, from
 its children's ids, instead of re-walking its subtree.
 
->>> # shapes = ExprShapes(); shapes.info(i * 4 + 1)[0] == shapes.info(i * 4 + 1)[0]   -> True
+For example::
+
+    shapes = ExprShapes(); shapes.info(i * 4 + 1)[0] == shapes.info(i * 4 + 1)[0]   -> True
 """
 from __future__ import annotations
 

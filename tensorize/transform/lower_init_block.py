@@ -1,7 +1,9 @@
 """``LowerInitBlock``: a reduction block's ``init`` becomes a guarded statement before its update.
 
->>> # with T.block("C"): ... with T.init(): C[vi] = 0.0 ; C[vi] += A[vi, vk]
->>> # becomes:           if vk == 0: C[vi] = 0.0     ; C[vi] += A[vi, vk]
+For example::
+
+    with T.block("C"): ... with T.init(): C[vi] = 0.0 ; C[vi] += A[vi, vk]
+    becomes:           if vk == 0: C[vi] = 0.0     ; C[vi] += A[vi, vk]
 """
 from __future__ import annotations
 

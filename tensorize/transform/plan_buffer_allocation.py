@@ -5,8 +5,10 @@ A block that reduces over a loop lifts its uses above that loop, so an accumulat
 reduction. When the ancestor is a loop, the
 loop body is wrapped in an opaque block that allocates the buffer.
 
->>> # root: alloc B; for i: { for j: B[j] = ...; for j: C[i, j] = B[j] }
->>> # becomes: for i: with T.block(""): alloc B; ...   (B allocated per i)
+For example::
+
+    root: alloc B; for i: { for j: B[j] = ...; for j: C[i, j] = B[j] }
+    becomes: for i: with T.block(""): alloc B; ...   (B allocated per i)
 """
 from __future__ import annotations
 

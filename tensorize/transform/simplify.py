@@ -13,7 +13,7 @@ from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.expr import IntImm, Range
 from ..ir.functor import StmtExprMutator
-from ..ir.linear import simplify_linear
+from ..arith.linear import simplify_linear
 from .expr_shapes import ExprShapes
 from .pass_infra import func_pass
 

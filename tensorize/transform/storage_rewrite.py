@@ -2,8 +2,10 @@
 afterwards becomes a ``LetStmt`` register. Other one-element buffers stay ``Allocate`` (LLVM promotes
 them to registers itself).
 
->>> # x = T.allocate([1]); x[0] = A[i] * 2; B[i] = x[0] + x[0]
->>> # becomes: x_1 = A[i] * 2; B[i] = x_1 + x_1
+For example::
+
+    x = T.allocate([1]); x[0] = A[i] * 2; B[i] = x[0] + x[0]
+    becomes: x_1 = A[i] * 2; B[i] = x_1 + x_1
 """
 from __future__ import annotations
 

@@ -6,7 +6,9 @@ Explicit expansion is capped: a ``T.unroll`` nest that would expand to more than
 default 4096) stays a serial loop that LLVM's own unroll heuristics handle. Expanding tens of
 thousands of statements (or asking LLVM for a full unroll of them) made O3 run for minutes.
 
->>> # for k in T.unroll(2): C[k] = A[k]      becomes      C[0] = A[0]; C[1] = A[1]
+For example::
+
+    for k in T.unroll(2): C[k] = A[k]      becomes      C[0] = A[0]; C[1] = A[1]
 """
 from __future__ import annotations
 

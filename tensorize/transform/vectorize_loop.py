@@ -5,8 +5,10 @@ stores take vector indices; element-wise operations work on vector dtypes. A loo
 be vectorized (control flow or a scalar store that depends on the loop variable, nested allocation,
 calls with side effects) stays a serial loop and the reason is logged.
 
->>> # for i in T.vectorized(8): C[i] = A[i] + B[i]
->>> # becomes: C[0:8] = A[0:8] + B[0:8]     (C[Ramp(0, 1, 8)] = A[Ramp(0, 1, 8)] + B[Ramp(0, 1, 8)])
+For example::
+
+    for i in T.vectorized(8): C[i] = A[i] + B[i]
+    becomes: C[0:8] = A[0:8] + B[0:8]     (C[Ramp(0, 1, 8)] = A[Ramp(0, 1, 8)] + B[Ramp(0, 1, 8)])
 """
 from __future__ import annotations
 

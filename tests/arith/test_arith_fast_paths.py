@@ -5,7 +5,7 @@ import itertools
 import pytest
 from hypothesis import given, settings
 
-from conftest import examples
+from tests.hypothesis_setup import examples
 
 import tensorize as tvm
 from tensorize.arith import evaluate

@@ -3,7 +3,7 @@ import itertools
 
 from hypothesis import given, settings, strategies as st
 
-from conftest import examples
+from tests.hypothesis_setup import examples
 
 import tensorize as tvm
 from tensorize.arith import evaluate

@@ -3,12 +3,12 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import examples
+from tests.hypothesis_setup import examples
 
 from tensorize.ir import expr as E
 from tensorize.ir import stmt as S
 
-from codegen_kernels import buffers, build, func, loop
+from tests.codegen.codegen_kernels import buffers, build, func, loop
 
 _N = 32
 _A, _B, _Q, _R, _TQ, _TR = buffers(*[(n, (_N,), "int32") for n in ("A", "B", "Q", "R", "TQ", "TR")])

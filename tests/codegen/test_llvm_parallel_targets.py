@@ -9,7 +9,7 @@ from tensorize.ir import stmt as S
 from tensorize.ir.expr import Broadcast, Ramp
 from tensorize.target import Target
 
-from codegen_kernels import buffers, build, func, loop
+from tests.codegen.codegen_kernels import buffers, build, func, loop
 
 
 def _row_sums(kind):

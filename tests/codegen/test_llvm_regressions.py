@@ -7,7 +7,7 @@ from tensorize.ir import expr as E
 from tensorize.ir import stmt as S
 from tensorize.ir.expr import Var
 
-from codegen_kernels import buffers, func
+from tests.codegen.codegen_kernels import buffers, func
 
 
 def _run(f, *arrays, target="llvm"):

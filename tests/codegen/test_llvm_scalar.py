@@ -8,7 +8,7 @@ from tensorize.ir import op
 from tensorize.ir import stmt as S
 from tensorize.ir.expr import Var, cast, truncdiv, truncmod
 
-from codegen_kernels import buffers, build, elementwise, func, loop
+from tests.codegen.codegen_kernels import buffers, build, elementwise, func, loop
 
 INT_DTYPES = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
 FLOAT_DTYPES = ["float16", "float32", "float64"]

@@ -7,7 +7,7 @@ from tensorize.ir import op
 from tensorize.ir import stmt as S
 from tensorize.ir.expr import Broadcast, Ramp, Shuffle
 
-from codegen_kernels import buffers, build, elementwise, func, loop
+from tests.codegen.codegen_kernels import buffers, build, elementwise, func, loop
 
 
 def _vector_add(n, lanes, dtype="float32"):

@@ -7,15 +7,15 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import examples
+from tests.hypothesis_setup import examples
 
 import tensorize as tvm
 from tensorize.ir import stmt as S
 from tensorize.ir.expr import Var
-from tensorize.transform.interpreter import run_prim_func
+from tensorize.codegen.python import run_prim_func
 
-from codegen_kernels import buffers, func
-from random_exprs import DTYPES, INPUT_RANGES, expressions
+from tests.codegen.codegen_kernels import buffers, func
+from tests.codegen.random_exprs import DTYPES, INPUT_RANGES, expressions
 
 N = 16
 _INPUTS = buffers(*[(f"A_{d}", (N,), d) for d in DTYPES])

@@ -8,7 +8,7 @@ from tensorize.ir.buffer import decl_buffer
 from tensorize.ir.expr import FloatImm, IterVar, Range, Var
 from tensorize.ir.function import PrimFunc
 from tensorize.ir.stmt import Block, BlockRealize, BufferStore, For, SeqStmt
-from tensorize.ir.verify import WellFormedError, verify_well_formed
+from tensorize.analysis.verify import WellFormedError, verify_well_formed
 from tensorize.script import tir as T
 
 

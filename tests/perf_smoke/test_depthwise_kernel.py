@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import tensorize as tvm
-from asm_shapes import AVX512_TARGET, build, count, hottest_block, llvm_functions
+from tests.perf_smoke.asm_shapes import AVX512_TARGET, build, count, hottest_block, llvm_functions
 from experiments.schedules import apply_schedule
 from experiments.workloads.conv import depthwise_conv2d_nhwc, depthwise_reference
 from tensorize import te

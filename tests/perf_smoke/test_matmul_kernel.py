@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import tensorize as tvm
-from asm_shapes import AVX512_TARGET, build, count, hottest_block, llvm_functions, load_benchmark
+from tests.perf_smoke.asm_shapes import AVX512_TARGET, build, count, hottest_block, llvm_functions, load_benchmark
 
 SIZE = 256
 MR, NR = 8, 32

@@ -1,6 +1,4 @@
 """Runtime: tensors, devices, targets, argument checking of compiled functions, time_evaluator."""
-import sys
-import os
 
 import numpy as np
 import pytest
@@ -11,8 +9,7 @@ from tensorize.ir.buffer import decl_buffer
 from tensorize.ir.expr import SizeVar, Var, cast
 from tensorize.target import Target
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "codegen"))
-from codegen_kernels import build, func, loop  # noqa: E402
+from tests.codegen.codegen_kernels import build, func, loop  # noqa: E402
 
 
 def test_array_print_and_repr_like_tvm():

@@ -3,7 +3,8 @@ import numpy as np
 
 import tensorize as tvm
 from tensorize.script import tir as T
-from tensorize.transform.interpreter import run_prim_func
+from tests.workloads import matmul_f32
+from tensorize.codegen.python import run_prim_func
 
 
 @T.prim_func
@@ -19,25 +20,9 @@ def two_stage(A: T.Buffer((32, 32), "float32"), C: T.Buffer((32, 32), "float32")
             C[vi, vj] = B[vi, vj] + T.float32(1)
 
 
-@T.prim_func
-def matmul(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32"), C: T.Buffer((64, 64), "float32")):
-    T.func_attr({"global_symbol": "main", "tir.noalias": True})
-    for i, j, k in T.grid(64, 64, 64):
-        with T.block("C"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                C[vi, vj] = T.float32(0)
-            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vj, vk]
-
-
-@T.prim_func
-def matmul_16(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
-    for i, j, k in T.grid(16, 16, 16):
-        with T.block("C"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                C[vi, vj] = T.float32(0)
-            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+# The float32 matmuls of the schedule tests: B stored (N, K) for the 64 one, (K, N) for the 16 one.
+matmul = matmul_f32(64, 64, 64, transpose_b=True, main_attrs=True)
+matmul_16 = matmul_f32(16, 16, 16).with_attr("global_symbol", "matmul_16")
 
 
 def rand(*shape):

@@ -3,7 +3,7 @@ import pytest
 
 import tensorize as tvm
 from tensorize.schedule import ScheduleError
-from _sched_workloads import check_matmul, matmul
+from tests.schedule._sched_workloads import check_matmul, matmul
 
 
 def _tiled():
@@ -50,7 +50,7 @@ def test_blockize_loop_with_cache_block_and_reduction():
 
 
 def _two_stage_fused_rows(split=None):
-    from _sched_workloads import two_stage
+    from tests.schedule._sched_workloads import two_stage
 
     sch = tvm.tir.Schedule(two_stage)
     b, c = sch.get_block("B"), sch.get_block("C")
@@ -62,7 +62,7 @@ def _two_stage_fused_rows(split=None):
 
 
 def test_blockize_list_of_blocks_under_common_loop():
-    from _sched_workloads import check_two_stage
+    from tests.schedule._sched_workloads import check_two_stage
     import numpy as np
 
     sch, b, c, i = _two_stage_fused_rows()
@@ -83,7 +83,7 @@ def test_blockize_list_of_blocks_under_common_loop():
 
 
 def test_blockize_loop_holding_two_blocks():
-    from _sched_workloads import check_two_stage
+    from tests.schedule._sched_workloads import check_two_stage
 
     sch, b, c, io = _two_stage_fused_rows(split=8)
     ii = sch.get_loops(c)[1]
@@ -97,7 +97,7 @@ def test_blockize_loop_holding_two_blocks():
 
 
 def test_blockize_blocks_errors_leave_schedule_unchanged():
-    from _sched_workloads import two_stage
+    from tests.schedule._sched_workloads import two_stage
 
     sch = tvm.tir.Schedule(two_stage)
     b, c = sch.get_block("B"), sch.get_block("C")

@@ -4,7 +4,7 @@ import pytest
 import tensorize as tvm
 from tensorize.script import tir as T
 from tensorize.schedule import ScheduleError
-from _sched_workloads import assert_func_equal, check_matmul, check_two_stage, matmul, rand, two_stage
+from tests.schedule._sched_workloads import assert_func_equal, check_matmul, check_two_stage, matmul, rand, two_stage
 
 
 @T.prim_func

@@ -4,9 +4,9 @@ import pytest
 
 import tensorize as tvm
 from tensorize.script import tir as T
-from tensorize.transform.interpreter import run_prim_func
+from tensorize.codegen.python import run_prim_func
 
-from _sched_workloads import matmul_16 as matmul
+from tests.schedule._sched_workloads import matmul_16 as matmul
 
 
 def only_func(mod):

@@ -6,7 +6,7 @@ import pytest
 
 import tensorize as tvm
 from tensorize.schedule import ScheduleError
-from _sched_workloads import check_matmul, matmul
+from tests.schedule._sched_workloads import check_matmul, matmul
 
 IndexMap = tvm.tir.IndexMap
 
@@ -44,7 +44,7 @@ def test_transform_layout_packs_parameter_and_replays():
 
 
 def test_transform_layout_by_buffer_name_on_intermediate():
-    from _sched_workloads import check_two_stage, two_stage
+    from tests.schedule._sched_workloads import check_two_stage, two_stage
 
     sch = tvm.tir.Schedule(two_stage)
     sch.transform_layout(sch.get_block("B"), "B", lambda i, j: (j, i))
@@ -138,7 +138,7 @@ def test_pad_einsum_matmul_text_numbers_and_replay():
 
 
 def test_pad_einsum_only_pads_what_changes():
-    from _sched_workloads import assert_func_equal
+    from tests.schedule._sched_workloads import assert_func_equal
 
     sch = tvm.tir.Schedule(matmul_127)
     sch.pad_einsum(sch.get_block("C"), [64, 1, 1])
@@ -222,7 +222,7 @@ def scale_30_padded(A: T.Buffer((30,), "float32"), B: T.Buffer((2, 16), "float32
 
 
 def test_transform_layout_pad_value_writes_padding():
-    from _sched_workloads import assert_func_equal
+    from tests.schedule._sched_workloads import assert_func_equal
 
     sch = tvm.tir.Schedule(scale_30)
     sch.transform_layout(sch.get_block("B"), ("write", 0), lambda i: (i // 16, i % 16), pad_value=-1.0)
@@ -240,7 +240,7 @@ def test_transform_layout_pad_value_writes_padding():
 
 
 def test_transform_layout_pad_value_function_of_indices_on_intermediate():
-    from _sched_workloads import check_two_stage, two_stage
+    from tests.schedule._sched_workloads import check_two_stage, two_stage
 
     sch = tvm.tir.Schedule(two_stage)
     sch.transform_layout(sch.get_block("B"), "B", lambda i, j: (i, j // 12, j % 12),
@@ -260,7 +260,7 @@ def test_transform_layout_padding_errors():
     b = sch.get_block("B")
     with pytest.raises(ScheduleError, match="adds 2 padding elements; pass pad_value="):
         sch.transform_layout(b, ("write", 0), lambda i: (i // 16, i % 16))
-    from _sched_workloads import two_stage
+    from tests.schedule._sched_workloads import two_stage
 
     sch = tvm.tir.Schedule(two_stage)
     b = sch.get_block("B")

@@ -5,21 +5,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import examples
+from tests.hypothesis_setup import examples
 
 import tensorize as tvm
 from tensorize.schedule import Trace
 from tensorize.script import tir as T
+from tests.workloads import matmul_f32
 
 
-@T.prim_func
-def matmul(A: T.Buffer((12, 16), "float32"), B: T.Buffer((16, 10), "float32"), C: T.Buffer((12, 10), "float32")):
-    for i, j, k in T.grid(12, 10, 16):
-        with T.block("C"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                C[vi, vj] = T.float32(0)
-            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+matmul = matmul_f32(12, 10, 16)
 
 
 @T.prim_func

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import examples
+from tests.hypothesis_setup import examples
 
 import tensorize as tvm
 from tensorize.schedule import Trace
@@ -17,7 +17,7 @@ from tensorize.script import tir as T
 from tensorize.target import host_cpu
 from tests.workloads import int8_gemm
 
-from test_properties import ACTIONS, _pick_primitive
+from tests.schedule.test_properties import ACTIONS, _pick_primitive
 
 TARGET = "llvm -mcpu=native"
 HAS_VNNI = "avx512vnni" in host_cpu()[1]

@@ -5,7 +5,7 @@ import pytest
 import tensorize as tvm
 from tensorize.script import tir as T
 
-from _sched_workloads import matmul_16 as matmul
+from tests.schedule._sched_workloads import matmul_16 as matmul
 
 
 @T.prim_func

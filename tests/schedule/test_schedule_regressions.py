@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import tensorize as tvm
-from tensorize.ir.verify import verify_well_formed
+from tensorize.analysis.verify import verify_well_formed
 from tensorize.script import from_source
 from tensorize.script import tir as T
 

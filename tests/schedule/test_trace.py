@@ -4,17 +4,10 @@ import json
 
 import tensorize as tvm
 from tensorize.schedule import Trace
-from tensorize.script import tir as T
+from tests.workloads import matmul_f32
 
 
-@T.prim_func
-def matmul(A: T.Buffer((32, 32), "float32"), B: T.Buffer((32, 32), "float32"), C: T.Buffer((32, 32), "float32")):
-    for i, j, k in T.grid(32, 32, 32):
-        with T.block("C"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                C[vi, vj] = T.float32(0)
-            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+matmul = matmul_f32(32, 32, 32)
 
 
 def schedule(sch):

@@ -102,7 +102,7 @@ def test_missing_annotation_is_reported():
 
 def test_binding_mismatch_is_reported_at_the_axis_line():
     """Seed 002: ``T.axis.spatial(128, i)`` under ``for i in range(127)`` is an error at that line."""
-    verify = pytest.importorskip("tensorize.ir.verify")
+    verify = pytest.importorskip("tensorize.analysis.verify")
     with pytest.raises(verify.VerifyError) as info:
         from_source('''
 @T.prim_func

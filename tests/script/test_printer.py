@@ -1,8 +1,6 @@
 """Exact-text tests of the TVMScript printer on representative programs (TVM 0.20 style, ``T.block``)."""
 from __future__ import annotations
 
-import os
-import sys
 import textwrap
 import time
 
@@ -16,8 +14,7 @@ from tensorize.ir.expr import Cast, FloatImm, IntImm, Var, floordiv, floormod
 from tensorize.ir.stmt import BufferStore, Evaluate, For, LetStmt, SeqStmt
 from tensorize.script.printer import script
 
-sys.path.insert(0, os.path.dirname(__file__))
-import test_printer_programs as P  # noqa: E402
+from tests.script import test_printer_programs as P
 
 
 def text(s: str) -> str:

@@ -1,13 +1,11 @@
 """Round trip: ``from_source(script(x))`` is structurally equal to ``x``, and printing is a fixed point."""
 from __future__ import annotations
 
-import os
-import sys
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from conftest import examples
+from tests.hypothesis_setup import examples
 
 from tensorize import te
 from tensorize.ir import expr as E
@@ -18,8 +16,7 @@ from tensorize.ir.stmt import BufferStore
 from tensorize.ir.structural import assert_structural_equal
 from tensorize.script import from_source
 
-sys.path.insert(0, os.path.dirname(__file__))
-import test_printer_programs as P  # noqa: E402
+from tests.script import test_printer_programs as P
 
 
 def assert_round_trip(node):

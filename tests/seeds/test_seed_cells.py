@@ -11,9 +11,7 @@ tensorize), with what the cells print compared to what the seeds show.
 """
 from __future__ import annotations
 
-import os
 import re
-import sys
 
 import numpy as np
 import pytest
@@ -25,8 +23,7 @@ from tests.programs import (
     SEED003_VECTOR_ADD_PRINTED,
 )
 
-sys.path.insert(0, os.path.dirname(__file__))
-from notebook import Notebook, class_names, restore_indent  # noqa: E402
+from tests.seeds.notebook import Notebook, class_names, restore_indent  # noqa: E402
 
 # Class names of the seeds' TVM objects and the analogous tensorize classes.
 ANALOGOUS = {"IRModule": "IRModule", "Schedule": "Schedule", "OperatorModule": "Module", "Module": "Module"}

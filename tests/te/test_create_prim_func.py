@@ -3,11 +3,12 @@ import numpy as np
 import pytest
 
 import tensorize as tvm
+from tensorize.analysis import verify_well_formed
 from tensorize import te
 from tensorize.ir import IRModule
 from tensorize.ir.stmt import Block, BlockRealize, For, LetStmt
 from tensorize.script import tir as T
-from tensorize.transform.interpreter import run_prim_func
+from tensorize.codegen.python import run_prim_func
 
 RNG = np.random.default_rng(0)
 
@@ -132,7 +133,7 @@ def test_conv2d_with_padding():
     assert [iv.var.name for iv in conv_block.iter_vars] == ["v_nn", "v_ff", "v_yy", "v_xx", "v_rc", "v_ry", "v_rx"]
     assert "".join("SR"[iv.iter_type == 2] for iv in conv_block.iter_vars) == "SSSSRRR"
     assert [r.buffer.name for r in conv_block.reads] == ["Apad", "W"]
-    assert tvm.ir.verify.verify_well_formed(func)
+    assert verify_well_formed(func)
     a, w = rand(batch, cin, size, size), rand(cin, kernel, kernel, cout)
     b = np.zeros((batch, cout, size, size), "float32")
     run_prim_func(func, a, w, b)
@@ -197,7 +198,7 @@ def test_argmax_multi_value_reduction():
     assert [r.buffer.name for r in block.reads] == ["val", "idx"]
     assert [w.buffer.name for w in block.writes] == ["argmax.v0", "argmax.v1"]
     assert isinstance(block.body, LetStmt)
-    assert tvm.ir.verify.verify_well_formed(func)
+    assert verify_well_formed(func)
     idx_np = np.tile(np.arange(7, dtype="int32"), (5, 1))
     val_np = rand(5, 7)
     out_i, out_v = np.zeros(5, "int32"), np.zeros(5, "float32")
@@ -216,7 +217,7 @@ def test_multi_output_elementwise_gives_one_block_per_output():
     b0, b1 = loop.body.body.seq
     assert (b0.block.name_hint, b1.block.name_hint) == ("B.v0", "B.v1")
     assert b0.block.iter_vars[0].var is not b1.block.iter_vars[0].var
-    assert tvm.ir.verify.verify_well_formed(func)
+    assert verify_well_formed(func)
     a0, a1 = rand(4, 6), rand(4, 6)
     o0, o1 = np.zeros((4, 6), "float32"), np.zeros((4, 6), "float32")
     run_prim_func(func, a0, a1, o0, o1)
@@ -232,7 +233,7 @@ def test_symbolic_shape():
     loop = func.body.block.body
     assert loop.extent is n
     assert func.buffer_map[func.params[0]].shape[0] is n
-    assert tvm.ir.verify.verify_well_formed(func)
+    assert verify_well_formed(func)
     a, b = rand(11), np.zeros(11, "float32")
     run_prim_func(func, a, b)
     np.testing.assert_allclose(b, a * 2)

@@ -6,7 +6,7 @@ import tensorize as tvm
 from tensorize import te
 from tensorize.ir.stmt import Allocate, Block, For, IfThenElse
 from tensorize.te.legacy import lower_te_schedule
-from tensorize.transform.interpreter import run_prim_func
+from tensorize.codegen.python import run_prim_func
 from tests.programs import SEED001_LOWERED_PRINTED
 
 

@@ -8,12 +8,12 @@ from tensorize.ir import expr as E
 from tensorize.ir import stmt as S
 from tensorize.ir.functor import post_order_visit
 from tensorize.ir.function import IRModule
-from tensorize.transform import interpreter
+from tensorize.codegen.python import interpreter
 from tensorize.transform.compact_buffer import compact_buffer_allocation
 from tensorize.transform.convert_blocks_to_opaque import convert_blocks_to_opaque
 from tensorize.transform.plan_buffer_allocation import plan_buffer_allocation
 
-from transform_programs import func_of, matmul, two_stage, vector_add
+from tests.transform.transform_programs import func_of, matmul, two_stage, vector_add
 
 
 def nodes_of(func, cls):

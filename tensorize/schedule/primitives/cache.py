@@ -2,7 +2,7 @@
 
 Each new buffer is allocated in the scope block of the block it serves; copy blocks are named
 after the buffer and scope as TVM does (``A_shared``, ``C_local``, ``A_wmma.matrix_a``,
-``A_reindex``). Cache stages are placed as TVM places them (see ``cache_utils``: after the writer,
+``A_reindex``). Cache stages are placed as TVM places them (see ``cache_placement``: after the writer,
 under the loops it shares with the first consumer); reindex stages go right before the block
 (a read) or right after it (a write).
 """
@@ -14,7 +14,7 @@ from ...ir.functor import post_order_visit, substitute
 from ...ir.structural import structural_equal
 from ...ir.stmt import Block, BlockRealize, BufferRegion, BufferStore, For, Stmt
 from ..base import ScheduleBase, primitive
-from ..cache_utils import (
+from .cache_placement import (
     PlacementError, after_stage, common_loop, copy_stage, full_region, insert_stage, reads_buffer,
     region_of, relax_below, scope_children, stage_analyzer, stage_location, storage_scope_error,
     writes_buffer,
@@ -122,7 +122,7 @@ class Cache(ScheduleBase):
         return writers[0] if writers else None
 
     def _place(self, tree, scope, writer, related, buf, what: str):
-        """(loc, pos) of the stage after ``writer`` and before the first of ``related`` (see cache_utils)."""
+        """(loc, pos) of the stage after ``writer`` and before the first of ``related`` (see cache_placement)."""
         if writer is None:
             return None, 0
         if not related:

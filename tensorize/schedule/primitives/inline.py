@@ -6,7 +6,8 @@ from ...ir.functor import StmtExprMutator, post_order_visit, substitute
 from ...ir.stmt import BlockRealize, BufferStore, For, SeqStmt
 from ...arith import Analyzer
 from ...arith.linear import affine_lin
-from ..analysis import DATA_PAR, detect_block_regions, simplify
+from ...arith.block_regions import detect_block_regions
+from ..analysis import DATA_PAR, simplify
 from ..base import ScheduleBase, primitive
 from ..rv import BlockRV
 from ..tree import replace_many

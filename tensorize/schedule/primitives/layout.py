@@ -10,7 +10,7 @@ import logging
 
 from ...ir import expr as E
 from ...ir.functor import StmtExprMutator, collect_vars, substitute
-from ...ir.index_map import IndexMap
+from ...arith.index_map import IndexMap
 from ...ir.stmt import Block, BlockRealize, BufferRegion, BufferStore, For, IfThenElse, Stmt
 from ..base import ScheduleBase, primitive
 from ..region_utils import make_analyzer, rebuild_scope, relax_expr, removal_target, scope_parts, top_child

@@ -5,9 +5,8 @@ from ...ir import expr as E
 from ...ir.buffer import Buffer
 from ...ir.functor import substitute
 from ...ir.stmt import Block, BlockRealize, BufferStore, For, ForKind, SeqStmt
-from ..analysis import (
-    COMM_REDUCE, DATA_PAR, const_value, detect_block_regions, uses_any, var_ids,
-)
+from ...arith.block_regions import detect_block_regions
+from ..analysis import COMM_REDUCE, DATA_PAR, const_value, uses_any, var_ids
 from ..base import ScheduleBase, primitive
 from ..rv import BlockRV, LoopRV
 from ..tree import replace_many

@@ -13,11 +13,11 @@ from typing import Any
 
 from ...errors import DiagnosticError
 from ...ir import dtype as dt
-from ...ir.block_access import infer_block_access
+from ...arith.block_access import infer_block_access
 from ...ir.buffer import Buffer
 from ...ir.expr import IntImm, IterVar, PointerType, PrimExpr, Range, Var, convert, make_const
 from ...ir.function import PrimFunc
-from ...ir.linear import simplify_linear
+from ...arith.linear import simplify_linear
 from ...ir.stmt import (
     Allocate, AssertStmt, AttrStmt, Block, BlockRealize, BufferRegion, BufferStore, DeclBuffer, Evaluate, For,
     ForKind, IfThenElse, LetStmt, MatchBufferRegion, SeqStmt, Stmt, While,

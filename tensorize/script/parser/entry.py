@@ -73,9 +73,9 @@ def _gc_paused():
 
 
 def _verify(func: PrimFunc, source: Source | None = None, fdef: ast.AST | None = None) -> None:
-    if importlib.util.find_spec("tensorize.ir.verify") is None:
+    if importlib.util.find_spec("tensorize.analysis.verify") is None:
         return
-    verify = importlib.import_module("tensorize.ir.verify")
+    verify = importlib.import_module("tensorize.analysis.verify")
     try:
         verify.verify_well_formed(func)
     except TVMError:

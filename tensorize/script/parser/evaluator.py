@@ -18,7 +18,7 @@ from ...ir import dtype as _dt
 from ...ir import expr as E
 from ...ir.buffer import Buffer
 from ...ir.expr import BufferLoad, PrimExpr, Ramp, Range, convert
-from ...ir.linear import simplify_linear
+from ...arith.linear import simplify_linear
 from ...ir.stmt import BufferRegion
 from .. import tir as T
 from .safety import check_arithmetic

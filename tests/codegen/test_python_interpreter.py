@@ -6,9 +6,9 @@ import pytest
 from tensorize.ir.buffer import decl_buffer
 from tensorize.ir.expr import Cast, Div, FloorDiv, FloorMod, Mod, Ramp, Var, Broadcast
 from tensorize.ir.stmt import BufferStore, For
-from tensorize.transform.interpreter import InterpreterError, run_prim_func
+from tensorize.codegen.python import InterpreterError, run_prim_func
 
-from transform_programs import func_of, matmul, two_stage
+from tests.transform.transform_programs import func_of, matmul, two_stage
 
 
 def test_matmul_with_blocks_matches_numpy_and_is_fast():

@@ -34,13 +34,21 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from ..arith import Analyzer
+from ..arith.block_access import infer_block_access
+from ..arith.bound import ConstIntBound
 from ..errors import VerifyError
-from . import expr as E
-from . import stmt as S
-from .buffer import Buffer
-from .function import IRModule, PrimFunc
-from .functor import StmtExprVisitor, post_order_visit
-from .node import Span
+from ..ir import dtype as dt
+from ..ir import expr as E
+from ..ir import stmt as S
+from ..ir.buffer import Buffer
+from ..ir.function import IRModule, PrimFunc
+from ..ir.functor import StmtExprVisitor, post_order_visit
+from ..ir.node import Span
+from .expr_forms import _is_quasi_affine, _show
+from .region_cover import (
+    _const_range, _cover_verdict, _point_accesses_covered, _region_text, _same_or_inside, _single_loop_var,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -63,19 +71,6 @@ class WellFormedError(VerifyError):
 
 def _name(v) -> str:
     return getattr(v, "name", None) or type(v).__name__
-
-
-def _show(e) -> str:
-    """A short readable form of an index expression for messages."""
-    if isinstance(e, E.IntImm):
-        return str(e.value)
-    if isinstance(e, E.Var):
-        return e.name
-    ops = {E.Add: "+", E.Sub: "-", E.Mul: "*", E.FloorDiv: "//", E.FloorMod: "%"}
-    op = ops.get(type(e))
-    if op is not None:
-        return f"{_show(e.a)} {op} {_show(e.b)}"
-    return type(e).__name__
 
 
 class _Frame:
@@ -232,8 +227,6 @@ class _Checker(StmtExprVisitor):
         super().visit_buffer_store_(op)
 
     def _check_store_dtype(self, op: S.BufferStore) -> None:
-        from . import dtype as dt
-
         lanes = 1
         for index in op.indices:
             lanes *= dt.lanes_of(index.dtype)
@@ -358,9 +351,6 @@ class _Checker(StmtExprVisitor):
 
         Built lazily and kept up to date incrementally: variables are unique objects, so a bound
         left behind by a variable that went out of scope is never consulted again."""
-        from ..arith import Analyzer
-        from ..arith.bound import ConstIntBound
-
         if self._ana is None:
             self._ana = Analyzer()
         ana = self._ana
@@ -431,8 +421,6 @@ class _Checker(StmtExprVisitor):
         access to a buffer not declared at all, one the analyzer proves to leave every declared
         region, or one whose constant bounds leave the constant hull of every declared region.
         What the analyzer cannot decide is logged, not reported."""
-        from .block_access import infer_block_access
-
         if _point_accesses_covered(block):
             return  # the common case: straight-line body, every access is a declared point
         try:
@@ -459,219 +447,6 @@ class _Checker(StmtExprVisitor):
                 self.error("access-region", f"block {block.name_hint!r} {kind} {_region_text(region)} but declares "
                            f"{declared_text} in T.{kind}; widen T.{kind} or drop it to let it be inferred",
                            block, key=(id(block), kind, id(region.buffer)))
-
-
-_SIMPLE_STMTS = (S.BufferStore, S.SeqStmt, S.IfThenElse, S.Evaluate)
-
-
-def _point_accesses_covered(block: S.Block) -> bool:
-    """True when the block body is straight-line code (no loops, lets, nested blocks or matched
-    buffers) whose every load and store is, index by index, a point its declared regions hold
-    syntactically. A fast path: False means "run the full check", not "an error"."""
-    if block.match_buffers:
-        return False
-    loads: list = []
-    stores: list = []
-    stack = [block.body] + ([block.init] if block.init is not None else [])
-    while stack:
-        stmt = stack.pop()
-        if type(stmt) not in _SIMPLE_STMTS:
-            return False
-        if type(stmt) is S.BufferStore:
-            stores.append(stmt)
-            if not _collect_loads(stmt.value, loads) or not all(_collect_loads(i, loads) for i in stmt.indices):
-                return False
-        elif type(stmt) is S.SeqStmt:
-            stack.extend(stmt.seq)
-        elif type(stmt) is S.IfThenElse:
-            if not _collect_loads(stmt.condition, loads):
-                return False
-            stack.append(stmt.then_case)
-            if stmt.else_case is not None:
-                stack.append(stmt.else_case)
-        elif not _collect_loads(stmt.value, loads):
-            return False
-    local = {id(b) for b in block.alloc_buffers}
-    written = {id(st.buffer) for st in stores}
-    for access, declared in [(st, block.writes) for st in stores] + [(ld, block.reads) for ld in loads]:
-        buffer = access.buffer
-        if id(buffer) in local or (declared is block.reads and id(buffer) in written):
-            continue  # local buffers are not declared; reads of written buffers are not listed
-        if not any(d.buffer is buffer and _holds_point(d, access.indices) for d in declared):
-            return False
-    return True
-
-
-def _collect_loads(expr, out: list) -> bool:
-    """Append the BufferLoads in ``expr`` to ``out``; False when ``expr`` has constructs the fast
-    path leaves to the full check (lets, vector indices)."""
-    t = type(expr)
-    if t is E.BufferLoad:
-        out.append(expr)
-        return all(type(i) is not E.Ramp and _collect_loads(i, out) for i in expr.indices)
-    if t is E.Let:
-        return False
-    if not isinstance(expr, E.PrimExpr):
-        return True
-    for field in t._fields:
-        value = getattr(expr, field)
-        if isinstance(value, E.PrimExpr):
-            if not _collect_loads(value, out):
-                return False
-        elif isinstance(value, (list, tuple)):
-            for item in value:
-                if isinstance(item, E.PrimExpr) and not _collect_loads(item, out):
-                    return False
-    return True
-
-
-def _holds_point(region: S.BufferRegion, indices) -> bool:
-    if len(region.region) != len(indices):
-        return False
-    for r, index in zip(region.region, indices):
-        if type(r.extent) is not E.IntImm:
-            return False
-        if type(r.min) is E.IntImm and type(index) is E.IntImm:
-            if not r.min.value <= index.value < r.min.value + r.extent.value:
-                return False
-        elif not _same_expr(r.min, index):
-            return False
-    return True
-
-
-def _const_range(entry) -> tuple[int, int] | None:
-    """The inclusive constant bounds of a ``(var, Range)`` domain entry, or None."""
-    if entry is None:
-        return None
-    dom = entry[1]
-    if type(dom.min) is E.IntImm and type(dom.extent) is E.IntImm:
-        return dom.min.value, dom.min.value + dom.extent.value - 1
-    return None
-
-
-def _single_loop_var(value):
-    """The variable of a binding that is one variable, or one variable plus/minus a constant."""
-    if isinstance(value, E.Var):
-        return value
-    if isinstance(value, (E.Add, E.Sub)):
-        if isinstance(value.a, E.Var) and isinstance(value.b, E.IntImm):
-            return value.a
-        if isinstance(value, E.Add) and isinstance(value.b, E.Var) and isinstance(value.a, E.IntImm):
-            return value.b
-    return None
-
-
-def _region_text(region: S.BufferRegion) -> str:
-    parts = []
-    for r in region.region:
-        if isinstance(r.extent, E.IntImm) and r.extent.value == 1:
-            parts.append(_show(r.min))
-        else:
-            parts.append(f"{_show(r.min)}:{_show(r.min + r.extent)}")
-    return f"{region.buffer.name}[{', '.join(parts)}]"
-
-
-def _same_or_inside(outer: S.BufferRegion, inner: S.BufferRegion) -> bool:
-    """A cheap syntactic cover: per dimension the same start (or a constant start inside a
-    constant range) and an extent no larger."""
-    if len(outer.region) != len(inner.region):
-        return False
-    for o, i in zip(outer.region, inner.region):
-        o_min, i_min, o_ext, i_ext = o.min, i.min, o.extent, i.extent
-        if type(o_ext) is not E.IntImm or type(i_ext) is not E.IntImm:
-            if not (_same_expr(o_min, i_min) and _same_expr(o_ext, i_ext)):
-                return False
-            continue
-        if type(o_min) is E.IntImm and type(i_min) is E.IntImm:
-            if not (o_min.value <= i_min.value and i_min.value + i_ext.value <= o_min.value + o_ext.value):
-                return False
-        elif not (i_ext.value <= o_ext.value and _same_expr(o_min, i_min)):
-            return False
-    return True
-
-
-def _same_expr(a, b) -> bool:
-    """Structural equality of index expressions where a variable matches only itself."""
-    if a is b:
-        return True
-    if type(a) is not type(b) or isinstance(a, E.Var):
-        return False
-    if isinstance(a, E.IntImm):
-        return a.value == b.value and a.dtype == b.dtype
-    if isinstance(a, E.PrimExpr):
-        if a.dtype != b.dtype:
-            return False
-        return all(_same_expr(getattr(a, f), getattr(b, f)) for f in type(a)._fields)
-    if isinstance(a, (list, tuple)):
-        return len(a) == len(b) and all(_same_expr(x, y) for x, y in zip(a, b))
-    return a == b
-
-
-def _cover_verdict(ana, outer: S.BufferRegion, inner: S.BufferRegion):
-    """True when ``outer`` provably covers ``inner``, False when ``inner`` provably leaves it (in
-    every instance, or by constant bounds that are attained), None when undecided."""
-    if len(outer.region) != len(inner.region):
-        return False
-    covered = True
-    for o, i in zip(outer.region, inner.region):
-        o_lo, i_lo = E.match_types(o.min, i.min)
-        o_hi, i_hi = E.match_types(o.min + o.extent, i.min + i.extent)
-        below_ok, above_ok = ana.can_prove(E.LE(o_lo, i_lo)), ana.can_prove(E.LE(i_hi, o_hi))
-        if below_ok and above_ok:
-            continue
-        covered = False
-        if ana.can_prove(E.LT(i_lo, o_lo)) or ana.can_prove(E.LT(o_hi, i_hi)):
-            return False
-        # Constant hulls over the iterators: the declared region never leaves its hull, and the
-        # access attains its bounds when it is a sum of distinct variables times constants.
-        if _attains_bounds(i.min) and isinstance(i.extent, E.IntImm):
-            access = ana.const_int_bound(i.min)
-            hull_lo, hull_hi = ana.const_int_bound(o.min), ana.const_int_bound(o.min + o.extent)
-            finite = all(not (b.min_value <= b.NEG_INF or b.max_value >= b.POS_INF) for b in (access, hull_lo, hull_hi))
-            if finite and (access.min_value < hull_lo.min_value
-                           or access.max_value + i.extent.value > hull_hi.max_value):
-                return False
-    return True if covered else None
-
-
-def _attains_bounds(expr) -> bool:
-    """True for ``c0 + sum(k * v)`` with each variable once: its constant bound is reached."""
-    seen: set[int] = set()
-
-    def walk(e) -> bool:
-        if isinstance(e, E.IntImm):
-            return True
-        if isinstance(e, E.Var):
-            if id(e) in seen:
-                return False
-            seen.add(id(e))
-            return True
-        if isinstance(e, (E.Add, E.Sub)):
-            return walk(e.a) and walk(e.b)
-        if isinstance(e, E.Mul):
-            return (isinstance(e.a, E.IntImm) and walk(e.b)) or (isinstance(e.b, E.IntImm) and walk(e.a))
-        return False
-
-    return walk(expr)
-
-
-def _is_quasi_affine(expr) -> bool:
-    """Sums of variables times constants, with floordiv/floormod by positive constants."""
-    if isinstance(expr, (E.IntImm, E.Var)):
-        return True
-    if isinstance(expr, (E.Add, E.Sub)):
-        return _is_quasi_affine(expr.a) and _is_quasi_affine(expr.b)
-    if isinstance(expr, E.Mul):
-        if isinstance(expr.a, E.IntImm):
-            return _is_quasi_affine(expr.b)
-        if isinstance(expr.b, E.IntImm):
-            return _is_quasi_affine(expr.a)
-        return False
-    if isinstance(expr, (E.FloorDiv, E.FloorMod)):
-        return isinstance(expr.b, E.IntImm) and expr.b.value > 0 and _is_quasi_affine(expr.a)
-    if isinstance(expr, E.Cast):
-        return _is_quasi_affine(expr.value)
-    return False
 
 
 def _verify_func(func: PrimFunc, name: str, check_affine: bool) -> list[WellFormedError]:

@@ -12,8 +12,11 @@ from __future__ import annotations
 import inspect
 from typing import Callable, Sequence
 
-from . import expr as E
-from .node import Node, _set
+from ..ir import expr as E
+from ..ir.functor import substitute
+from ..ir.node import Node, _set
+from .analyzer import Analyzer
+from .iter_map import detect_iter_map
 
 
 class IndexMap(Node):
@@ -60,9 +63,6 @@ class IndexMap(Node):
     # -- applying ------------------------------------------------------------------------------
     def map_indices(self, indices: Sequence, analyzer=None) -> list:
         """The final indices for ``indices`` (simplified)."""
-        from ..arith import Analyzer
-        from .functor import substitute
-
         if len(indices) != len(self.initial_indices):
             raise ValueError(f"the index map takes {len(self.initial_indices)} indices, got {len(indices)}")
         ana = analyzer or Analyzer()
@@ -72,8 +72,6 @@ class IndexMap(Node):
     def map_shape(self, shape: Sequence) -> list:
         """The shape of the transformed buffer: one past the largest value of each final index when
         the initial indices range over ``shape``."""
-        from ..arith import Analyzer
-
         if len(shape) != len(self.initial_indices):
             raise ValueError(f"the index map takes {len(self.initial_indices)} indices, got a shape of {len(shape)}")
         ana = Analyzer()
@@ -91,8 +89,6 @@ class IndexMap(Node):
         return self._iter_map(shape) is not None and _product(self.map_shape(shape)) == _product(shape)
 
     def _iter_map(self, shape):
-        from ..arith import detect_iter_map
-
         iters = {v: E.Range.from_min_extent(0, s) for v, s in zip(self.initial_indices, shape)}
         res = detect_iter_map(list(self.final_indices), iters, check_level="bijective")
         return None if res.errors else res
@@ -105,8 +101,6 @@ class IndexMap(Node):
         new_shape = self.map_shape(shape)
         if res is None or _product(new_shape) != _product(shape):
             raise ValueError(f"index map {self} is not bijective on the shape {list(shape)}, so it has no inverse")
-        from ..arith import Analyzer
-
         ys = [E.Var(f"i{k}", f.dtype) for k, f in enumerate(self.final_indices)]
         pieces: dict[int, list] = {id(v): [] for v in self.initial_indices}
 
@@ -143,9 +137,6 @@ class IndexMap(Node):
 
     def is_equivalent_to(self, other: "IndexMap") -> bool:
         """Whether both maps compute the same final indices from the same number of initial ones."""
-        from ..arith import Analyzer
-        from .functor import substitute
-
         if len(self.initial_indices) != len(other.initial_indices) or len(self.final_indices) != len(other.final_indices):
             return False
         vmap = dict(zip(other.initial_indices, self.initial_indices))
@@ -154,14 +145,7 @@ class IndexMap(Node):
 
     # -- text and serialisation ----------------------------------------------------------------
     def __str__(self) -> str:
-        from ..script.printer_expr import ExprPrinter
-        from ..script.printer_names import NameTable
-
-        printer = ExprPrinter(NameTable())
-        args = ", ".join(v.name for v in self.initial_indices)
-        finals = [printer.expr(f) for f in self.final_indices]
-        body = f"({finals[0]},)" if len(finals) == 1 else "(" + ", ".join(finals) + ")"
-        return f"lambda {args}: {body}"
+        return self.script()  # ``lambda i, j: (...)``, printed by the registered TVMScript printer
 
     __repr__ = __str__
 

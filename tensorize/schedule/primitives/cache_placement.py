@@ -12,17 +12,19 @@ TensorIR places a cache copy as TVM does:
   the scope block declares it reads (the whole buffer at a function's root block);
 * a written buffer nobody else reads: at the end of the scope.
 
->>> # loc, pos = stage_location(tree, scope, writer, first_consumer)
->>> # region = relax_below(tree, writer, writer_region, loc)
+For example::
+
+    loc, pos = stage_location(tree, scope, writer, first_consumer)
+    region = relax_below(tree, writer, writer_region, loc)
 """
 from __future__ import annotations
 
-from ..ir import expr as E
-from ..ir.buffer import Buffer
-from ..ir.stmt import Block, BlockRealize, BufferRegion, BufferStore, For, Stmt, stmt_list
-from ..arith import Analyzer
-from .region_utils import block_region_in_loops, loop_dom, realize_in_loops, rebuild_scope, seq, top_child
-from .tree import StmtIndex, replace_many
+from ...ir import expr as E
+from ...ir.buffer import Buffer
+from ...ir.stmt import Block, BlockRealize, BufferRegion, BufferStore, For, Stmt, stmt_list
+from ...arith import Analyzer
+from ..region_utils import block_region_in_loops, loop_dom, realize_in_loops, rebuild_scope, seq, top_child
+from ..tree import StmtIndex, replace_many
 
 # The storage ranks TVM's runtime knows (``runtime::StorageScope``); a tag may follow after a dot.
 _STORAGE_RANKS = ("global", "shared", "warp", "local", "wmma", "m16n8k8", "mma", "texture", "metal")

@@ -30,10 +30,10 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from . import stmt as S
-from .buffer import Buffer
-from .expr import FloorDiv, FloorMod, IntImm, PrimExpr, Ramp, Range, Var, convert, make_const
-from .functor import StmtExprVisitor, substitute, uses_var
+from ..ir import stmt as S
+from ..ir.buffer import Buffer
+from ..ir.expr import FloorDiv, FloorMod, IntImm, PrimExpr, Ramp, Range, Var, convert, make_const
+from ..ir.functor import StmtExprVisitor, substitute, uses_var
 from .linear import LinearForm, difference, to_linear
 
 
