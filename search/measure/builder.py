@@ -4,7 +4,8 @@ Each worker is a child process (``search.measure.worker``) building one candidat
 candidates of a batch are spread over ``max_workers`` of them. A worker that dies (LLVM aborts the
 process on some errors) fails only the candidate it was building, with the tail of its stderr; it is
 restarted and the batch goes on. IR is shipped to the workers by pickle (the IR nodes are plain
-immutable objects; pickling a scheduled GEMM takes well under a millisecond).
+immutable objects; pickling a scheduled GEMM takes well under a millisecond), or as TVMScript text
+when a module does not pickle.
 
 >>> with LocalBuilder(max_workers=2) as builder:                            # doctest: +SKIP
 ...     results = builder.build([MeasureCandidate(sch.mod)], "llvm -mcpu=native")
@@ -16,6 +17,7 @@ from __future__ import annotations
 import itertools
 import logging
 import os
+import pickle
 import shutil
 import tempfile
 import time
@@ -74,7 +76,7 @@ class LocalBuilder(Builder):
                 index, candidate = pending.popleft()
                 path = self._artifact_path()
                 start = time.perf_counter()
-                if worker.send("build", (candidate.mod, target_text, path)):
+                if self._send(worker, candidate, target_text, path):
                     busy[worker] = (index, path, start)
                 else:
                     results[index] = BuildResult(None, f"build failed: {worker.death_report()}",
@@ -84,6 +86,14 @@ class LocalBuilder(Builder):
                 continue
             self._collect(busy, results)
         return results  # type: ignore[return-value]
+
+    @staticmethod
+    def _send(worker: WorkerProcess, candidate: MeasureCandidate, target: str, path: str) -> bool:
+        try:
+            return worker.send("build", (candidate.mod, target, path))
+        except (pickle.PicklingError, TypeError, AttributeError, RecursionError) as err:
+            logger.debug("the candidate does not pickle (%s); sending it as TVMScript", err)
+            return worker.send("build_script", (candidate.mod.script(), target, path))
 
     def _collect(self, busy: dict, results: list) -> None:
         """Wait for the next worker to finish (or time out) and record its result."""

@@ -144,7 +144,8 @@ class WorkerProcess:
         return self._proc.stdout.fileno()
 
     def send(self, kind: str, payload: Any) -> bool:
-        """Send one request; False when the child is gone."""
+        """Send one request; False when the child is gone. A payload that does not pickle raises (before
+        anything is written)."""
         self.start()
         self._log_mark = os.path.getsize(self._log_path) if self._log_path else 0
         self.started_at = time.monotonic()

@@ -6,7 +6,8 @@ output of native code cannot corrupt the replies. Requests:
 
 - ``"ping"``: ``"pong"`` (the process is up and its imports work).
 - ``"build"``: ``(mod, target, path)``: build the scheduled module into the shared library ``path``;
-  the build seconds.
+  the build seconds. ``"build_script"`` takes the module as TVMScript text instead (for IR that does
+  not pickle).
 - ``"reference"``: ``(mod, args, outputs)``: the untransformed program's outputs on ``args``.
 - ``"run"``: ``(artifact, inputs_path, reference_path, outputs, tolerances, timing)``: the seconds per run
   of each repeat, or an error tagged ``"run"``/``"wrong_output"``.
@@ -81,6 +82,11 @@ def handle(kind: str, payload, arrays: _ArrayCache):
     if kind == "build":
         mod, target, path = payload
         return build_artifact(mod, target, path)
+    if kind == "build_script":
+        from tensorize.script import from_source
+
+        text, target, path = payload
+        return build_artifact(from_source(text), target, path)
     if kind == "reference":
         mod, args, outputs = payload
         return reference_outputs(mod, args, outputs)

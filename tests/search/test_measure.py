@@ -215,3 +215,18 @@ def test_helpers_and_registries():
     runner.close()
     with pytest.raises(ValueError, match="unknown error kind"):
         RunResult(None, "x", "exploded")
+
+
+def test_a_module_can_travel_as_tvmscript(tmp_path):
+    """The fallback for IR that does not pickle: the worker parses the text and builds the same program."""
+    import tensorize
+    from search.measure.worker import _ArrayCache, handle
+
+    path = str(tmp_path / "from_text.so")
+    secs = handle("build_script", (tiled(8, 8, False).script(), TARGET, path), _ArrayCache())
+    assert secs > 0
+    rng = np.random.default_rng(1)
+    a, b = (rng.uniform(-1, 1, (64, 64)).astype("float32") for _ in range(2))
+    c = np.zeros((64, 64), "float32")
+    tensorize.runtime.load_module(path)(a, b, c)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
