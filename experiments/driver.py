@@ -107,7 +107,7 @@ def run_experiment(cfg: Mapping[str, Any], original_cwd: str | None = None) -> l
             "time": _dt.datetime.now().isoformat(timespec="seconds"),
             "experiment": exp["name"], "workload": workload.name, "shape": workload.shape_name,
             "dtype": exp.get("dtype", "float32"), "schedule": schedule_name, "target": str(target),
-            "latency_ms": round(latency_ms, 4), "gflops": round(gflops, 2), "compile_s": round(compile_s, 3),
+            "latency_ms": round(latency_ms, 4), "gflops": float(f"{gflops:.4g}"), "compile_s": round(compile_s, 3),
             "max_abs_err": max_err,
         }
         if tuning is not None:

@@ -1,12 +1,22 @@
-"""Search: the auto-scheduler around TensorIR (tensorization candidates, tuning database, ...).
+"""Search: the auto-scheduler around TensorIR (MetaSchedule-shaped).
+
+``tune_tir`` searches schedules of a program for a target and records every measurement in a
+database; ``compile_tir`` replays the best one. Each component is a small class chosen by name
+(see each folder's registry): ``schedule_rule/``, ``postproc/``, ``mutator/`` and ``candidates/``
+make the space, ``strategy/`` searches it, ``feature/`` + ``cost_model/`` score candidates,
+``measure/`` builds and times them in isolation, ``database/`` keeps the records.
 
 ``search`` builds on ``tensorize`` and ``intrinsics`` and never imports ``experiments``.
 
->>> from search import get_tensorize_candidates, apply_candidate, Database   # doctest: +SKIP
+>>> import search
+>>> sorted(n for n in search.__all__ if n.islower())
+['apply_candidate', 'compile_tir', 'get_tensorize_candidates', 'tune_tir']
 """
 from .candidates import (CandidateList, IterMapping, TensorizeCandidate, apply_candidate,
                          get_tensorize_candidates)
+from .context import TuneContext
 from .database import Database, TuningRecord, Workload
+from .tune import TuningReport, compile_tir, tune_tir
 
-__all__ = ["get_tensorize_candidates", "apply_candidate", "TensorizeCandidate", "IterMapping", "CandidateList",
-           "Database", "TuningRecord", "Workload"]
+__all__ = ["tune_tir", "compile_tir", "TuningReport", "TuneContext", "get_tensorize_candidates", "apply_candidate",
+           "TensorizeCandidate", "IterMapping", "CandidateList", "Database", "TuningRecord", "Workload"]

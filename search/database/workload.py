@@ -129,7 +129,7 @@ class Workload:
 
 
 def _verify(mod: IRModule) -> None:
-    from tensorize.ir.verify import verify_well_formed
+    from tensorize.analysis.verify import verify_well_formed
 
     try:
         for func in mod.functions.values():

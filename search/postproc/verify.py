@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from tensorize.errors import TVMError
 from tensorize.ir.stmt import ForKind
-from tensorize.ir.verify import verify_well_formed
+from tensorize.analysis.verify import verify_well_formed
 from tensorize.schedule.tree import StmtIndex
 
 from .base import POSTPROCS, Postproc, PostprocError

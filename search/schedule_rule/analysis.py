@@ -5,13 +5,17 @@ from __future__ import annotations
 from tensorize.ir import expr as E
 from tensorize.ir.functor import post_order_visit
 from tensorize.ir.stmt import Block, BlockRealize, BufferStore, For
-from tensorize.schedule.analysis import is_reduction_block
 
 __all__ = ["loop_kinds", "is_spatial", "is_output_block", "has_if_then_else", "needs_multi_level_tiling",
            "is_elementwise_of", "is_leaf", "is_root", "TILED", "AUTO_TENSORIZE"]
 
 TILED = "meta_schedule.tiling_structure"
 AUTO_TENSORIZE = "meta_schedule.auto_tensorize"
+
+
+def is_reduction_block(block: Block) -> bool:
+    """A block with an init or a reduction iterator."""
+    return block.init is not None or any(iv.iter_type == E.IterVar.CommReduce for iv in block.iter_vars)
 
 
 def is_root(sch, block) -> bool:

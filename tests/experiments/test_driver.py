@@ -43,9 +43,13 @@ def test_dep_conv_experiment_runs_and_is_tracked(tmp_path):
     from experiments.driver import run_experiment
 
     cfg = _compose(["+experiment=dep_conv", "experiment.shape=small", "runner.number=2", "runner.repeat=2",
-                    "runner.progress=false", f"tracking.uri=sqlite:///{tmp_path}/mlflow.db"])
+                    "runner.progress=false", f"tracking.uri=sqlite:///{tmp_path}/mlflow.db", "search.trials=4",
+                    "search.trials_per_iter=4", "search.strategy.population_size=8",
+                    "search.strategy.init_min_unmeasured=4", "search.strategy.genetic_num_iters=1"])
     rows = run_experiment(OmegaConf.to_container(cfg, resolve=True), str(tmp_path))
-    assert [r["schedule"] for r in rows] == ["default", "cpu_hand"]
+    assert [r["schedule"] for r in rows] == ["default", "cpu_hand", "tuned"]
+    assert rows[-1]["trials"] == 4 and rows[-1]["valid_trials"] >= 1
+    assert (tmp_path / "tuning" / "dep_conv").is_dir()
     for r in rows:
         assert r["latency_ms"] > 0 and r["gflops"] > 0 and r["max_abs_err"] < 1e-3
         assert r["speedup_vs_numpy"] > 0
@@ -54,6 +58,6 @@ def test_dep_conv_experiment_runs_and_is_tracked(tmp_path):
     mlflow = pytest.importorskip("mlflow")
     mlflow.set_tracking_uri(f"sqlite:///{tmp_path}/mlflow.db")
     runs = mlflow.search_runs(experiment_names=["dep_conv"])
-    assert len(runs) == 2
-    assert set(runs["params.schedule"]) == {"default", "cpu_hand"}
+    assert len(runs) == 3
+    assert set(runs["params.schedule"]) == {"default", "cpu_hand", "tuned"}
     assert (runs["metrics.latency_ms"] > 0).all()

@@ -142,7 +142,7 @@ def case_primitives(program: str, seed: int, steps: int) -> dict:
                 rvs["loop"].append(out)
             elif kind == "BlockRV":
                 rvs["block"].append(out)
-    from tensorize.ir.verify import verify_well_formed
+    from tensorize.analysis.verify import verify_well_formed
 
     try:
         verify_well_formed(sch.mod["main"])

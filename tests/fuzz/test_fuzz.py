@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import examples
+from tests.hypothesis_setup import examples
 from tests.fuzz.run_fuzz import Generator
 from tests.fuzz.worker import Worker
 

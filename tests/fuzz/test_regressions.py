@@ -141,7 +141,7 @@ def test_compiler_failures_on_odd_programs_are_build_errors():
 
 
 def test_blockize_of_a_block_under_a_shared_loop_keeps_the_program_well_formed():
-    from tensorize.ir.verify import verify_well_formed
+    from tensorize.analysis.verify import verify_well_formed
 
     sch = tvm.tir.Schedule(corpus_functions()["SEED002_MM_RELU.MyModule.mm_relu"])
     i, _ = sch.get_loops(sch.get_block("C"))

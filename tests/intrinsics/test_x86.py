@@ -7,7 +7,7 @@ import pytest
 import tensorize as tvm
 from tensorize.script import tir as T
 from tensorize.target import host_cpu
-from tensorize.transform.interpreter import run_prim_func
+from tensorize.codegen.python.interpreter import run_prim_func
 from tests.intrinsics.x86_models import EXTERNS
 from tests.workloads import conv2d_nhwc_int8, int8_gemm
 

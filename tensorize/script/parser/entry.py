@@ -2,7 +2,7 @@
 
 The decorated object *is* the IR: ``@T.prim_func def f`` evaluates to a ``PrimFunc`` and
 ``@I.ir_module class M`` to an ``IRModule``. Each parsed function is checked by the verifier
-(``tensorize.ir.verify.verify_well_formed``) when that module is available.
+(``tensorize.analysis.verify.verify_well_formed``) when that module is available.
 """
 from __future__ import annotations
 
