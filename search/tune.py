@@ -87,7 +87,7 @@ def _components(ctx, strategy, cost_model, feature_extractor, builder, runner, s
 
         model = COST_MODELS.create(cost_model)
     features = FEATURES.create(feature_extractor) if feature_extractor is not None else None
-    builder = BUILDERS.create(builder, **{"work_dir": os.path.join(work_dir, "artifacts"), **(builder_config or {})})
+    builder = BUILDERS.create(builder, **{"work_dir": work_dir, **(builder_config or {})})
     runner = RUNNERS.create(runner, **{"work_dir": work_dir, **(runner_config or {})})
     space = space if space is not None else PostOrderApply()
     return strategy, model, features, builder, runner, space
@@ -187,6 +187,28 @@ def tune_tir(mod, target, work_dir: str, max_trials_global: int = 64, num_trials
     report.seconds["search"] += time.perf_counter() - t0
     logger.info("task %s: %d sketches, %d trials already in the database", task_name, len(sketches), len(measured))
 
+    try:
+        _tune_loop(ctx, target, db, workload, tkey, strat, model, features, bld, run, report, max_trials_global,
+                   num_trials_per_iter, remeasure_top_k, progress, on_trial, task_name)
+    finally:
+        for executor in (bld, run):
+            close = getattr(executor, "close", None)
+            if close is not None:
+                close()
+    report.seconds["total"] = time.perf_counter() - start_all
+    report.invalid_samples = strat.invalid_counts
+    with open(os.path.join(work_dir, "tuning_report.json"), "w") as f:
+        json.dump(report.as_json(), f, indent=1)
+    db.tuning_report = report
+    logger.info("task %s: %d trials (%d valid), best %.4f ms = %.1f GFLOPS; wall %.1f s (search %.1f, build %.1f, "
+                "run %.1f)", task_name, report.trials, report.valid, report.best_secs * 1e3, report.best_gflops,
+                report.seconds["total"], report.seconds["search"], report.seconds["build"], report.seconds["run"])
+    return db
+
+
+def _tune_loop(ctx, target, db, workload, tkey, strat, model, features, bld, run, report, max_trials_global,
+               num_trials_per_iter, remeasure_top_k, progress, on_trial, task_name) -> None:
+    """The rounds: propose, build, run, record, learn; then re-measure the best few."""
     bar = TuningProgress(max_trials_global, report, enabled=progress)
     measured_cands = []
     while report.trials < max_trials_global:
@@ -233,15 +255,6 @@ def tune_tir(mod, target, work_dir: str, max_trials_global: int = 64, num_trials
     bar.close()
 
     _remeasure(ctx, target, run, db, workload, tkey, measured_cands, remeasure_top_k, report)
-    report.seconds["total"] = time.perf_counter() - start_all
-    report.invalid_samples = strat.invalid_counts
-    with open(os.path.join(work_dir, "tuning_report.json"), "w") as f:
-        json.dump(report.as_json(), f, indent=1)
-    db.tuning_report = report
-    logger.info("task %s: %d trials (%d valid), best %.4f ms = %.1f GFLOPS; wall %.1f s (search %.1f, build %.1f, "
-                "run %.1f)", task_name, report.trials, report.valid, report.best_secs * 1e3, report.best_gflops,
-                report.seconds["total"], report.seconds["search"], report.seconds["build"], report.seconds["run"])
-    return db
 
 
 def _remeasure(ctx, target, runner, db, workload, tkey, measured, k, report) -> None:

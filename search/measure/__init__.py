@@ -5,7 +5,7 @@ and ``"ray"`` (Ray tasks placed by resources; ``ray_executor`` is the only modul
 and only when used).
 
 >>> sorted(BUILDERS.names()), sorted(RUNNERS.names())
-(['local', 'ray'], ['local', 'ray'])
+(['local', 'ray', 'replay'], ['local', 'ray', 'replay'])
 >>> RUNNERS.create("local", timeout_s=5).timeout_s                                  # doctest: +SKIP
 5
 """
@@ -17,6 +17,7 @@ from .runner import LocalRunner
 from .tasks import TimingConfig
 
 from .ray_executor import RayBuilder, RayRunner
+from .replay import ReplayBuilder, ReplayRunner
 
 BUILDERS = Registry("builder")
 RUNNERS = Registry("runner")
@@ -24,6 +25,8 @@ BUILDERS.register("local")(LocalBuilder)
 RUNNERS.register("local")(LocalRunner)
 BUILDERS.register("ray")(RayBuilder)
 RUNNERS.register("ray")(RayRunner)
+BUILDERS.register("replay")(ReplayBuilder)
+RUNNERS.register("replay")(ReplayRunner)
 
 __all__ = ["MeasureCandidate", "BuildResult", "RunResult", "Builder", "Runner", "ERROR_KINDS", "LocalBuilder",
            "LocalRunner", "RayBuilder", "RayRunner", "TimingConfig", "BUILDERS", "RUNNERS"]

@@ -47,15 +47,17 @@ class LocalRunner(Runner):
         Seed of the random inputs.
     reference_timeout_s : float
         Seconds allowed to build and run the untransformed program once per workload.
+    max_measure_secs : float
+        Timing budget of one candidate after its check run (see ``TimingConfig``).
     """
 
     def __init__(self, work_dir: str | None = None, timeout_s: float = 30.0, number: int = 3, repeat: int = 3,
                  min_repeat_ms: float = 30.0, cache_flush_bytes: int = 0, seed: int = 0,
-                 reference_timeout_s: float = 600.0):
+                 reference_timeout_s: float = 600.0, max_measure_secs: float = 1.0):
         self._own_dir = work_dir is None
         self.work_dir = os.path.abspath(work_dir) if work_dir else tempfile.mkdtemp(prefix="tensorize-run-")
         self.timeout_s = timeout_s
-        self.timing = TimingConfig(number, repeat, min_repeat_ms, cache_flush_bytes)
+        self.timing = TimingConfig(number, repeat, min_repeat_ms, cache_flush_bytes, max_measure_secs)
         self.seed = seed
         self.reference_timeout_s = reference_timeout_s
         self._child = WorkerProcess("runner")

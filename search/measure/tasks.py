@@ -25,12 +25,15 @@ __all__ = ["TimingConfig", "build_artifact", "reference_outputs", "parallel_oute
 class TimingConfig:
     """How a candidate is timed, as ``time_evaluator``: ``repeat`` measurements, each of ``number`` runs
     (grown until a measurement lasts ``min_repeat_ms``); ``cache_flush_bytes`` > 0 evicts the caches
-    before each measurement."""
+    before each measurement. ``max_measure_secs`` caps the timing of a slow candidate: when the
+    check run shows that the full timing would take longer, fewer single runs are timed (a program
+    ten times slower than the best needs no precise figure, and the trial budget is wall time)."""
 
     number: int = 3
     repeat: int = 3
     min_repeat_ms: float = 30.0
     cache_flush_bytes: int = 0
+    max_measure_secs: float = 1.0
 
 
 class RunFailure(Exception):
@@ -113,16 +116,25 @@ def check_and_time(artifact: str, args: list[np.ndarray], reference: list[np.nda
     try:
         work = fresh_arguments(args, outputs)
         call = [a.item() if a.ndim == 0 else a for a in work]
+        start = time.perf_counter()
         try:
             module(*call)
         except Exception as err:  # noqa: BLE001 - argument mismatch or an error code from the kernel
             raise RunFailure("run", f"{type(err).__name__}: {err}") from None
+        first = time.perf_counter() - start
         for position, index in enumerate(outputs):
             problem = _compare(work[index], reference[position], *tols[position])
             if problem:
                 raise RunFailure("wrong_output", f"output {index} differs from the reference: {problem}")
-        evaluator = module.time_evaluator(module.entry_name, tensorize.cpu(), number=timing.number,
-                                          repeat=timing.repeat, min_repeat_ms=timing.min_repeat_ms,
+        number, repeat, min_ms = timing.number, timing.repeat, timing.min_repeat_ms
+        budget = timing.max_measure_secs
+        if budget and budget > 0 and first * (number * repeat + 1) > budget:
+            runs = int(budget / max(first, 1e-9)) - 1  # the evaluator's warm-up run counts too
+            if runs < 1:
+                return [first]
+            number, repeat, min_ms = 1, max(1, min(runs, repeat)), 0.0
+        evaluator = module.time_evaluator(module.entry_name, tensorize.cpu(), number=number,
+                                          repeat=repeat, min_repeat_ms=min_ms,
                                           cache_flush_bytes=timing.cache_flush_bytes)
         return list(evaluator(*call).results)
     finally:
