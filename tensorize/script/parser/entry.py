@@ -16,7 +16,8 @@ import logging
 import sys
 from typing import Any
 
-from ...errors import TVMError
+from ...errors import DiagnosticError as _DiagnosticError
+from ...errors import TVMError, VerifyError
 from ...ir.function import IRModule, PrimFunc
 from .. import ir as I
 from .. import tir as T
@@ -78,9 +79,9 @@ def _verify(func: PrimFunc, source: Source | None = None, fdef: ast.AST | None =
     verify = importlib.import_module("tensorize.analysis.verify")
     try:
         verify.verify_well_formed(func)
-    except TVMError:
+    except (VerifyError, _DiagnosticError):
         raise
-    except (ValueError, TypeError, KeyError, IndexError, AttributeError, ArithmeticError) as err:
+    except (TVMError, ValueError, TypeError, KeyError, IndexError, AttributeError, ArithmeticError) as err:
         # the verifier met a value it could not reason about (an index of the wrong type, ...)
         message = f"the program is not well formed ({type(err).__name__}: {err})"
         raise (source.error(fdef, message) if source is not None else DiagnosticError(message)) from None

@@ -35,3 +35,12 @@ class BlockFrame:
         self.match_buffers: list[MatchBufferRegion] = []
         self.annotations: dict[str, Any] = {}
         self.predicate: PrimExpr | None = None
+
+
+class Consumed:
+    """A statement that took the rest of its body as its own body."""
+
+    __slots__ = ("stmt",)
+
+    def __init__(self, stmt: Stmt):
+        self.stmt = stmt
