@@ -14,7 +14,7 @@ HOST = "llvm -mcpu=haswell"
 
 
 def _candidate(workload, seed=0):
-    ctx = TuneContext.create(workload, HOST, seed=seed, num_threads=2)
+    ctx = TuneContext.create(workload, HOST, intrinsics=(), seed=seed, num_threads=2)
     space = PostOrderApply().generate_design_space(ctx)
     cand = sample_candidate(ctx, space[-1], default_postprocs(ctx), seed=seed)
     return ctx, cand
@@ -93,7 +93,7 @@ def _producer_consumer():
 
 def test_compute_location_moves_and_replays():
     from search.schedule_rule import ParallelVectorizeUnroll, RandomComputeLocation
-    ctx = TuneContext.create(_producer_consumer(), HOST, seed=0, num_threads=2)
+    ctx = TuneContext.create(_producer_consumer(), HOST, intrinsics=(), seed=0, num_threads=2)
     space = PostOrderApply(rules=[RandomComputeLocation(), ParallelVectorizeUnroll()]).generate_design_space(ctx)
     cand = sample_candidate(ctx, space[0], default_postprocs(ctx), seed=4)
     assert "sample_compute_location" in [i.kind for i in cand.trace.insts]
@@ -109,7 +109,7 @@ def test_compute_location_moves_and_replays():
 
 
 def test_nothing_to_mutate_gives_none():
-    ctx = TuneContext.create(_producer_consumer(), HOST, seed=0)
+    ctx = TuneContext.create(_producer_consumer(), HOST, intrinsics=(), seed=0)
     from tensorize.schedule import Schedule
     trace = Schedule(ctx.mod).trace
     rng = random.Random(0)

@@ -16,7 +16,7 @@ HOST = "llvm -mcpu=haswell"
 
 def _level2_candidate(decisions):
     """The GEMM sketch with the write cache after the second spatial tile, with given decisions."""
-    ctx = TuneContext.create(gemm_f32(64, 64, 64), HOST, seed=0, num_threads=2)
+    ctx = TuneContext.create(gemm_f32(64, 64, 64), HOST, intrinsics=(), seed=0, num_threads=2)
     sketch = PostOrderApply().generate_design_space(ctx)[2]
     it = iter(decisions)
     sch = replay_candidate(ctx, sketch.trace, [], decision_provider=lambda inst, d: next(it))

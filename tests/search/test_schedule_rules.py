@@ -24,7 +24,7 @@ def test_registry_names_every_rule():
 
 
 def test_gemm_gets_ssrsrs_tiles_and_write_cache_branches():
-    ctx = TuneContext.create(gemm_f32(64, 64, 64), HOST, seed=0)
+    ctx = TuneContext.create(gemm_f32(64, 64, 64), HOST, intrinsics=(), seed=0)
     space = PostOrderApply().generate_design_space(ctx)
     assert len(space) == 3  # no cache, cache after the first and after the second spatial tile
     kinds = [[i.kind for i in s.trace.insts] for s in space]
@@ -43,7 +43,7 @@ def test_gemm_gets_ssrsrs_tiles_and_write_cache_branches():
 
 
 def test_elementwise_consumers_are_inlined_and_fused_into_the_tile():
-    ctx = TuneContext.create(gemm_bias_relu(32, 32, 32), HOST, seed=0)
+    ctx = TuneContext.create(gemm_bias_relu(32, 32, 32), HOST, intrinsics=(), seed=0)
     space = PostOrderApply().generate_design_space(ctx)
     assert len(space) == 3
     for sch in space:
@@ -60,7 +60,7 @@ def test_auto_inline_keeps_outputs_and_reductions():
 
 
 def test_parallel_vectorize_unroll_only_on_root():
-    ctx = TuneContext.create(gemm_f32(16, 16, 16), HOST, seed=0)
+    ctx = TuneContext.create(gemm_f32(16, 16, 16), HOST, intrinsics=(), seed=0)
     sch = Schedule(ctx.mod)
     rule = ParallelVectorizeUnroll(max_jobs_per_core=4, unroll_max_steps=(0, 32))
     assert rule.apply(sch, sch.get_block("C"), ctx) == [sch] and "annotate" not in [i.kind for i in sch.trace.insts]
@@ -85,7 +85,7 @@ def test_vnni_space_holds_tensorized_and_plain_sketches():
 
 
 def test_rfactor_branch_for_little_spatial_parallelism():
-    ctx = TuneContext.create(row_sum(4, 4096), HOST, seed=0, num_threads=2)
+    ctx = TuneContext.create(row_sum(4, 4096), HOST, intrinsics=(), seed=0, num_threads=2)
     space = PostOrderApply().generate_design_space(ctx)
     rf = [s for s in space if "B_rf" in _blocks(s)]
     assert rf and len(space) > len(rf)
@@ -93,7 +93,7 @@ def test_rfactor_branch_for_little_spatial_parallelism():
 
 
 def test_default_rules_add_intrinsic_tiling_only_with_intrinsics():
-    host = TuneContext.create(gemm_f32(8, 8, 8), HOST, seed=0)
+    host = TuneContext.create(gemm_f32(8, 8, 8), HOST, intrinsics=(), seed=0)  # no intrinsic: no intrinsic tiling
     vnni = TuneContext.create(gemm_f32(8, 8, 8), ZNVER4, seed=0)
     names = lambda ctx: [r.registered_name for r in default_rules(ctx)]  # noqa: E731
     assert "multi_level_tiling_with_intrin" not in names(host)

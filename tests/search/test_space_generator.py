@@ -37,7 +37,7 @@ def _run(mod, arrays):
 
 
 def _check_samples(workload, n, seed=0):
-    ctx = TuneContext.create(workload, HOST, seed=seed)
+    ctx = TuneContext.create(workload, HOST, intrinsics=(), seed=seed)
     space = PostOrderApply().generate_design_space(ctx)
     postprocs = default_postprocs(ctx)
     rng = np.random.default_rng(seed)
@@ -81,7 +81,7 @@ def test_int8_gemm_candidates_equal_numpy():
 
 
 def test_replaying_a_finished_candidate_gives_the_same_program():
-    ctx = TuneContext.create(gemm_f32(64, 64, 64), HOST, seed=3)
+    ctx = TuneContext.create(gemm_f32(64, 64, 64), HOST, intrinsics=(), seed=3)
     space = PostOrderApply().generate_design_space(ctx)
     postprocs = default_postprocs(ctx)
     for sketch in space:
@@ -99,7 +99,7 @@ def test_replaying_a_finished_candidate_gives_the_same_program():
 
 
 def test_resampling_changes_decisions_and_sampling_is_fast():
-    ctx = TuneContext.create(gemm_f32(512, 512, 512), HOST, seed=0)
+    ctx = TuneContext.create(gemm_f32(512, 512, 512), HOST, intrinsics=(), seed=0)
     space = PostOrderApply().generate_design_space(ctx)
     postprocs = default_postprocs(ctx)
     start = time.perf_counter()
@@ -111,7 +111,7 @@ def test_resampling_changes_decisions_and_sampling_is_fast():
 
 
 def test_invalid_decisions_raise():
-    ctx = TuneContext.create(gemm_f32(64, 64, 64), HOST, seed=0)
+    ctx = TuneContext.create(gemm_f32(64, 64, 64), HOST, intrinsics=(), seed=0)
     sketch = PostOrderApply().generate_design_space(ctx)[0]
     with pytest.raises(ScheduleError, match="not a perfect tiling"):
         replay_candidate(ctx, sketch.trace, default_postprocs(ctx),
