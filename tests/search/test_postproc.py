@@ -103,3 +103,20 @@ def test_verify_rejects_a_parallel_reduction_loop():
     with pytest.raises(PostprocError, match="parallel loop k is bound to a reduction iterator of block 'B'"):
         Verify().apply(Schedule(racy), None)
     Verify(lower=True).apply(Schedule(gemm_f32(8, 8, 8)), None)  # a valid program passes
+
+
+def test_tensorize_postproc_on_sampled_vnni_candidates():
+    """The VNNI sketches of an int8 GEMM sample into tensorized candidates that lower (no execution:
+    the target is an AVX-512 VNNI CPU whatever the host is)."""
+    from search.space_generator import sample_candidate
+    from tests.workloads import int8_gemm
+
+    ctx = TuneContext.create(int8_gemm(64, 64, 64), "llvm -mcpu=znver4 -mattr=+avx512f,+avx512vnni,+avx512bw",
+                             seed=0, intrinsics=("dot_16x4_vnni",))
+    space = PostOrderApply().generate_design_space(ctx)
+    assert len(space) == 6  # 3 tensorized + 3 plain
+    postprocs = default_postprocs(ctx)[:-1] + [Verify(lower=True)]
+    for sketch in space[:3]:
+        cand = sample_candidate(ctx, sketch, postprocs, seed=1)
+        tensorized = [i.args["tensor_intrin"] for i in cand.trace.insts if i.kind == "tensorize"]
+        assert tensorized == ["dot_16x4_vnni"]
