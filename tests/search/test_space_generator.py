@@ -52,9 +52,7 @@ def _check_samples(workload, n, seed=0):
 
 
 def test_post_order_is_consumers_first_root_last():
-    func = gemm_bias_relu(8, 8, 8)["main"] if hasattr(gemm_bias_relu(8, 8, 8), "functions") \
-        else gemm_bias_relu(8, 8, 8)
-    assert blocks_post_order(func) == ["relu", "bias", "C", "root"]
+    assert blocks_post_order(gemm_bias_relu(8, 8, 8)) == ["relu", "bias", "C", "root"]
 
 
 def test_gemm_candidates_equal_numpy():
