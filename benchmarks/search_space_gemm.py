@@ -1,6 +1,6 @@
 """Sample candidates of an fp32 GEMM from the search space, build and time them, next to numpy.
 
-Run: ``python benchmarks/search_space_gemm.py [--size 512] [--samples 50] [--seed 0]``
+Run: ``python benchmarks/search_space_gemm.py [--size 512] [--samples 50] [--seed 0] [--unroll 0,16,64,512]``
 
 Prints the design space (one line per sketch), the time to sample + postprocess one candidate,
 then per candidate its GFLOPS (checked against numpy), and the best candidate's GFLOPS next to
@@ -23,6 +23,7 @@ import tensorize as tvm  # noqa: E402
 from benchmarks.matmul_cpu import matmul_module, measure_alternating  # noqa: E402
 from search.context import TuneContext  # noqa: E402
 from search.postproc import default_postprocs  # noqa: E402
+from search.schedule_rule import ParallelVectorizeUnroll, default_rules  # noqa: E402
 from search.space_generator import PostOrderApply, sample_candidate  # noqa: E402
 from tensorize.schedule import ScheduleError  # noqa: E402
 
@@ -33,11 +34,15 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=50)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--target", default="llvm -mcpu=native")
+    parser.add_argument("--unroll", default="0,16,64,512",
+                        help="unroll depths to sample (512 can make LLVM take minutes on scalar tiles)")
     opts = parser.parse_args()
     n = opts.size
     flops = 2.0 * n ** 3
     ctx = TuneContext.create(matmul_module(n, n, n), opts.target, seed=opts.seed)
-    space = PostOrderApply().generate_design_space(ctx)
+    rules = [ParallelVectorizeUnroll(unroll_max_steps=[int(u) for u in opts.unroll.split(",")])
+             if isinstance(r, ParallelVectorizeUnroll) else r for r in default_rules(ctx)]
+    space = PostOrderApply(rules).generate_design_space(ctx)
     postprocs = default_postprocs(ctx)
     print(f"{len(space)} sketches")
     start = time.perf_counter()

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from tensorize.ir import expr as E
 from tensorize.ir.functor import post_order_visit
-from tensorize.ir.stmt import Block, BlockRealize, For
+from tensorize.ir.stmt import BlockRealize
 from tensorize.schedule.analysis import block_realizes_under
 
 __all__ = ["loop_var_kinds", "nest_blocks", "under_annotated"]
@@ -46,10 +46,3 @@ def under_annotated(index, realize: BlockRealize, key: str) -> bool:
         node = index.parent_block_realize(node)
     return False
 
-
-def is_for(node) -> bool:
-    return isinstance(node, For)
-
-
-def is_block(node) -> bool:
-    return isinstance(node, Block)

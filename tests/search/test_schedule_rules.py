@@ -1,0 +1,100 @@
+"""Schedule rules: the sketches a GEMM, a fused GEMM + bias + ReLU, an int8 GEMM with VNNI and a
+row sum get (no execution: generating the space only)."""
+from search.context import TuneContext
+from search.schedule_rule import (LAYOUT_REWRITE_PREPROC, PARALLEL, RULES, UNROLL, VECTORIZE, AutoInline,
+                                  MultiLevelTiling, ParallelVectorizeUnroll, default_rules)
+from search.schedule_rule.analysis import AUTO_TENSORIZE, TILED
+from search.space_generator import PostOrderApply
+from tensorize.schedule import Schedule
+from tests.search.space_workloads import gemm_bias_relu, gemm_f32, row_sum
+from tests.workloads import int8_gemm
+
+HOST = "llvm -mcpu=haswell"
+ZNVER4 = "llvm -mcpu=znver4 -mattr=+avx512f,+avx512vnni,+avx512bw"
+
+
+def _blocks(sch):
+    return {name: rs[0].block for name, rs in sch._index("main").blocks.items()}
+
+
+def test_registry_names_every_rule():
+    assert RULES.names() == ["add_rfactor", "auto_inline", "multi_level_tiling", "multi_level_tiling_with_intrin",
+                             "parallel_vectorize_unroll", "random_compute_location"]
+    assert isinstance(RULES.create({"name": "multi_level_tiling", "structure": "SSRSRS"}), MultiLevelTiling)
+
+
+def test_gemm_gets_ssrsrs_tiles_and_write_cache_branches():
+    ctx = TuneContext.create(gemm_f32(64, 64, 64), HOST, intrinsics=(), seed=0)
+    space = PostOrderApply().generate_design_space(ctx)
+    assert len(space) == 3  # no cache, cache after the first and after the second spatial tile
+    kinds = [[i.kind for i in s.trace.insts] for s in space]
+    for k in kinds:
+        assert k.count("sample_perfect_tile") == 3 and k.count("sample_categorical") == 1
+    assert [k.count("cache_write") for k in kinds] == [0, 1, 1]
+    for sch in space:
+        loops = sch.get_loops(sch.get_block("C"))
+        assert len(loops) == 10  # i0 j0 i1 j1 k0 i2 j2 k1 i3 j3
+        assert sch.get(sch.get_block("C")).annotations[TILED] == "SSRSRS"
+        root = sch.get(sch.get_block("root")).annotations
+        assert root[PARALLEL] == ctx.num_threads * 16 and root[VECTORIZE] == 8 * 8 and root[UNROLL] in (0, 16, 64, 512)
+    # level 2: the write-back sits under j1 (4 loops above it), level 1 under j0 (2 loops)
+    depth = sorted(len(s.get_loops(s.get_block("C_global"))) for s in space[1:])
+    assert depth == [4, 6]
+
+
+def test_elementwise_consumers_are_inlined_and_fused_into_the_tile():
+    ctx = TuneContext.create(gemm_bias_relu(32, 32, 32), HOST, intrinsics=(), seed=0)
+    space = PostOrderApply().generate_design_space(ctx)
+    assert len(space) == 3
+    for sch in space:
+        assert "bias" not in _blocks(sch)  # inlined into relu
+    fused = [s for s in space if len(s.get_loops(s.get_block("relu"))) > 2]
+    assert len(fused) == 2 and all("C_global" not in _blocks(s) for s in space)  # relu is the write stage
+
+
+def test_auto_inline_keeps_outputs_and_reductions():
+    sch = Schedule(gemm_bias_relu(8, 8, 8))
+    for name in ("relu", "C"):
+        AutoInline().apply(sch, sch.get_block(name), None)
+    assert set(_blocks(sch)) == {"root", "C", "bias", "relu"}
+
+
+def test_parallel_vectorize_unroll_only_on_root():
+    ctx = TuneContext.create(gemm_f32(16, 16, 16), HOST, intrinsics=(), seed=0)
+    sch = Schedule(ctx.mod)
+    rule = ParallelVectorizeUnroll(max_jobs_per_core=4, unroll_max_steps=(0, 32))
+    assert rule.apply(sch, sch.get_block("C"), ctx) == [sch] and "annotate" not in [i.kind for i in sch.trace.insts]
+    rule.apply(sch, sch.get_block("root"), ctx)
+    ann = sch.get(sch.get_block("root")).annotations
+    assert ann[PARALLEL] == 4 * ctx.num_threads and ann[UNROLL] in (0, 32)
+
+
+def test_vnni_space_holds_tensorized_and_plain_sketches():
+    ctx = TuneContext.create(int8_gemm(1024, 1024, 1024), ZNVER4, seed=0)
+    assert "dot_16x4_vnni" in ctx.intrinsics
+    space = PostOrderApply().generate_design_space(ctx)
+    intrins = []
+    for sch in space:
+        marks = [b.annotations.get(AUTO_TENSORIZE) for b in _blocks(sch).values() if AUTO_TENSORIZE in b.annotations]
+        intrins.append(marks[0] if marks else None)
+    assert "dot_16x4_vnni" in intrins and None in intrins
+    vnni = space[intrins.index("dot_16x4_vnni")]
+    preproc = [n for n, b in _blocks(vnni).items() if b.annotations.get(LAYOUT_REWRITE_PREPROC) == 1]
+    assert preproc, "the packed copy of B is marked for pre-packing"
+    assert intrins.count(None) == 3  # the untensorized MLT branches
+
+
+def test_rfactor_branch_for_little_spatial_parallelism():
+    ctx = TuneContext.create(row_sum(4, 4096), HOST, intrinsics=(), seed=0, num_threads=2)
+    space = PostOrderApply().generate_design_space(ctx)
+    rf = [s for s in space if "B_rf" in _blocks(s)]
+    assert rf and len(space) > len(rf)
+    assert "rfactor" in [i.kind for i in rf[0].trace.insts]
+
+
+def test_default_rules_add_intrinsic_tiling_only_with_intrinsics():
+    host = TuneContext.create(gemm_f32(8, 8, 8), HOST, intrinsics=(), seed=0)  # no intrinsic: no intrinsic tiling
+    vnni = TuneContext.create(gemm_f32(8, 8, 8), ZNVER4, seed=0)
+    names = lambda ctx: [r.registered_name for r in default_rules(ctx)]  # noqa: E731
+    assert "multi_level_tiling_with_intrin" not in names(host)
+    assert "multi_level_tiling_with_intrin" in names(vnni)
