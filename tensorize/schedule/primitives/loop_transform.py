@@ -97,11 +97,27 @@ class LoopTransform(ScheduleBase):
         which is only correct when the extra iterations are harmless). New loops are named
         ``<loop>_0, <loop>_1, ...``.
 
-        Parameters: ``loop`` to split; ``factors``: ints, ExprRVs (from ``sample_perfect_tile``)
-        or one ``None``; ``preserve_unit_iters``: keep unit loops in block bindings.
-        Returns the new loops, outermost first.
+        Parameters
+        ----------
+        loop : LoopRV
+            The loop to split.
+        factors : list of int, ExprRV or None
+            The extents of the new loops, outermost first: ints, ExprRVs (from
+            ``sample_perfect_tile``) or at most one ``None``.
+        preserve_unit_iters : bool
+            Keep unit loops in block bindings.
+        disable_predication : bool
+            Add no ``T.where`` for the extra iterations of an imperfect split.
 
-        Example::
+        Returns
+        -------
+        list of LoopRV
+            The new loops, outermost first.
+
+        Examples
+        --------
+        ::
+
 
             # before
             for i in range(8):
@@ -181,9 +197,23 @@ class LoopTransform(ScheduleBase):
 
         The fused loop is named after the loops, ``<i>_<j>_fused``, and has the product of their
         extents; block bindings use ``fused // extent_j`` and ``fused % extent_j``.
-        Returns the fused loop.
 
-        Example::
+        Parameters
+        ----------
+        *loops : LoopRV
+            The loops to fuse, outermost first.
+        preserve_unit_iters : bool
+            Keep unit loops in block bindings.
+
+        Returns
+        -------
+        LoopRV
+            The fused loop.
+
+        Examples
+        --------
+        ::
+
 
             # before
             for i, j in T.grid(128, 128):
@@ -262,7 +292,15 @@ class LoopTransform(ScheduleBase):
         opaque iterators bound to them, and no loop's range may depend on a loop that moves
         inside it.
 
-        Example::
+        Parameters
+        ----------
+        *ordered_loops : LoopRV
+            The loops in their new order, outermost first.
+
+        Examples
+        --------
+        ::
+
 
             # before
             for i_0, i_1, i_2 in T.grid(2, 2, 2):
@@ -339,10 +377,22 @@ class LoopTransform(ScheduleBase):
 
         The given loops must sit at the same depth below their lowest common ancestor, start at
         0, have equal extents, and each loop on the way up must be the only child of its parent;
-        loops on those paths must be serial without annotations. Returns the merged loop (the
-        first nest's loop, whose variables are kept).
+        loops on those paths must be serial without annotations.
 
-        Example::
+        Parameters
+        ----------
+        *loops : LoopRV
+            One loop of each nest, all at the same depth.
+
+        Returns
+        -------
+        LoopRV
+            The merged loop (the first nest's loop, whose variables are kept).
+
+        Examples
+        --------
+        ::
+
 
             # before
             for i, j in T.grid(128, 128):
@@ -421,9 +471,22 @@ class LoopTransform(ScheduleBase):
     # -- add_unit_loop --------------------------------------------------------------------------
     @primitive
     def add_unit_loop(self, block_or_loop) -> LoopRV:
-        """Wrap a block or a loop in a new loop of extent 1, named ``u``; returns the new loop.
+        """Wrap a block or a loop in a new loop of extent 1, named ``u``.
 
-        Example::
+        Parameters
+        ----------
+        block_or_loop : BlockRV or LoopRV
+            What the new loop wraps.
+
+        Returns
+        -------
+        LoopRV
+            The new loop.
+
+        Examples
+        --------
+        ::
+
 
             # before
             with T.block("C"):
