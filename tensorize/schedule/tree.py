@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Iterator, Mapping
 
 from ..ir import expr as E
+from .analysis import simplify
 from ..ir.buffer import Buffer
 from ..ir.functor import StmtExprMutator
 from ..ir.node import Node
@@ -239,8 +240,6 @@ def removal_target(index: StmtIndex, realize: BlockRealize, stop: Stmt | None = 
 
 def remove_stmt(root: Stmt, target: Stmt) -> Stmt:
     """``root`` without ``target`` (a statement inside a sequence, or a loop nest wrapping it)."""
-    from .tree import replace_many
-
     return replace_many(root, {id(target): None})
 
 
@@ -333,8 +332,6 @@ def rebuild_scope(tree: StmtIndex, scope: BlockRealize | None, children: list[St
     if scope is None:
         root = Block([], [], [], "root", body, alloc_buffers=list(new_buffers))
         return BlockRealize([], True, root)
-    from .tree import replace_stmt
-
     block = scope.block.replace(body=body, alloc_buffers=scope.block.alloc_buffers + tuple(new_buffers))
     return replace_stmt(tree, scope, scope.replace(block=block))
 
@@ -342,8 +339,63 @@ def rebuild_scope(tree: StmtIndex, scope: BlockRealize | None, children: list[St
 def replace_in_scope(tree: StmtIndex, stmt: Stmt, replacements: dict[int, Stmt | None], new_buffers) -> Stmt:
     """The function body with ``replacements`` (``{id(old): new}``) applied inside the scope block of
     ``stmt`` and ``new_buffers`` allocated in that scope."""
-    from .tree import replace_many
-
     scope = tree.parent_block_realize(stmt)
     body = scope.block.body if scope is not None else tree.root
     return rebuild_scope(tree, scope, stmt_list(replace_many(body, replacements)), new_buffers)
+
+
+# -- substituting loop variables in a nest -------------------------------------------------------
+class _NestSubstituter(StmtExprMutator):
+    """Substitutes loop variables in a loop nest: in loop bounds, non-block statements and the
+    bindings/predicates of block realizes, but not inside blocks (a block sees outer loop variables
+    only through its bindings)."""
+
+    _methods: dict = {}
+
+    def __init__(self, table: dict[int, E.PrimExpr]):
+        self.table = table
+
+    def visit_var_(self, op):
+        new = self.table.get(id(op))
+        return op if new is None else new
+
+    visit_size_var_ = visit_var_
+
+    def visit_block_realize_(self, op):
+        values = self._exprs(op.iter_values)
+        pred = self.visit_expr(op.predicate)
+        if values is op.iter_values and pred is op.predicate:
+            return op
+        return BlockRealize(values, simplify(pred), op.block)
+
+
+def substitute_in_nest(stmt: Stmt, vmap: Mapping[E.Var, E.PrimExpr]) -> Stmt:
+    """``stmt`` with loop variables replaced per ``vmap`` (see ``_NestSubstituter``); bindings are simplified."""
+    if not vmap:
+        return stmt
+    table = {id(k): E.convert(v) for k, v in vmap.items()}
+    out = _NestSubstituter(table).visit(stmt)
+    return _simplify_bindings(out)
+
+
+def _simplify_bindings(stmt: Stmt) -> Stmt:
+    """Simplify the binding expressions of block realizes in a nest (not inside blocks)."""
+    if isinstance(stmt, BlockRealize):
+        values = tuple(simplify(v) for v in stmt.iter_values)
+        if all(a is b for a, b in zip(values, stmt.iter_values)):
+            return stmt
+        return stmt.replace(iter_values=values)
+    if isinstance(stmt, SeqStmt):
+        seq = [_simplify_bindings(s) for s in stmt.seq]
+        return stmt if all(a is b for a, b in zip(seq, stmt.seq)) else SeqStmt(seq)
+    body = getattr(stmt, "body", None)
+    if isinstance(stmt, Block) or not isinstance(body, Stmt):
+        return stmt
+    changes = {}
+    for name in ("body", "then_case", "else_case"):
+        child = getattr(stmt, name, None)
+        if isinstance(child, Stmt):
+            new = _simplify_bindings(child)
+            if new is not child:
+                changes[name] = new
+    return stmt.replace(**changes) if changes else stmt

@@ -1,73 +1,15 @@
 """Schedule primitives that restructure loops: split, fuse, reorder, merge, add_unit_loop."""
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from typing import Sequence
 
 from ...ir import dtype as dt
 from ...ir import expr as E
-from ...ir.functor import StmtExprMutator
-from ...ir.stmt import Block, BlockRealize, For, ForKind, SeqStmt, Stmt
+from ...ir.stmt import For, ForKind, SeqStmt, Stmt
 from ..analysis import COMM_REDUCE, DATA_PAR, block_realizes_under, conjoin, const_value, iter_kind_name, simplify, uses_any
 from ..base import ScheduleBase, primitive
 from ..rv import BlockRV, LoopRV
-from ..tree import replace_many
-
-
-# -- substituting loop variables in a nest -------------------------------------------------------
-class _NestSubstituter(StmtExprMutator):
-    """Substitutes loop variables in a loop nest: in loop bounds, non-block statements and the
-    bindings/predicates of block realizes, but not inside blocks (a block sees outer loop variables
-    only through its bindings)."""
-
-    _methods: dict = {}
-
-    def __init__(self, table: dict[int, E.PrimExpr]):
-        self.table = table
-
-    def visit_var_(self, op):
-        new = self.table.get(id(op))
-        return op if new is None else new
-
-    visit_size_var_ = visit_var_
-
-    def visit_block_realize_(self, op):
-        values = self._exprs(op.iter_values)
-        pred = self.visit_expr(op.predicate)
-        if values is op.iter_values and pred is op.predicate:
-            return op
-        return BlockRealize(values, simplify(pred), op.block)
-
-
-def substitute_in_nest(stmt: Stmt, vmap: Mapping[E.Var, E.PrimExpr]) -> Stmt:
-    """``stmt`` with loop variables replaced per ``vmap`` (see ``_NestSubstituter``); bindings are simplified."""
-    if not vmap:
-        return stmt
-    table = {id(k): E.convert(v) for k, v in vmap.items()}
-    out = _NestSubstituter(table).visit(stmt)
-    return _simplify_bindings(out)
-
-
-def _simplify_bindings(stmt: Stmt) -> Stmt:
-    """Simplify the binding expressions of block realizes in a nest (not inside blocks)."""
-    if isinstance(stmt, BlockRealize):
-        values = tuple(simplify(v) for v in stmt.iter_values)
-        if all(a is b for a, b in zip(values, stmt.iter_values)):
-            return stmt
-        return stmt.replace(iter_values=values)
-    if isinstance(stmt, SeqStmt):
-        seq = [_simplify_bindings(s) for s in stmt.seq]
-        return stmt if all(a is b for a, b in zip(seq, stmt.seq)) else SeqStmt(seq)
-    body = getattr(stmt, "body", None)
-    if isinstance(stmt, Block) or not isinstance(body, Stmt):
-        return stmt
-    changes = {}
-    for name in ("body", "then_case", "else_case"):
-        child = getattr(stmt, name, None)
-        if isinstance(child, Stmt):
-            new = _simplify_bindings(child)
-            if new is not child:
-                changes[name] = new
-    return stmt.replace(**changes) if changes else stmt
+from ..tree import replace_many, substitute_in_nest
 
 
 def _wider_dtype(dtypes: Sequence[str]) -> str:
