@@ -41,7 +41,22 @@ class Analyzer:
     def bind(self, var: E.Var, value, allow_override: bool = False) -> None:
         """Know that ``var`` lies in ``value`` (a ``Range``) or equals ``value`` (an expression).
 
-        A bound expression is substituted during simplification."""
+        Parameters
+        ----------
+        var : Var
+            The variable.
+        value : Range or PrimExpr
+            Its range, or the expression it stands for (substituted during simplification).
+        allow_override : bool
+            Replace what is known about ``var`` instead of intersecting with it.
+
+        Examples
+        --------
+        >>> a = Analyzer(); i = E.Var("i")
+        >>> a.bind(i, E.Range(0, 8))
+        >>> a.can_prove(i < 8)
+        True
+        """
         if isinstance(value, E.Range):
             lo, ext = value.min, value.extent
             if type(lo) is E.IntImm and type(ext) is E.IntImm:
@@ -95,8 +110,26 @@ class Analyzer:
 
     # -- questions ---------------------------------------------------------------------------
     def simplify(self, expr, steps: int = 2):
-        """The simplest equivalent expression this analyzer can prove (canonical linear form for
-        integer indices; decided conditions become ``True``/``False``)."""
+        """The simplest equivalent expression this analyzer can prove.
+
+        Parameters
+        ----------
+        expr : PrimExpr
+            The expression.
+        steps : int
+            Accepted for TVM compatibility; the simplifier runs to a fixed point.
+
+        Returns
+        -------
+        PrimExpr
+            The canonical linear form for integer indices; decided conditions become ``True``/``False``.
+
+        Examples
+        --------
+        >>> i = E.Var("i")
+        >>> Analyzer().simplify(i * 4 + i - i * 5 + 2)
+        2
+        """
         return self._simplifier.simplify(expr)
 
     def rewrite_simplify(self, expr):
@@ -106,7 +139,26 @@ class Analyzer:
         return self._simplifier.simplify(expr)
 
     def can_prove(self, cond, strength=None) -> bool:
-        """True only when ``cond`` holds for every value the variables may take."""
+        """Whether ``cond`` holds for every value the variables may take.
+
+        Parameters
+        ----------
+        cond : PrimExpr
+            A boolean expression.
+        strength
+            Accepted for TVM compatibility.
+
+        Returns
+        -------
+        bool
+            True only when proved; False means "not proved", not "false".
+
+        Examples
+        --------
+        >>> i = E.Var("i")
+        >>> Analyzer().can_prove(i * 2 - i == i)
+        True
+        """
         cond = self.simplify(cond)
         return isinstance(cond, E.IntImm) and bool(cond.value)
 
@@ -118,7 +170,25 @@ class Analyzer:
         return self.can_prove(E.EQ(lhs, rhs))
 
     def const_int_bound(self, expr) -> ConstIntBound:
-        """The constant interval containing every value of ``expr``."""
+        """The constant interval containing every value of ``expr``.
+
+        Parameters
+        ----------
+        expr : PrimExpr
+            An integer expression.
+
+        Returns
+        -------
+        ConstIntBound
+            ``min_value`` and ``max_value`` (``ConstIntBound.NEG_INF``/``POS_INF`` when unbounded).
+
+        Examples
+        --------
+        >>> a = Analyzer(); i = E.Var("i")
+        >>> a.bind(i, E.Range(0, 4))
+        >>> a.const_int_bound(i * 3 + 1)
+        ConstIntBound(min_value=1, max_value=10)
+        """
         expr = E.convert(expr)
         direct = self._bound_of(expr)
         if is_index_dtype(expr.dtype):
@@ -128,7 +198,27 @@ class Analyzer:
         return ConstIntBound(*direct)
 
     def int_set(self, expr, dom_map=None):
-        """The symbolic interval of ``expr`` when variables range over ``dom_map``."""
+        """The symbolic interval of ``expr`` when variables range over ``dom_map``.
+
+        Parameters
+        ----------
+        expr : PrimExpr
+            An integer expression.
+        dom_map : dict of Var to Range or IntervalSet, optional
+            The domains of the variables that vary.
+
+        Returns
+        -------
+        IntervalSet
+            ``[min_value, max_value]`` (inclusive, symbolic in the variables that do not vary).
+
+        Examples
+        --------
+        >>> i, n = E.Var("i"), E.Var("n")
+        >>> s = Analyzer().int_set(n + i, {i: E.Range(0, 4)})
+        >>> str(s.min_value), str(s.max_value)
+        ('n', 'n + 3')
+        """
         return eval_int_set(expr, dom_map or {}, self)
 
     # -- internals ---------------------------------------------------------------------------

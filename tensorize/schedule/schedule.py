@@ -34,11 +34,29 @@ from .primitives.tensorize import Tensorize
 
 class Schedule(GetHandles, Sampling, LoopTransform, ForKindPrimitives, Annotation, Inline, Reduction, ComputeAt,
                Cache, Layout, Blockize, Tensorize, ScheduleBase):
-    """A schedule of ``mod`` (an IRModule or a PrimFunc).
+    """A schedule of ``mod`` (``tvm.tir.Schedule``): the primitives, the current module
+    (``sch.mod``) and the replayable ``trace``.
 
-    Parameters: ``seed`` for the random state of sampling primitives (same seed, same schedule);
-    ``debug_mask`` and ``error_render_level`` ("detail", "fast", "none") as in TVM.
     Every primitive either applies fully or raises ``ScheduleError`` leaving the schedule unchanged.
+
+    Parameters
+    ----------
+    mod : IRModule or PrimFunc
+        What to schedule (a PrimFunc becomes the module's ``main``).
+    seed : int, optional
+        The random state of the sampling primitives (same seed, same schedule).
+    debug_mask, error_render_level
+        As in TVM (``error_render_level``: ``"detail"``, ``"fast"`` or ``"none"``).
+
+    Examples
+    --------
+    >>> import tensorize as tvm
+    >>> from tensorize import te
+    >>> A = te.placeholder((8,), name="A")
+    >>> B = te.compute((8,), lambda i: A[i] + 1.0, name="B")
+    >>> sch = tvm.tir.Schedule(te.create_prim_func([A, B]), seed=0)
+    >>> [sch.get(l).extent.value for l in sch.split(sch.get_loops(sch.get_block("B"))[0], [None, 4])]
+    [2, 4]
     """
 
     def enter_postproc(self) -> None:

@@ -254,9 +254,26 @@ def _layout_free_attr(body: Stmt, params: list[Var], buffer_map: dict) -> tuple[
 
 
 def create_prim_func(ops: Sequence[Any], index_dtype_override: str | None = None) -> PrimFunc:
-    """The PrimFunc computing the tensors in ``ops`` (a list of placeholders and computes that are the
-    function's parameters, in order; scalar ``te.var``s in the list become scalar parameters).
+    """The PrimFunc computing the tensors in ``ops`` (``tvm.te.create_prim_func``).
 
+    Each ``compute`` becomes a block (spatial and reduce iterators, an ``init`` for reductions),
+    intermediate tensors become allocated buffers, and the function carries ``tir.noalias``.
+
+    Parameters
+    ----------
+    ops : list of Tensor or Var
+        The function's parameters in order: placeholders and computes (each becomes a buffer
+        parameter) and scalar ``te.var`` (each becomes a scalar parameter).
+    index_dtype_override : str, optional
+        Not supported yet; declare shapes with the index dtype you want instead.
+
+    Returns
+    -------
+    PrimFunc
+        The function, ready for ``tvm.tir.Schedule`` or ``tvm.build``.
+
+    Examples
+    --------
     >>> from tensorize import te
     >>> k = te.reduce_axis((0, 16), "k")
     >>> A = te.placeholder((16, 16), name="A")

@@ -203,8 +203,24 @@ def _as_shape(shape) -> tuple[PrimExpr, ...]:
 
 
 def placeholder(shape, dtype: str = "float32", name: str = "placeholder") -> Tensor:
-    """An input tensor of ``shape`` (ints or expressions such as ``te.var("n")``) and ``dtype``.
+    """An input tensor (``tvm.te.placeholder``).
 
+    Parameters
+    ----------
+    shape : tuple of int or PrimExpr
+        The shape; symbolic sizes such as ``te.var("n")`` are allowed.
+    dtype : str
+        The element type (``"float32"``, ``"int8"``, ...).
+    name : str
+        The tensor's name; it names the buffer of ``create_prim_func``.
+
+    Returns
+    -------
+    Tensor
+        The tensor, to index in ``compute`` bodies and to list in ``create_prim_func``.
+
+    Examples
+    --------
     >>> A = placeholder((128, 64), name="A")
     >>> [int(s) for s in A.shape], A.dtype
     ([128, 64], 'float32')
@@ -235,12 +251,28 @@ def _fcompute_arg_names(fcompute: Callable, ndim: int) -> list[str]:
 
 
 def compute(shape, fcompute: Callable, name: str = "compute", tag: str = "", attrs: Mapping | None = None):
-    """A tensor whose element at index ``i`` is ``fcompute(*i)``.
+    """A tensor whose element at index ``i`` is ``fcompute(*i)`` (``tvm.te.compute``).
 
-    ``fcompute`` takes one index variable per dimension (named after its parameters; ``*i`` gives
-    ``i0, i1, ...``) and returns an expression, a reduction (``te.sum(..., axis=k)``) or a tuple of
-    them for several outputs (then a list of Tensors is returned).
+    Parameters
+    ----------
+    shape : tuple of int or PrimExpr
+        The output shape.
+    fcompute : callable
+        Takes one index variable per dimension (named after its parameters; ``*i`` gives
+        ``i0, i1, ...``) and returns an expression, a reduction (``te.sum(..., axis=k)``) or a
+        tuple of them for several outputs.
+    name : str
+        The tensor's name; it names the block and the buffer of ``create_prim_func``.
+    tag, attrs
+        Kept on the operation, as in TVM.
 
+    Returns
+    -------
+    Tensor or list of Tensor
+        The output tensor, or one tensor per output when ``fcompute`` returns a tuple.
+
+    Examples
+    --------
     >>> from tensorize import te
     >>> A = placeholder((4, 8), name="A")
     >>> k = reduce_axis((0, 8), name="k")
@@ -265,8 +297,24 @@ def compute(shape, fcompute: Callable, name: str = "compute", tag: str = "", att
 
 
 def reduce_axis(dom, name: str = "rv", thread_tag: str = "", span=None) -> IterVar:
-    """A reduction iterator over ``dom``: ``(min, end)`` or a ``Range``.
+    """A reduction iterator (``tvm.te.reduce_axis``).
 
+    Parameters
+    ----------
+    dom : tuple of (begin, end), Range, int or PrimExpr
+        The iteration domain; an int or expression ``n`` means ``(0, n)``.
+    name : str
+        The iterator's name.
+    thread_tag, span
+        As in TVM: a thread tag for GPU reductions, the source position.
+
+    Returns
+    -------
+    IterVar
+        An iterator of kind ``CommReduce`` to pass as ``axis=`` of ``te.sum``/``te.max``/...
+
+    Examples
+    --------
     >>> k = reduce_axis((0, 16), "k")
     >>> int(k.dom.extent), k.iter_type == IterVar.CommReduce
     (16, True)

@@ -265,7 +265,15 @@ FunctionPass = PrimFuncPass
 
 
 class Sequential(Pass):
-    """Run ``passes`` in order (``tvm.transform.Sequential``)."""
+    """Run ``passes`` in order (``tvm.transform.Sequential``).
+
+    Parameters
+    ----------
+    passes : list of Pass
+        The passes, in order.
+    opt_level, name, required, traceable
+        As for ``module_pass``: this pass's own info.
+    """
 
     def __init__(self, passes: Sequence[Pass] | None = None, opt_level: int = 0, name: str = "sequential",
                  required: Sequence[str] | None = None, traceable: bool = False):
@@ -328,8 +336,38 @@ def module_pass(pass_func=None, opt_level: int | None = None, name: str | None =
 
 def prim_func_pass(pass_func=None, opt_level: int = 0, name: str | None = None,
                    required: Sequence[str] | None = None, traceable: bool = False):
-    """Make a pass applied to each PrimFunc from ``f(func, mod, ctx) -> func`` or a class with
-    ``transform_function``; usable as a decorator (``@prim_func_pass(opt_level=0)``)."""
+    """Make a pass applied to each PrimFunc of a module (``tvm.tir.transform.prim_func_pass``).
+
+    Parameters
+    ----------
+    pass_func : callable or class, optional
+        ``f(func, mod, ctx) -> func`` (returning None drops the function), or a class with
+        ``transform_function``; without it, the call returns a decorator.
+    opt_level : int
+        The pass is skipped under a ``PassContext`` with a lower ``opt_level`` (unless required).
+    name : str, optional
+        The pass name (default: the function's name).
+    required : list of str, optional
+        Passes to run first, by name.
+    traceable : bool
+        Accepted for TVM compatibility.
+
+    Returns
+    -------
+    PrimFuncPass or callable
+        The pass, or a decorator making one.
+
+    Examples
+    --------
+    >>> from tensorize import te
+    >>> A = te.placeholder((4,), name="A")
+    >>> B = te.compute((4,), lambda i: A[i] + 1.0, name="B")
+    >>> @prim_func_pass(opt_level=0)
+    ... def tag(func, mod, ctx):
+    ...     return func.with_attr("tagged", True)
+    >>> tag(IRModule({"main": te.create_prim_func([A, B])}))["main"].attrs["tagged"]
+    True
+    """
     return _wrap("function", pass_func, opt_level, name, required, traceable)
 
 

@@ -14,9 +14,9 @@ from ...ir.functor import collect_vars, substitute
 from ...ir.stmt import Block, BlockRealize, BufferRegion, For, SeqStmt, Stmt
 from ...ir.structural import structural_equal
 from ..base import ScheduleBase, primitive
-from ..region_utils import hull, make_analyzer, relax_region, seq
+from ...arith.loop_relax import hull, make_analyzer, relax_region
+from ..tree import StmtIndex, replace_many, seq
 from ..rv import BlockRV
-from ..tree import StmtIndex, replace_many
 
 
 class BindingDivision:

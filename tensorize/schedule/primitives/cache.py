@@ -19,9 +19,8 @@ from .cache_placement import (
     region_of, relax_below, scope_children, stage_analyzer, stage_location, storage_scope_error,
     writes_buffer,
 )
-from ..region_utils import rebuild_scope, replace_buffers, scope_parts, top_child
+from ..tree import rebuild_scope, replace_buffers, replace_many, scope_parts, top_child
 from ..rv import BlockRV
-from ..tree import replace_many
 
 
 def new_buffer_like(buf: Buffer, name: str, scope: str | None = None, shape=None, dtype: str | None = None) -> Buffer:

@@ -11,12 +11,11 @@ from ...ir import expr as E
 from ...ir.stmt import Block, BlockRealize, For, Stmt
 from ..base import ScheduleBase, primitive
 from ..error import ScheduleError
-from ..region_utils import (
-    block_region_in_loops, children_of, conflicts, contains, hull, loop_dom, make_analyzer, removal_target,
-    realize_in_loops, remove_stmt, seq,
+from ...arith.loop_relax import block_region_in_loops, hull, loop_dom, make_analyzer
+from ..tree import (
+    children_of, conflicts, contains, realize_in_loops, removal_target, remove_stmt, replace_many, replace_stmt, seq,
 )
 from ..rv import BlockRV, ExprRV, LoopRV
-from ..tree import replace_many, replace_stmt
 
 # The special locations TVM's sample_compute_location returns: "root" (leave the block where it is)
 # and "inline" (compute_inline). compute_at accepts LoopRVs holding these marks.

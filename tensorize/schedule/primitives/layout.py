@@ -13,8 +13,8 @@ from ...ir.functor import StmtExprMutator, collect_vars, substitute
 from ...arith.index_map import IndexMap
 from ...ir.stmt import Block, BlockRealize, BufferRegion, BufferStore, For, IfThenElse, Stmt
 from ..base import ScheduleBase, primitive
-from ..region_utils import make_analyzer, rebuild_scope, relax_expr, removal_target, scope_parts, top_child
-from ..tree import StmtIndex
+from ...arith.loop_relax import make_analyzer, relax_expr
+from ..tree import StmtIndex, rebuild_scope, removal_target, scope_parts, top_child
 from ..rv import BlockRV
 from ..trace import register_codec
 from .cache import _parse_buffer_arg, unique_block_name

@@ -1,73 +1,15 @@
 """Schedule primitives that restructure loops: split, fuse, reorder, merge, add_unit_loop."""
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from typing import Sequence
 
 from ...ir import dtype as dt
 from ...ir import expr as E
-from ...ir.functor import StmtExprMutator
-from ...ir.stmt import Block, BlockRealize, For, ForKind, SeqStmt, Stmt
+from ...ir.stmt import For, ForKind, SeqStmt, Stmt
 from ..analysis import COMM_REDUCE, DATA_PAR, block_realizes_under, conjoin, const_value, iter_kind_name, simplify, uses_any
 from ..base import ScheduleBase, primitive
 from ..rv import BlockRV, LoopRV
-from ..tree import replace_many
-
-
-# -- substituting loop variables in a nest -------------------------------------------------------
-class _NestSubstituter(StmtExprMutator):
-    """Substitutes loop variables in a loop nest: in loop bounds, non-block statements and the
-    bindings/predicates of block realizes, but not inside blocks (a block sees outer loop variables
-    only through its bindings)."""
-
-    _methods: dict = {}
-
-    def __init__(self, table: dict[int, E.PrimExpr]):
-        self.table = table
-
-    def visit_var_(self, op):
-        new = self.table.get(id(op))
-        return op if new is None else new
-
-    visit_size_var_ = visit_var_
-
-    def visit_block_realize_(self, op):
-        values = self._exprs(op.iter_values)
-        pred = self.visit_expr(op.predicate)
-        if values is op.iter_values and pred is op.predicate:
-            return op
-        return BlockRealize(values, simplify(pred), op.block)
-
-
-def substitute_in_nest(stmt: Stmt, vmap: Mapping[E.Var, E.PrimExpr]) -> Stmt:
-    """``stmt`` with loop variables replaced per ``vmap`` (see ``_NestSubstituter``); bindings are simplified."""
-    if not vmap:
-        return stmt
-    table = {id(k): E.convert(v) for k, v in vmap.items()}
-    out = _NestSubstituter(table).visit(stmt)
-    return _simplify_bindings(out)
-
-
-def _simplify_bindings(stmt: Stmt) -> Stmt:
-    """Simplify the binding expressions of block realizes in a nest (not inside blocks)."""
-    if isinstance(stmt, BlockRealize):
-        values = tuple(simplify(v) for v in stmt.iter_values)
-        if all(a is b for a, b in zip(values, stmt.iter_values)):
-            return stmt
-        return stmt.replace(iter_values=values)
-    if isinstance(stmt, SeqStmt):
-        seq = [_simplify_bindings(s) for s in stmt.seq]
-        return stmt if all(a is b for a, b in zip(seq, stmt.seq)) else SeqStmt(seq)
-    body = getattr(stmt, "body", None)
-    if isinstance(stmt, Block) or not isinstance(body, Stmt):
-        return stmt
-    changes = {}
-    for name in ("body", "then_case", "else_case"):
-        child = getattr(stmt, name, None)
-        if isinstance(child, Stmt):
-            new = _simplify_bindings(child)
-            if new is not child:
-                changes[name] = new
-    return stmt.replace(**changes) if changes else stmt
+from ..tree import replace_many, substitute_in_nest
 
 
 def _wider_dtype(dtypes: Sequence[str]) -> str:
@@ -97,11 +39,27 @@ class LoopTransform(ScheduleBase):
         which is only correct when the extra iterations are harmless). New loops are named
         ``<loop>_0, <loop>_1, ...``.
 
-        Parameters: ``loop`` to split; ``factors``: ints, ExprRVs (from ``sample_perfect_tile``)
-        or one ``None``; ``preserve_unit_iters``: keep unit loops in block bindings.
-        Returns the new loops, outermost first.
+        Parameters
+        ----------
+        loop : LoopRV
+            The loop to split.
+        factors : list of int, ExprRV or None
+            The extents of the new loops, outermost first: ints, ExprRVs (from
+            ``sample_perfect_tile``) or at most one ``None``.
+        preserve_unit_iters : bool
+            Keep unit loops in block bindings.
+        disable_predication : bool
+            Add no ``T.where`` for the extra iterations of an imperfect split.
 
-        Example::
+        Returns
+        -------
+        list of LoopRV
+            The new loops, outermost first.
+
+        Examples
+        --------
+        ::
+
 
             # before
             for i in range(8):
@@ -183,9 +141,23 @@ class LoopTransform(ScheduleBase):
 
         The fused loop is named after the loops, ``<i>_<j>_fused``, and has the product of their
         extents; block bindings use ``fused // extent_j`` and ``fused % extent_j``.
-        Returns the fused loop.
 
-        Example::
+        Parameters
+        ----------
+        *loops : LoopRV
+            The loops to fuse, outermost first.
+        preserve_unit_iters : bool
+            Keep unit loops in block bindings.
+
+        Returns
+        -------
+        LoopRV
+            The fused loop.
+
+        Examples
+        --------
+        ::
+
 
             # before
             for i, j in T.grid(128, 128):
@@ -264,7 +236,15 @@ class LoopTransform(ScheduleBase):
         opaque iterators bound to them, and no loop's range may depend on a loop that moves
         inside it.
 
-        Example::
+        Parameters
+        ----------
+        *ordered_loops : LoopRV
+            The loops in their new order, outermost first.
+
+        Examples
+        --------
+        ::
+
 
             # before
             for i_0, i_1, i_2 in T.grid(2, 2, 2):
@@ -341,10 +321,22 @@ class LoopTransform(ScheduleBase):
 
         The given loops must sit at the same depth below their lowest common ancestor, start at
         0, have equal extents, and each loop on the way up must be the only child of its parent;
-        loops on those paths must be serial without annotations. Returns the merged loop (the
-        first nest's loop, whose variables are kept).
+        loops on those paths must be serial without annotations.
 
-        Example::
+        Parameters
+        ----------
+        *loops : LoopRV
+            One loop of each nest, all at the same depth.
+
+        Returns
+        -------
+        LoopRV
+            The merged loop (the first nest's loop, whose variables are kept).
+
+        Examples
+        --------
+        ::
+
 
             # before
             for i, j in T.grid(128, 128):
@@ -425,9 +417,22 @@ class LoopTransform(ScheduleBase):
     # -- add_unit_loop --------------------------------------------------------------------------
     @primitive
     def add_unit_loop(self, block_or_loop) -> LoopRV:
-        """Wrap a block or a loop in a new loop of extent 1, named ``u``; returns the new loop.
+        """Wrap a block or a loop in a new loop of extent 1, named ``u``.
 
-        Example::
+        Parameters
+        ----------
+        block_or_loop : BlockRV or LoopRV
+            What the new loop wraps.
+
+        Returns
+        -------
+        LoopRV
+            The new loop.
+
+        Examples
+        --------
+        ::
+
 
             # before
             with T.block("C"):

@@ -14,7 +14,8 @@ from ...ir.functor import post_order_visit
 from ...ir.op import if_then_else
 from ...ir.stmt import Block, BlockRealize, BufferRegion, BufferStore, For, Stmt
 from ..base import ScheduleBase, primitive
-from ..region_utils import make_analyzer, removal_target, replace_buffers, replace_in_scope, seq
+from ...arith.loop_relax import make_analyzer
+from ..tree import removal_target, replace_buffers, replace_in_scope, seq
 from ..rv import BlockRV
 from .cache import new_buffer_like
 
