@@ -21,41 +21,15 @@ from typing import Any
 
 from ..errors import TVMError
 from .module import Module
-from .signature_json import FORMAT_VERSION, signature_from_json, signature_to_json
+from .library_metadata import FORMAT as _FORMAT, METADATA_SYMBOL, metadata_json, metadata_object
+from .signature_json import FORMAT_VERSION, signature_from_json
 
 logger = logging.getLogger(__name__)
 
 __all__ = ["load_module", "metadata_json", "metadata_object", "LibraryModule", "METADATA_SYMBOL"]
 
-METADATA_SYMBOL = "__tensorize_metadata"
 ERROR_SYMBOL = "__tensorize_last_error"
 THREADS_SYMBOL = "__tensorize_num_threads"
-_FORMAT = "tensorize.library"
-
-
-def metadata_json(module: Module) -> str:
-    """The JSON document describing ``module``'s functions, as stored in an exported library."""
-    functions = [signature_to_json(module._signatures[name]) for name in module.function_names]  # noqa: SLF001
-    return json.dumps({"format": _FORMAT, "version": FORMAT_VERSION, "type_key": module.type_key,
-                       "target": str(module.target) if module.target is not None else None,
-                       "entry": module.entry_name, "functions": functions}, separators=(",", ":"))
-
-
-def metadata_object(module: Module) -> bytes:
-    """An object file (for ``module``'s target) defining ``__tensorize_metadata``; linked into exports."""
-    import llvmlite.ir as ir
-
-    from ..codegen.llvm import backend
-    from ..target import Target
-
-    target = module.target if module.target is not None else Target("llvm")
-    data = bytearray(metadata_json(module).encode("utf-8") + b"\0")
-    llvm_module = ir.Module("tensorize_metadata")
-    llvm_module.triple = backend.normalize_triple(target.mtriple)
-    var = ir.GlobalVariable(llvm_module, ir.ArrayType(ir.IntType(8), len(data)), METADATA_SYMBOL)
-    var.initializer = ir.Constant(var.value_type, data)
-    var.global_constant = True
-    return backend.create_target_machine(target, jit=False).emit_object(backend.parse(str(llvm_module)))
 
 
 def num_threads() -> int:

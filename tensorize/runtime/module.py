@@ -176,7 +176,7 @@ class Module:
             self.save(obj, "o")
             objects = [obj, os.path.join(tmp, "metadata.o")]
             with open(objects[1], "wb") as f:  # the signatures, for load_module (see runtime.library)
-                from .library import metadata_object
+                from .library_metadata import metadata_object
 
                 f.write(metadata_object(self))
             if fcompile is not None:
