@@ -87,7 +87,8 @@ def _components(ctx, strategy, cost_model, feature_extractor, builder, runner, s
 
         model = COST_MODELS.create(cost_model)
     features = FEATURES.create(feature_extractor) if feature_extractor is not None else None
-    builder = BUILDERS.create(builder, **{"work_dir": work_dir, **(builder_config or {})})
+    builder = BUILDERS.create(builder, **{"work_dir": work_dir, **({"timeout_s": 30.0} if builder == "local" else {}),
+                                          **(builder_config or {})})
     runner = RUNNERS.create(runner, **{"work_dir": work_dir, **(runner_config or {})})
     space = space if space is not None else PostOrderApply()
     return strategy, model, features, builder, runner, space

@@ -13,6 +13,10 @@ from .loops import loop_var_kinds, nest_blocks, under_annotated
 __all__ = ["RewriteParallelVectorizeUnroll"]
 
 
+#: Most unrolled steps of a nest whose innermost loop is not vectorized.
+SCALAR_UNROLL_CAP = 64
+
+
 @POSTPROCS.register("rewrite_parallel_vectorize_unroll")
 class RewriteParallelVectorizeUnroll(Postproc):
     """For each loop nest under the root block:
@@ -127,6 +131,10 @@ class RewriteParallelVectorizeUnroll(Postproc):
         realize = index.block(name)
         loops = index.loops_of(realize)
         chosen, steps, child = [], 1, realize
+        if loops and loops[-1].kind != ForKind.VECTORIZED:
+            # A scalar body unrolled hundreds of times gives LLVM one huge basic block: its SLP vectorizer
+            # and scheduler then take minutes (one 512-step candidate did not finish in 5 minutes).
+            max_unroll = min(max_unroll, SCALAR_UNROLL_CAP)
         for pos in range(len(loops) - 1, -1, -1):
             loop = loops[pos]
             if loop.body is not child:
