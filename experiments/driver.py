@@ -20,6 +20,7 @@ from tensorize import te
 
 from .baselines import numpy_baseline, time_callable, torch_baseline, torch_output_nhwc
 from .report import append_results
+from .isolated_build import build_isolated
 from .schedules import apply_schedule
 from .tuning import tune_workload
 from .tracking import Tracker, flatten
@@ -86,7 +87,8 @@ def run_experiment(cfg: Mapping[str, Any], original_cwd: str | None = None) -> l
 
         progress.set_postfix_str(f"{schedule_name}: build")
         start = time.perf_counter()
-        rt_mod = tvm.build(sch.mod, target=target)
+        rt_mod, llvm_ir = build_isolated(sch.mod, target, os.path.join(cwd, cfg.get("tuning_dir", "tuning"),
+                                                                       "builds", exp["name"]))
         compile_s = time.perf_counter() - start
 
         progress.set_postfix_str(f"{schedule_name}: check")
@@ -131,7 +133,7 @@ def run_experiment(cfg: Mapping[str, Any], original_cwd: str | None = None) -> l
             t.set_tags({"workload": workload.name, "schedule": schedule_name, "target": str(target)})
             t.log_text(sch.mod.script(), "scheduled.py")
             t.log_text("\n".join(sch.trace.as_python()), "trace.py")
-            t.log_text(rt_mod.get_source("ll"), "kernel.ll")
+            t.log_text(llvm_ir, "kernel.ll")
             if tuning is not None:
                 for step, best in enumerate(tuning.curve, start=1):
                     if best != float("inf"):

@@ -188,3 +188,17 @@ if __name__ == "__main__":
     for a, b in up:
         print(f"  {a} -> {b}")
     sys.exit(1 if (set(cs) - set(KNOWN_CIRCLES_BEING_FIXED)) or up else 0)
+
+
+MAX_FILE_LINES = 500
+
+
+def test_no_package_file_is_over_500_lines():
+    """One idea per file: a module past 500 lines holds several and should be split."""
+    long = []
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            n = len(path.read_text().splitlines())
+            if n > MAX_FILE_LINES:
+                long.append(f"{path.relative_to(ROOT)}: {n} lines")
+    assert not long, f"files over {MAX_FILE_LINES} lines (split them by idea):\n  " + "\n  ".join(long)

@@ -13,8 +13,9 @@ from .loops import loop_var_kinds, nest_blocks, under_annotated
 __all__ = ["RewriteParallelVectorizeUnroll"]
 
 
-#: Most unrolled steps of a nest whose innermost loop is not vectorized.
+#: Most explicitly unrolled steps of a nest whose innermost loop is not vectorized / is vectorized.
 SCALAR_UNROLL_CAP = 64
+UNROLL_CAP = 128
 
 
 @POSTPROCS.register("rewrite_parallel_vectorize_unroll")
@@ -131,10 +132,11 @@ class RewriteParallelVectorizeUnroll(Postproc):
         realize = index.block(name)
         loops = index.loops_of(realize)
         chosen, steps, child = [], 1, realize
-        if loops and loops[-1].kind != ForKind.VECTORIZED:
-            # A scalar body unrolled hundreds of times gives LLVM one huge basic block: its SLP vectorizer
-            # and scheduler then take minutes (one 512-step candidate did not finish in 5 minutes).
-            max_unroll = min(max_unroll, SCALAR_UNROLL_CAP)
+        # Explicit unrolling copies the body: hundreds of copies give LLVM one huge basic block whose
+        # SLP vectorizer and scheduler take seconds to minutes (one 512-step scalar candidate did not
+        # finish in 5 minutes; 512-step vector bodies made conv2d builds ~3 s each).
+        cap = UNROLL_CAP if loops and loops[-1].kind == ForKind.VECTORIZED else SCALAR_UNROLL_CAP
+        max_unroll = min(max_unroll, cap)
         for pos in range(len(loops) - 1, -1, -1):
             loop = loops[pos]
             if loop.body is not child:

@@ -52,7 +52,6 @@ from .tir_ops import *  # noqa: F401,F403  (T.Add, T.FloorMod, T.LT, ..., T.tvm_
 
 # -- decorators ------------------------------------------------------------------------------
 
-
 def prim_func(func=None, *, private: bool = False, s_tir: bool = False, check_well_formed: bool = True):
     """Parse the decorated Python function as TVMScript; the result is a ``PrimFunc``.
 

@@ -181,6 +181,19 @@ def _thread_count() -> int:
         return os.cpu_count() or 1
 
 
+def llvm_ir_text(mod, target: Target) -> str:
+    """The LLVM IR (before optimisation) of the lowered PrimFuncs of ``mod`` for ``target``.
+
+    Pure Python (llvmlite's IR builder): nothing reaches LLVM's backend, so no input can abort the
+    process here. Callers that compile in a child process use it to keep the source beside the result.
+    """
+    ctx = ModuleContext("tensorize", target)
+    for gv, func in mod.functions.items():
+        if isinstance(func, PrimFunc):
+            emit_prim_func(ctx, function_name(gv, func), func)
+    return with_vscale_range(ctx.text(), target)
+
+
 def build(mod, target: Target) -> Module:
     """Compile the lowered PrimFuncs of ``mod`` for an llvm ``target``."""
     start = time.perf_counter()
