@@ -58,7 +58,7 @@ class PostOrderApply:
     ...             with T.init():
     ...                 C[vi, vj] = T.float32(0)
     ...             C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
-    >>> ctx = TuneContext.create(mm, "llvm -mcpu=haswell", seed=0)
+    >>> ctx = TuneContext.create(mm, "llvm -mcpu=haswell", seed=0, intrinsics=())   # plain code only
     >>> len(PostOrderApply().generate_design_space(ctx))    # no cache, cache at level 1, cache at level 2
     3
     """
