@@ -21,6 +21,7 @@ import datetime as _dt
 import json
 import logging
 import os
+import re
 import sys
 import tempfile
 import time
@@ -100,6 +101,14 @@ def torch_call(name: str, inputs: list[np.ndarray], params: dict):
     return None
 
 
+def to_tvm027(text: str) -> str:
+    """Our TVMScript (older TVM's spelling) in TVM 0.27's dialect: ``T.sblock``, ``s_tir=True``, ``tirx.noalias``."""
+    text = re.sub(r"@T\.prim_func\((.*?)\)", r"@T.prim_func(s_tir=True, \1)", text)
+    text = re.sub(r"@T\.prim_func\n", "@T.prim_func(s_tir=True)\n", text)
+    return (text.replace("T.block(", "T.sblock(").replace("T.block_attr(", "T.sblock_attr(")
+            .replace("T.alloc_buffer(", "T.sblock_alloc_buffer(").replace('"tir.noalias"', '"tirx.noalias"'))
+
+
 def tvm_metaschedule(func, trials: int, work_dir: str, inputs, out_shape, out_dtype, repeat: int):
     """TVM MetaSchedule with the same budget, timed the same way; (seconds, tuning seconds) or a reason."""
     try:
@@ -108,12 +117,17 @@ def tvm_metaschedule(func, trials: int, work_dir: str, inputs, out_shape, out_dt
     except ImportError as err:
         return f"not installed ({err.name}); pip install apache-tvm==0.27.0.post1 apache-tvm-ffi==0.1.14.post0"
     try:
-        mod = apache_tvm.script.from_source(func.script())
+        mod = apache_tvm.script.from_source(to_tvm027(func.script()))
+        if not isinstance(mod, apache_tvm.IRModule):
+            mod = apache_tvm.IRModule({"main": mod.with_attr("global_symbol", "main")})
+        # TVM 0.27 takes targets as dicts; the same CPU and thread count as ours.
+        ours = tvm.target.Target(TARGET)
+        target = apache_tvm.target.Target({"kind": "llvm", "mcpu": ours.mcpu, "num-cores": os.cpu_count() or 2})
         start = time.perf_counter()
-        db = ms.tune_tir(mod, TARGET, work_dir, max_trials_global=trials, num_trials_per_iter=16)
+        db = ms.tune_tir(mod, target, work_dir, max_trials_global=trials, num_trials_per_iter=16)
         tuning = time.perf_counter() - start
-        sch = ms.tir_integration.compile_tir(db, mod, TARGET)
-        lib = apache_tvm.compile(sch.mod, target=TARGET)
+        sch = ms.tir_integration.compile_tir(db, mod, target)
+        lib = apache_tvm.compile(sch.mod, target=target)
         dev = apache_tvm.cpu()
         args = [apache_tvm.runtime.tensor(x, dev) for x in inputs]
         out = apache_tvm.runtime.tensor(np.zeros(out_shape, out_dtype), dev)
