@@ -1,0 +1,1 @@
+"""Fuzzing: hostile and careless inputs through parse, verify, schedule, build, database and trace loading."""
