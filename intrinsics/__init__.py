@@ -5,7 +5,8 @@ its own intrinsics on import). ``TensorIntrin.get`` also loads the families on d
 ``tensorize.intrinsics`` entry-point group, so an explicit import is only needed from a source
 checkout that was not installed.
 
-Families: ``x86`` (AVX-512: VNNI, BW, F, BF16), ``x86_avx2`` (AVX2, FMA, AVX-VNNI), ``arm`` (NEON dotprod,
+Families: ``x86`` (AVX-512: VNNI, BW, F, BF16), ``x86_avx2`` (AVX2, FMA, AVX-VNNI), ``x86_lanedot``
+(lane-wise int8 dots for depthwise convolutions), ``arm`` (NEON dotprod,
 i8mm, SVE).
 
 Names follow one scheme (``intrinsics.naming``): ``<op>_<shape>_<dtypes>_<isa>[_<variant>]``, e.g.
@@ -24,6 +25,9 @@ fma_8_f32f32f32_avx2                                                     fma
 dot_8x4_u8i8s32_avx2                                                     avx2
 dot_8x4_u8i8s32_avx2_sat                                                 avx2
 dot_8x4_u8i8s32_avxvnni                                                  avxvnni
+lanedot_16x4_u8i8s32_vnni                                                avx512vnni
+lanedot_8x4_u8i8s32_avxvnni                                              avxvnni
+lanedot_8x4_u8i8s32_avx2                                                 avx2
 dot_4x4_i8i8s32_sdot                 (TVM's name)                        dotprod
 dot_4x4_u8u8u32_udot                 (TVM's name)                        dotprod
 dot_4x4_i8i8s32_neon                 (TVM's name)                        (baseline)
@@ -47,7 +51,7 @@ import logging
 
 logger = logging.getLogger(__name__)
 
-FAMILIES = ("x86", "x86_avx2", "arm")
+FAMILIES = ("x86", "x86_avx2", "x86_lanedot", "arm")
 
 for _family in FAMILIES:
     try:
