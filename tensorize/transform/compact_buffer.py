@@ -80,7 +80,8 @@ class _RegionCollector(StmtExprVisitor):
             merged[axis] = (lo_b if dlo.const < 0 else lo_a, hi_b if dhi.const > 0 else hi_a)
 
     def _point(self, buffer, indices):
-        self._access(buffer, [index_interval(i, self.doms) for i in indices])
+        if id(buffer.data) in self.buffers:  # bounds only of the buffers being compacted: the rest cost time
+            self._access(buffer, [index_interval(i, self.doms) for i in indices])
 
     def visit_buffer_load_(self, op):
         self._point(op.buffer, op.indices)
@@ -91,6 +92,8 @@ class _RegionCollector(StmtExprVisitor):
         super().visit_buffer_store_(op)
 
     def _region(self, region: S.BufferRegion):
+        if id(region.buffer.data) not in self.buffers:
+            return
         intervals = []
         for r in region.region:
             lo = index_interval(r.min, self.doms)

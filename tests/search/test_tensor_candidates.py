@@ -181,6 +181,25 @@ def test_vnni_conv2d_nhwc_exact(fuse_window):
     assert "vpdpbusd" in f.get_source("asm")
 
 
+@pytest.mark.skipif("avx2" not in host_cpu()[1], reason="the host CPU lacks avx2")
+@pytest.mark.parametrize("fuse_window, ci, co", [(True, 8, 16), (False, 8, 16), (False, 6, 16), (False, 8, 20)])
+def test_avx2_conv2d_nhwc_exact_and_input_used_in_place_when_it_can(fuse_window, ci, co):
+    intrin = "dot_8x4_u8i8s32_avx2"
+    func = conv2d_nhwc_int8(1, 7, 7, ci, co, 3, 3)
+    sch = tvm.tir.Schedule(func)
+    cands = get_tensorize_candidates(sch, "conv", intrin)
+    want = ("vrh", "vrw", "vci") if fuse_window else ("vci",)
+    cand = next(c for c in cands if c.mappings[1].block_iter_names == want)
+    sch.tensorize(apply_candidate(sch, cand), intrin)
+    # channels alone, nothing padded: the dot reads data[n, h + rh, w + rw, ci:ci + 4] where it is (no im2col)
+    in_place = not fuse_window and ci % 4 == 0 and co % 8 == 0
+    assert ("data_reindex" not in sch.mod.script()) == in_place
+    rng = np.random.default_rng(ci)
+    data, kernel = ints(rng, (1, 7, 7, ci), "uint8"), ints(rng, (3, 3, ci, co), "int8")
+    _, got = run_host(sch, data, kernel, out_shape=(1, 5, 5, co))
+    np.testing.assert_array_equal(got, conv_reference(data, kernel))
+
+
 @needs_vnni
 def test_vnni_batch_matmul_keeps_the_batch_outside_exact():
     sch = tvm.tir.Schedule(batch_matmul(3, 16, 32, 24))
