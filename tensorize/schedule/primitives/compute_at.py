@@ -129,7 +129,7 @@ class ComputeAt(ScheduleBase):
         """
         func_name, index_, realize = self._block(block)
         if decision is None:
-            decision = self._rng.choice(self._compute_location_candidates(block))
+            decision = self._draw_compute_location(block)
         else:
             decision = int(decision.value if isinstance(decision, ExprRV) else decision)
             # A replayed decision is only checked for its form here: trying compute_at at every loop
@@ -179,6 +179,28 @@ class ComputeAt(ScheduleBase):
                 continue
             out.append(i)
         return out
+
+    def _draw_compute_location(self, block: BlockRV) -> int:
+        """A location drawn uniformly from the valid ones, by rejection: draw among the plausible
+        locations, try compute_at on a copy only for the one drawn, and drop it when invalid (one
+        trial instead of one per loop)."""
+        func_name, index, realize = self._block(block)
+        options = [-2] if self._can_inline(realize.block, func_name) else []
+        options.append(-1)
+        consumer = self._first_consumer(block)
+        if consumer is not None:
+            options += [i for i, loop in enumerate(index.loops_of(consumer)) if not index.is_ancestor(loop, realize)]
+        loops = index.loops_of(consumer) if consumer is not None else []
+        while True:
+            decision = self._rng.choice(options)
+            if decision < 0:
+                return decision
+            trial = self.copy()
+            try:
+                trial._move_block(block, LoopRV(loops[decision].loop_var, func_name), False, -1, reverse=False)
+                return decision
+            except ScheduleError:  # not a valid location: draw again among the others
+                options.remove(decision)
 
     def _plausible_location(self, block: BlockRV, decision: int) -> bool:
         """The root, inline where the block is inlinable, or a loop of the first consumer that is not
