@@ -55,32 +55,24 @@ def _desc(lanes: int):
     return desc
 
 
-@T.prim_func
-def lanedot_16x4_vnni(
-    A: T.Buffer((16, 4), "uint8", offset_factor=1),
-    B: T.Buffer((16, 4), "int8", offset_factor=1),
-    C: T.Buffer((16,), "int32", offset_factor=1),
-) -> None:
-    with T.block("root"):
-        T.reads(C[0:16], A[0:16, 0:4], B[0:16, 0:4])
-        T.writes(C[0:16])
-        C[T.ramp(0, 1, 16)] = T.call_llvm_pure_intrin(
-            "int32x16", "llvm.x86.avx512.vpdpbusd.512", C.vload([0], "int32x16"),
-            T.reinterpret("int32x16", A.vload([0, 0], "uint8x64")), T.reinterpret("int32x16", B.vload([0, 0], "int8x64")))
+def _vpdpbusd(lanes: int, llvm_name: str):
+    """``vpdpbusd`` on ``lanes`` int32 lanes: one instruction per call, exact."""
+    i32, u8, i8 = f"int32x{lanes}", f"uint8x{4 * lanes}", f"int8x{4 * lanes}"
 
+    @T.prim_func
+    def impl(
+        A: T.Buffer((lanes, 4), "uint8", offset_factor=1),
+        B: T.Buffer((lanes, 4), "int8", offset_factor=1),
+        C: T.Buffer((lanes,), "int32", offset_factor=1),
+    ) -> None:
+        with T.block("root"):
+            T.reads(C[0:lanes], A[0:lanes, 0:4], B[0:lanes, 0:4])
+            T.writes(C[0:lanes])
+            C[T.ramp(0, 1, lanes)] = T.call_llvm_pure_intrin(
+                i32, llvm_name, C.vload([0], i32), T.reinterpret(i32, A.vload([0, 0], u8)),
+                T.reinterpret(i32, B.vload([0, 0], i8)))
 
-@T.prim_func
-def lanedot_8x4_avxvnni(
-    A: T.Buffer((8, 4), "uint8", offset_factor=1),
-    B: T.Buffer((8, 4), "int8", offset_factor=1),
-    C: T.Buffer((8,), "int32", offset_factor=1),
-) -> None:
-    with T.block("root"):
-        T.reads(C[0:8], A[0:8, 0:4], B[0:8, 0:4])
-        T.writes(C[0:8])
-        C[T.ramp(0, 1, 8)] = T.call_llvm_pure_intrin(
-            "int32x8", "llvm.x86.avx512.vpdpbusd.256", C.vload([0], "int32x8"),
-            T.reinterpret("int32x8", A.vload([0, 0], "uint8x32")), T.reinterpret("int32x8", B.vload([0, 0], "int8x32")))
+    return impl
 
 
 # Exact on AVX2: A = (A & 0x7f) + (A & 0x80), each half through vpmaddubsw on its own so no int16
@@ -108,10 +100,10 @@ def lanedot_8x4_avx2(
         C[T.ramp(0, 1, 8)] = C.vload([0], "int32x8") + low_i32x8 + top_i32x8
 
 
-register(VNNI_LANEDOT_16x4_INTRIN, _desc(16), lanedot_16x4_vnni,
+register(VNNI_LANEDOT_16x4_INTRIN, _desc(16), _vpdpbusd(16, "llvm.x86.avx512.vpdpbusd.512"),
          IntrinMeta(target_kind="llvm", arch="x86_64", features=("avx512vnni",),
                     extra={"instruction": "vpdpbusd zmm", "lanes": 16, "ops_per_call": 2 * 16 * 4}))
-register(AVXVNNI_LANEDOT_8x4_INTRIN, _desc(8), lanedot_8x4_avxvnni,
+register(AVXVNNI_LANEDOT_8x4_INTRIN, _desc(8), _vpdpbusd(8, "llvm.x86.avx512.vpdpbusd.256"),
          IntrinMeta(target_kind="llvm", arch="x86_64", features=("avxvnni",),
                     extra={"instruction": "{vex} vpdpbusd ymm", "lanes": 8, "ops_per_call": 2 * 8 * 4}))
 register(AVX2_LANEDOT_8x4_INTRIN, _desc(8), lanedot_8x4_avx2,

@@ -259,12 +259,14 @@ def test_lanewise_dot_depthwise_is_exact(pick):
     np.testing.assert_array_equal(got, depthwise_reference(data, kernel))
 
 
-def test_vnni_lanewise_dot_compiles_to_vpdpbusd():
-    intrin = "lanedot_16x4_u8i8s32_vnni"
+@pytest.mark.parametrize("intrin, target, register", [
+    ("lanedot_16x4_u8i8s32_vnni", "llvm -mcpu=znver4", "zmm"),
+    ("lanedot_8x4_u8i8s32_avxvnni", "llvm -mcpu=alderlake -mattr=+avxvnni", "ymm")])
+def test_vnni_lanewise_dots_compile_to_vpdpbusd(intrin, target, register):
     sch = tvm.tir.Schedule(depthwise_nhwc(10, 10, 32, 3, 3))
     sch.tensorize(apply_candidate(sch, get_tensorize_candidates(sch, "dep", intrin)[0]), intrin)
-    asm = tvm.build(sch.mod, target="llvm -mcpu=znver4").get_source("asm")  # compiled, not run
-    assert "vpdpbusd" in asm and "zmm" in asm
+    asm = tvm.build(sch.mod, target=target).get_source("asm")  # compiled, not run
+    assert "vpdpbusd" in asm and register in asm
 
 
 def test_dtype_mismatch_is_rejected_with_the_cast_it_would_need():
