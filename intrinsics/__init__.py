@@ -47,7 +47,7 @@ import logging
 
 logger = logging.getLogger(__name__)
 
-FAMILIES = ("x86", "x86_avx2", "arm")
+FAMILIES = ("x86", "x86_avx2", "x86_amx", "arm")
 
 for _family in FAMILIES:
     try:
