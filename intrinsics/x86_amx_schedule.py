@@ -15,7 +15,7 @@ instructions, so LLVM compiles it for any x86 CPU: its numbers check the schedul
 blocking) where the CPU has no AMX.
 
 >>> sch = schedule_amx_gemm(amx_gemm(64, 64, 128))
->>> "matmul_32x32x128_u8i8s32_amx" in sch.mod.script()
+>>> "llvm.x86.tdpbusd" in sch.mod.script()
 True
 """
 from __future__ import annotations
