@@ -115,16 +115,20 @@ def _layout(a_dtype: str, b_dtype: str):
             from None
 
 
-def _desc(a_dtype: str, b_dtype: str, mt: int, nt: int, ks: int):
+def _desc(a_dtype: str, b_dtype: str, mt: int, nt: int, ks: int, strided: bool = False):
+    """The semantics; ``strided``: the same loops over views with any row strides (an impl that emulates
+    the instructions with plain code, see ``emulation_intrin``)."""
     _, c_dtype, k_step, _ = _layout(a_dtype, b_dtype)
     M, N, K = 16 * mt, 16 * nt, k_step * ks
     pack = 4 if k_step == 64 else 2  # K values per 32-bit VNNI group
+    sa, sb0, sb1, sc = (E.Var(n, "int32") for n in ("sa", "sb0", "sb1", "sc"))
+    a_strides, b_strides, c_strides = ([sa, 1], [sb0, sb1, pack, 1], [sc, 1]) if strided else (None,) * 3
 
     @T.prim_func
     def desc(a: T.handle, b: T.handle, c: T.handle) -> None:
-        A = T.match_buffer(a, (M, K), a_dtype, offset_factor=1)
-        B = T.match_buffer(b, (nt, K // pack, 16, pack), b_dtype, offset_factor=1)
-        C = T.match_buffer(c, (M, N), c_dtype, offset_factor=1)
+        A = T.match_buffer(a, (M, K), a_dtype, offset_factor=1, strides=a_strides)
+        B = T.match_buffer(b, (nt, K // pack, 16, pack), b_dtype, offset_factor=1, strides=b_strides)
+        C = T.match_buffer(c, (M, N), c_dtype, offset_factor=1, strides=c_strides)
         with T.block("root"):
             T.reads(C[0:M, 0:N], A[0:M, 0:K], B[0:nt, 0:K // pack, 0:16, 0:pack])
             T.writes(C[0:M, 0:N])
@@ -244,11 +248,8 @@ def amx_matmul_intrin(a_dtype: str = "uint8", b_dtype: str = "int8", m_tiles: in
     instruction, c_dtype, k_step, features = _layout(a_dtype, b_dtype)
     shape = (16 * m_tiles, 16 * n_tiles, k_step * k_steps)
     name = intrin_name("matmul", shape, (a_dtype, b_dtype, c_dtype), "amx")
-    try:
-        TensorIntrin.get(name)
+    if name in TensorIntrin.list_names():
         return name
-    except Exception:  # noqa: BLE001 - not registered yet
-        pass
     extra = {"instruction": instruction, "m_tiles": m_tiles, "n_tiles": n_tiles, "k_steps": k_steps,
              "tiles_used": m_tiles * n_tiles + m_tiles + n_tiles, "b_layout": "vnni_packed",
              "ops_per_call": 2 * shape[0] * shape[1] * shape[2]}
@@ -262,5 +263,22 @@ for _pair in INSTRUCTIONS:
     for _blocking in PREREGISTERED:
         amx_matmul_intrin(*_pair, *_blocking)
 
+def emulation_intrin(name: str) -> str:
+    """Register (once) the twin of AMX intrinsic ``name`` whose impl is its desc over strided views:
+    plain loops that LLVM compiles for any CPU (no features needed). Returns the twin's name
+    (``name`` + ``_emulated``, outside the naming scheme on purpose: it is no instruction)."""
+    twin = f"{name}_emulated"
+    if twin in TensorIntrin.list_names():
+        return twin
+    intrin = TensorIntrin.get(name)
+    extra = intrin.meta.extra
+    a_dtype, b_dtype = (intrin.desc.buffer_map[p].dtype for p in intrin.desc.params[:2])
+    impl = _desc(a_dtype, b_dtype, extra["m_tiles"], extra["n_tiles"], extra["k_steps"], strided=True)
+    TensorIntrin.register(twin, intrin.desc, impl, override=True,
+                          meta=IntrinMeta(target_kind="llvm", arch="x86_64", features=(),
+                                          extra={**extra, "emulates": name}))
+    return twin
+
+
 __all__ = ["AMX_U8S8_INTRIN", "AMX_BF16_INTRIN", "INSTRUCTIONS", "NUM_TILES", "TILE_ROWS", "TILE_BYTES",
-           "amx_matmul_intrin", "tile_config"]
+           "amx_matmul_intrin", "emulation_intrin", "tile_config"]

@@ -22,11 +22,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from tensorize.ir.tensor_intrin import TensorIntrin
 from tensorize.schedule import Schedule
 from tensorize.script import tir as T
 
-from .x86_amx import INSTRUCTIONS, amx_matmul_intrin
+from .x86_amx import INSTRUCTIONS, amx_matmul_intrin, emulation_intrin
 
 MAX_K_STEPS = 16
 
@@ -107,20 +106,6 @@ def schedule_amx_gemm(func, m_tiles: int = 2, n_tiles: int = 2, k_steps: int | N
     return sch
 
 
-def emulation_intrin(name: str) -> str:
-    """Register (once) the twin of AMX intrinsic ``name`` whose impl is its desc: plain loops that any
-    CPU runs. Returns the twin's name (``name`` + ``_emulated``, outside the naming scheme on purpose)."""
-    twin = f"{name}_emulated"
-    try:
-        TensorIntrin.get(twin)
-    except Exception:  # noqa: BLE001 - not registered yet
-        intrin = TensorIntrin.get(name)
-        TensorIntrin.register(twin, intrin.desc, intrin.desc, override=True,
-                              meta=type(intrin.meta)(target_kind="llvm", arch="x86_64", features=(),
-                                                     extra={**intrin.meta.extra, "emulates": name}))
-    return twin
-
-
 def emulation_schedule(func, m_tiles: int = 2, n_tiles: int = 2, k_steps: int | None = None,
                        parallel: bool = True) -> Schedule:
     """``schedule_amx_gemm`` with the AMX intrinsic's description in place of its instructions."""
@@ -132,4 +117,4 @@ def emulation_schedule(func, m_tiles: int = 2, n_tiles: int = 2, k_steps: int | 
     return schedule_amx_gemm(func, m_tiles, n_tiles, k_steps, parallel, intrin=emulation_intrin(name))
 
 
-__all__ = ["amx_gemm", "pack_b", "default_k_steps", "schedule_amx_gemm", "emulation_intrin", "emulation_schedule"]
+__all__ = ["amx_gemm", "pack_b", "default_k_steps", "schedule_amx_gemm", "emulation_schedule"]
