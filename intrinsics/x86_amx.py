@@ -263,21 +263,22 @@ for _pair in INSTRUCTIONS:
     for _blocking in PREREGISTERED:
         amx_matmul_intrin(*_pair, *_blocking)
 
-def emulation_intrin(name: str) -> str:
-    """Register (once) the twin of AMX intrinsic ``name`` whose impl is its desc over strided views:
-    plain loops that LLVM compiles for any CPU (no features needed). Returns the twin's name
-    (``name`` + ``_emulated``, outside the naming scheme on purpose: it is no instruction)."""
-    twin = f"{name}_emulated"
-    if twin in TensorIntrin.list_names():
-        return twin
-    intrin = TensorIntrin.get(name)
-    extra = intrin.meta.extra
-    a_dtype, b_dtype = (intrin.desc.buffer_map[p].dtype for p in intrin.desc.params[:2])
-    impl = _desc(a_dtype, b_dtype, extra["m_tiles"], extra["n_tiles"], extra["k_steps"], strided=True)
-    TensorIntrin.register(twin, intrin.desc, impl, override=True,
-                          meta=IntrinMeta(target_kind="llvm", arch="x86_64", features=(),
-                                          extra={**extra, "emulates": name}))
-    return twin
+_EMULATIONS: dict[str, TensorIntrin] = {}
+
+
+def emulation_intrin(name: str) -> TensorIntrin:
+    """The twin of AMX intrinsic ``name`` whose impl is its desc over strided views: plain loops that LLVM
+    compiles for any CPU. Not registered (the search must never propose it): pass the object to
+    ``sch.tensorize``."""
+    if name not in _EMULATIONS:
+        intrin = TensorIntrin.get(name)
+        extra = intrin.meta.extra
+        a_dtype, b_dtype = (intrin.desc.buffer_map[p].dtype for p in intrin.desc.params[:2])
+        impl = _desc(a_dtype, b_dtype, extra["m_tiles"], extra["n_tiles"], extra["k_steps"], strided=True)
+        _EMULATIONS[name] = TensorIntrin(intrin.desc, impl, f"{name}_emulated",
+                                         IntrinMeta(target_kind="llvm", arch="x86_64",
+                                                    extra={**extra, "emulates": name}))
+    return _EMULATIONS[name]
 
 
 __all__ = ["AMX_U8S8_INTRIN", "AMX_BF16_INTRIN", "INSTRUCTIONS", "NUM_TILES", "TILE_ROWS", "TILE_BYTES",

@@ -63,7 +63,7 @@ def default_k_steps(K: int, k_step: int) -> int:
 
 
 def schedule_amx_gemm(func, m_tiles: int = 2, n_tiles: int = 2, k_steps: int | None = None,
-                      parallel: bool = True, intrin: str | None = None) -> Schedule:
+                      parallel: bool = True, intrin=None) -> Schedule:
     """Tensorize the GEMM ``func`` (as made by ``amx_gemm``) with AMX tiles.
 
     Parameters
@@ -76,8 +76,8 @@ def schedule_amx_gemm(func, m_tiles: int = 2, n_tiles: int = 2, k_steps: int | N
         Tile steps of K per intrinsic call (default: ``default_k_steps``).
     parallel : bool
         Run the blocks of C on all threads.
-    intrin : str, optional
-        Tensorize with this intrinsic instead (same shape: e.g. ``emulation_intrin``'s twin).
+    intrin : str | TensorIntrin, optional
+        Tensorize with this intrinsic instead (same shape: e.g. ``x86_amx.emulation_intrin``'s twin).
 
     Returns
     -------
