@@ -63,7 +63,7 @@ def default_k_steps(K: int, k_step: int) -> int:
 
 
 def schedule_amx_gemm(func, m_tiles: int = 2, n_tiles: int = 2, k_steps: int | None = None,
-                      parallel: bool = True, intrin=None) -> Schedule:
+                      parallel: bool = True, intrin=None, emulate: bool = False) -> Schedule:
     """Tensorize the GEMM ``func`` (as made by ``amx_gemm``) with AMX tiles.
 
     Parameters
@@ -77,7 +77,10 @@ def schedule_amx_gemm(func, m_tiles: int = 2, n_tiles: int = 2, k_steps: int | N
     parallel : bool
         Run the blocks of C on all threads.
     intrin : str | TensorIntrin, optional
-        Tensorize with this intrinsic instead (same shape: e.g. ``x86_amx.emulation_intrin``'s twin).
+        Tensorize with this intrinsic instead (same shape).
+    emulate : bool
+        Use the AMX intrinsic's emulation twin (its description as plain code, ``x86_amx.emulation_intrin``):
+        the same program for any CPU.
 
     Returns
     -------
@@ -85,7 +88,7 @@ def schedule_amx_gemm(func, m_tiles: int = 2, n_tiles: int = 2, k_steps: int | N
     """
     sch = Schedule(func)
     block = sch.get_block("C")
-    A, B = (func.buffer_map[p] for p in func.params[:2])
+    A, B = _operands(sch, block)
     M, K = (int(s) for s in A.shape)
     N = int(B.shape[0])
     _, _, k_step, _ = INSTRUCTIONS[(A.dtype, B.dtype)]
@@ -100,21 +103,73 @@ def schedule_amx_gemm(func, m_tiles: int = 2, n_tiles: int = 2, k_steps: int | N
     j_o, j_i = sch.split(j, [None, tn])
     k_o, k_i = sch.split(k, [None, tk])
     sch.reorder(i_o, j_o, k_o, i_i, j_i, k_i)
-    sch.tensorize(i_i, intrin or amx_matmul_intrin(A.dtype, B.dtype, m_tiles, n_tiles, k_steps))
+    name = amx_matmul_intrin(A.dtype, B.dtype, m_tiles, n_tiles, k_steps)
+    sch.tensorize(i_i, intrin or (emulation_intrin(name) if emulate else name))
     if parallel:
         sch.parallel(sch.fuse(i_o, j_o))
+    return sch
+
+
+def _operands(sch: Schedule, block):
+    """The buffers the GEMM block reads as A and B (the accumulator C is read too, first)."""
+    reads = [r.buffer for r in sch.get(block).reads]
+    inputs = [b for b in reads if b.dtype in ("uint8", "int8", "bfloat16")]
+    if len(inputs) != 2:
+        raise ValueError(f"block C must read two int8/bf16 operands A[i, k] and B[j, k], it reads "
+                         f"{[b.name for b in reads]}")
+    return inputs
+
+
+def amx_conv2d_nhwc(N: int, H: int, W: int, CI: int, CO: int, KH: int, KW: int, dtype: str = "uint8",
+                    w_dtype: str = "int8"):
+    """A stride-1 NHWC conv2d as an im2col GEMM: block ``"im2col"`` gathers ``A[(n, oh, ow), (rh, rw, ci)]``
+    from ``data``, block ``"C"`` is ``out[m, co] += A[m, k] * W[co, k]`` with the weights as ``W[co, (rh, rw,
+    ci)]`` (the layout ``schedule_amx_gemm`` packs). ``out`` is ``(N * OH * OW, CO)``, i.e. NHWC flattened."""
+    OH, OW = H - KH + 1, W - KW + 1
+    M, K = N * OH * OW, KH * KW * CI
+    c_dtype = INSTRUCTIONS[(dtype, w_dtype)][1]
+    zero = T.float32(0) if c_dtype == "float32" else T.int32(0)
+
+    @T.prim_func
+    def conv(data: T.Buffer((N, H, W, CI), dtype), weight: T.Buffer((CO, K), w_dtype),
+             out: T.Buffer((M, CO), c_dtype)):
+        T.func_attr({"global_symbol": "main", "tir.noalias": True})
+        A = T.alloc_buffer((M, K), dtype)
+        for m, k in T.grid(M, K):
+            with T.block("im2col"):
+                vm, vk = T.axis.remap("SS", [m, k])
+                A[vm, vk] = data[vm // (OH * OW), vm % (OH * OW) // OW + vk // (KW * CI),
+                                 vm % OW + vk % (KW * CI) // CI, vk % CI]
+        for i, j, k in T.grid(M, CO, K):
+            with T.block("C"):
+                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                with T.init():
+                    out[vi, vj] = zero
+                out[vi, vj] = out[vi, vj] + T.Cast(c_dtype, A[vi, vk]) * T.Cast(c_dtype, weight[vj, vk])
+
+    return conv
+
+
+def schedule_amx_conv2d(func, m_tiles: int = 2, n_tiles: int = 2, k_steps: int | None = None,
+                        parallel: bool = True, intrin=None, emulate: bool = False) -> Schedule:
+    """``schedule_amx_gemm`` on the GEMM of ``amx_conv2d_nhwc``, the im2col gather vectorized and parallel
+    (the padded copy of A, when M does not divide, gathers straight from ``data``)."""
+    sch = schedule_amx_gemm(func, m_tiles, n_tiles, k_steps, parallel, intrin, emulate)
+    if "pad_einsum" in [inst.kind for inst in sch.trace.insts]:
+        sch.compute_inline(sch.get_block("im2col"))
+        gather = sch.get_block(f"{_operands(sch, sch.get_block('C_o'))[0].name}")
+    else:
+        gather = sch.get_block("im2col")
+    if parallel:
+        sch.parallel(sch.get_loops(gather)[0])
     return sch
 
 
 def emulation_schedule(func, m_tiles: int = 2, n_tiles: int = 2, k_steps: int | None = None,
                        parallel: bool = True) -> Schedule:
     """``schedule_amx_gemm`` with the AMX intrinsic's description in place of its instructions."""
-    A, B = (func.buffer_map[p] for p in func.params[:2])
-    K = int(A.shape[1])
-    k_step = INSTRUCTIONS[(A.dtype, B.dtype)][2]
-    k_steps = k_steps or default_k_steps(K, k_step)
-    name = amx_matmul_intrin(A.dtype, B.dtype, m_tiles, n_tiles, k_steps)
-    return schedule_amx_gemm(func, m_tiles, n_tiles, k_steps, parallel, intrin=emulation_intrin(name))
+    return schedule_amx_gemm(func, m_tiles, n_tiles, k_steps, parallel, emulate=True)
 
 
-__all__ = ["amx_gemm", "pack_b", "default_k_steps", "schedule_amx_gemm", "emulation_schedule"]
+__all__ = ["amx_gemm", "amx_conv2d_nhwc", "pack_b", "default_k_steps", "schedule_amx_gemm", "schedule_amx_conv2d",
+           "emulation_schedule"]
