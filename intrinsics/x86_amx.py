@@ -62,7 +62,7 @@ from tensorize.ir.op import call_llvm_intrin
 from tensorize.ir.tensor_intrin import IntrinMeta, TensorIntrin
 from tensorize.script import tir as T
 
-from .naming import intrin_name, register
+from .naming import check_name, intrin_name, register
 
 TILE_ROWS = 16
 TILE_BYTES = 64  # bytes per tile row
@@ -79,8 +79,9 @@ INSTRUCTIONS = {
     ("uint8", "uint8"): ("tdpbuud", "int32", 64, FEATURES_INT8),
     ("bfloat16", "bfloat16"): ("tdpbf16ps", "float32", 32, FEATURES_BF16),
 }
-# register blockings (mt, nt, ks) registered on import; others register on demand (amx_matmul_intrin)
-PREREGISTERED = ((1, 1, 1), (2, 2, 1), (2, 2, 4), (2, 2, 16), (1, 2, 4), (2, 1, 4))
+# register blockings (mt, nt, ks) registered on import (listed by naming.registered_names); others register
+# on demand (amx_matmul_intrin), with the same name checks
+PREREGISTERED = ((1, 1, 1), (2, 2, 4), (2, 2, 16))
 
 AMX_U8S8_INTRIN = "matmul_16x16x64_u8i8s32_amx"
 AMX_BF16_INTRIN = "matmul_16x16x32_bf16bf16f32_amx"
@@ -222,7 +223,7 @@ def _substitute_zero(stmt, var):
 
 
 def amx_matmul_intrin(a_dtype: str = "uint8", b_dtype: str = "int8", m_tiles: int = 1, n_tiles: int = 1,
-                      k_steps: int = 1) -> str:
+                      k_steps: int = 1, _on_import: bool = False) -> str:
     """Register (once) and name the AMX intrinsic for a block of ``m_tiles x n_tiles`` accumulator tiles
     reduced over ``k_steps`` tile steps.
 
@@ -253,15 +254,19 @@ def amx_matmul_intrin(a_dtype: str = "uint8", b_dtype: str = "int8", m_tiles: in
     extra = {"instruction": instruction, "m_tiles": m_tiles, "n_tiles": n_tiles, "k_steps": k_steps,
              "tiles_used": m_tiles * n_tiles + m_tiles + n_tiles, "b_layout": "vnni_packed",
              "ops_per_call": 2 * shape[0] * shape[1] * shape[2]}
-    register(name, _desc(a_dtype, b_dtype, m_tiles, n_tiles, k_steps),
-             _impl(a_dtype, b_dtype, m_tiles, n_tiles, k_steps),
-             IntrinMeta(target_kind="llvm", arch="x86_64", features=features, extra=extra))
+    desc, impl = _desc(a_dtype, b_dtype, m_tiles, n_tiles, k_steps), _impl(a_dtype, b_dtype, m_tiles, n_tiles, k_steps)
+    meta = IntrinMeta(target_kind="llvm", arch="x86_64", features=features, extra=extra)
+    if _on_import:
+        register(name, desc, impl, meta)
+    else:
+        check_name(TensorIntrin(desc, impl, name, meta))
+        TensorIntrin.register(name, desc, impl, override=True, meta=meta)
     return name
 
 
 for _pair in INSTRUCTIONS:
     for _blocking in PREREGISTERED:
-        amx_matmul_intrin(*_pair, *_blocking)
+        amx_matmul_intrin(*_pair, *_blocking, _on_import=True)
 
 _EMULATIONS: dict[str, TensorIntrin] = {}
 

@@ -15,7 +15,8 @@ from tensorize.target import host_cpu
 import intrinsics  # noqa: F401  (registers the families)
 from intrinsics.x86_amx import AMX_BF16_INTRIN, AMX_U8S8_INTRIN, INSTRUCTIONS, amx_matmul_intrin, tile_config
 from intrinsics.x86_amx_model import AMXError, AMXModel, bf16_to_f32
-from intrinsics.x86_amx_schedule import amx_gemm, emulation_schedule, pack_b, schedule_amx_gemm
+from intrinsics.x86_amx_schedule import (amx_conv2d_nhwc, amx_gemm, emulation_schedule, pack_b, schedule_amx_conv2d,
+                                         schedule_amx_gemm)
 
 SPR = "llvm -mcpu=sapphirerapids"
 HOST_FEATURES = host_cpu()[1]
@@ -132,6 +133,50 @@ def test_scheduled_gemm_on_the_tile_model(shape, a_dtype, b_dtype):
     c = np.full((M, N), 7, np.float32 if a_dtype == "bfloat16" else np.int32)  # init must overwrite it
     run_prim_func(sch.mod, a, b if padded else pack_b(b, pack), c, externs=AMXModel().externs())
     check(c, ref, a_dtype, K)
+
+
+def conv_operands(dtype, N, H, W, CI, CO, KH, KW, seed=0):
+    """data, weights as the im2col GEMM's W[co, (rh, rw, ci)], and the NHWC reference flattened to (M, CO)."""
+    if dtype == "bfloat16":
+        a, w, _ = operands(dtype, dtype, N * H * W, KH * KW * CO, CI, seed)
+        data, weight = a.reshape(N, H, W, CI), w.reshape(KH, KW, CO, CI).transpose(0, 1, 3, 2)
+        val = bf16_to_f32
+    else:
+        rng = np.random.default_rng(seed)
+        data = rng.integers(0, 256, (N, H, W, CI)).astype(np.uint8)
+        weight = rng.integers(-128, 128, (KH, KW, CI, CO)).astype(np.int8)
+        val = np.asarray
+    OH, OW = H - KH + 1, W - KW + 1
+    ref = sum(np.einsum("nhwc,co->nhwo", val(data[:, r:r + OH, s:s + OW]).astype(np.float64),
+                        val(weight[r, s]).astype(np.float64)) for r in range(KH) for s in range(KW))
+    wk = np.ascontiguousarray(weight.reshape(KH * KW * CI, CO).T)
+    return data, wk, ref.reshape(N * OH * OW, CO)
+
+
+def _b_arg(sch, b, pack):
+    func = sch.mod["main"]
+    return pack_b(b, pack) if len(func.buffer_map[func.params[1]].shape) == 4 else b
+
+
+@pytest.mark.parametrize("dtype,shape", [("uint8", (1, 12, 12, 64, 48, 3, 3)), ("bfloat16", (1, 9, 7, 32, 32, 2, 2))])
+def test_conv2d_nhwc_on_the_tile_model_and_in_assembly(dtype, shape):
+    w_dtype = "int8" if dtype == "uint8" else dtype
+    sch = schedule_amx_conv2d(amx_conv2d_nhwc(*shape, dtype=dtype, w_dtype=w_dtype), parallel=False)
+    data, wk, ref = conv_operands(dtype, *shape)
+    out = np.zeros(ref.shape, np.float32 if dtype == "bfloat16" else np.int32)
+    run_prim_func(sch.mod, data, _b_arg(sch, wk, 2 if dtype == "bfloat16" else 4), out, externs=AMXModel().externs())
+    check(out, ref, dtype, shape[3] * shape[5] * shape[6])
+    asm = tvm.build(sch.mod, target=SPR).get_source("asm")
+    assert ("tdpbf16ps" if dtype == "bfloat16" else "tdpbusd") in asm
+
+
+def test_conv2d_nhwc_emulated_layer_matches_numpy():
+    shape = (1, 30, 30, 64, 64, 3, 3)
+    sch = schedule_amx_conv2d(amx_conv2d_nhwc(*shape), emulate=True)
+    data, wk, ref = conv_operands("uint8", *shape, seed=9)
+    out = tvm.nd.array(np.zeros(ref.shape, np.int32))
+    tvm.build(sch.mod, target="llvm")(tvm.nd.array(data), tvm.nd.array(_b_arg(sch, wk, 4)), out)
+    np.testing.assert_array_equal(out.numpy(), ref)
 
 
 def test_model_faults_like_the_hardware():
