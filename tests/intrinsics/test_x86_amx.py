@@ -201,6 +201,25 @@ def test_emulated_schedule_matches_numpy(shape, a_dtype, b_dtype):
 
 
 @pytest.mark.slow
+def test_1000_cubed_on_the_tile_model_is_padded_and_exact():
+    sch = schedule_amx_gemm(amx_gemm(1000, 1000, 1000), parallel=False)
+    assert "pad_einsum" in [inst.kind for inst in sch.trace.insts]
+    a, b, ref = operands("uint8", "int8", 1000, 1000, 1000, seed=7)
+    c = np.full((1000, 1000), 5, np.int32)
+    run_prim_func(sch.mod, a, b, c, externs=AMXModel().externs())
+    np.testing.assert_array_equal(c, ref)
+
+
+@pytest.mark.slow
+def test_emulated_bf16_1024_cubed_within_tolerance():
+    sch = emulation_schedule(amx_gemm(1024, 1024, 1024, "bfloat16", "bfloat16"))
+    a, b, ref = operands("bfloat16", "bfloat16", 1024, 1024, 1024, seed=8)
+    c = tvm.nd.array(np.zeros((1024, 1024), np.float32))
+    tvm.build(sch.mod, target="llvm")(nd(a), nd(pack_b(b, 2)), c)
+    check(c.numpy(), ref, "bfloat16", 1024)
+
+
+@pytest.mark.slow
 def test_emulated_1000_cubed_is_padded_and_exact():
     sch = emulation_schedule(amx_gemm(1000, 1000, 1000))
     assert "pad_einsum" in [inst.kind for inst in sch.trace.insts]
