@@ -44,8 +44,8 @@ Code generation: the *plain* LLVM intrinsics with an explicit ``ldtilecfg``
   tile multiplies of 16 cycles each). Calls do not ``tilerelease``: the next call configures again.
 
 The OS must grant the process the tile data state first (Linux ``arch_prctl(ARCH_REQ_XCOMP_PERM,
-XFEATURE_XTILEDATA)``): ``tensorize.runtime`` requests it when it loads a module that calls AMX
-intrinsics (``tensorize.runtime.amx``).
+XFEATURE_XTILEDATA)``): ``tensorize.runtime`` requests it at the first call of a module that calls AMX
+intrinsics (``tensorize.runtime.amx``) and raises ``AMXPermissionError`` when the kernel refuses.
 
 >>> import tensorize as tvm
 >>> intrin = tvm.tir.TensorIntrin.get(AMX_U8S8_INTRIN)

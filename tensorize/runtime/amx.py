@@ -2,9 +2,10 @@
 
 Linux (5.16 and later) gives a process the large AMX tile state (8 KiB per thread, ``XFEATURE_XTILEDATA``)
 only on request: until ``arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA)`` succeeds, the first tile
-instruction kills the process with ``SIGILL``. The permission holds for the whole process and every
-thread it starts afterwards, so it is requested once, when a module whose code uses AMX is loaded
-(``tvm.build`` for the host, ``tvm.runtime.load_module``).
+instruction kills the process with ``SIGILL``. The permission holds for the whole process (all its
+threads), so it is requested once: at the first call of a module whose code uses AMX (``Module.requires_amx``,
+set by the LLVM codegen from the generated IR and by ``tvm.runtime.load_module`` from the library's metadata).
+Building such a module never needs the permission (its assembly can be made on any CPU).
 
 >>> uses_amx('declare void @"llvm.x86.tdpbusd"(i8, i8, i8)')
 True
