@@ -62,11 +62,14 @@ class AMXModel:
         cfg = raw[off:off + 64]
         if cfg[0] != 1:
             raise AMXError(f"ldtilecfg: palette {cfg[0]} is not supported (only palette 1)")
+        if cfg[2:16].any() or cfg[32:48].any() or cfg[56:64].any():
+            raise AMXError("ldtilecfg: reserved bytes (2-15, 32-47, 56-63) must be zero (#GP)")
         self.colsb = [int(cfg[16 + 2 * t]) | int(cfg[17 + 2 * t]) << 8 for t in range(NUM_TILES)]
         self.rows = [int(cfg[48 + t]) for t in range(NUM_TILES)]
-        if any(r > TILE_ROWS for r in self.rows) or any(c > TILE_BYTES for c in self.colsb):
-            raise AMXError(f"ldtilecfg: tiles of at most {TILE_ROWS} rows x {TILE_BYTES} bytes, got rows "
-                           f"{self.rows}, colsb {self.colsb}")
+        if any(r > TILE_ROWS for r in self.rows) or any(c > TILE_BYTES for c in self.colsb) or \
+                any((r == 0) != (c == 0) for r, c in zip(self.rows, self.colsb)):
+            raise AMXError(f"ldtilecfg: tiles of at most {TILE_ROWS} rows x {TILE_BYTES} bytes, rows and colsb both "
+                           f"zero or both set (#GP); got rows {self.rows}, colsb {self.colsb}")
         self.tiles = [np.zeros((r, c), np.uint8) for r, c in zip(self.rows, self.colsb)]
         self.configured = True
         return 0

@@ -183,6 +183,15 @@ def test_model_faults_like_the_hardware():
     model = AMXModel()
     with pytest.raises(AMXError, match="not configured"):
         model.tilezero(0)
+    from tensorize.codegen.python.interpreter import Pointer
+
+    bad = np.array(tile_config(), np.int64)
+    bad[1] = 1  # a reserved byte
+    with pytest.raises(AMXError, match="reserved"):
+        model.ldtilecfg(Pointer(bad, 0))
+    model.ldtilecfg(Pointer(np.array(tile_config(rows=8), np.int64), 0))
+    with pytest.raises(AMXError, match="shapes do not fit"):  # 8-row A and B tiles cannot make a 64-deep dot
+        model.int8_dot("tdpbusd", 0, 4, 6)
 
 
 # -- numerics: the descriptions in place of the instructions, compiled for this CPU -----------------
