@@ -9,7 +9,7 @@ import pytest
 import tensorize as tvm
 from tensorize.codegen.llvm.features import MissingTargetFeatureError
 from tensorize.codegen.python.interpreter import run_prim_func
-from tensorize.runtime.amx import AMXPermissionError, uses_amx
+from tensorize.runtime.amx import AMXPermissionError, amx_permitted, uses_amx
 from tensorize.target import host_cpu
 
 import intrinsics  # noqa: F401  (registers the families)
@@ -290,6 +290,7 @@ def test_amx_int8_gemm_runs_exactly(shape, a_dtype, b_dtype):
     c = tvm.nd.array(np.full((M, N), 7, np.int32))
     f(tvm.nd.array(a), tvm.nd.array(b if padded else pack_b(b)), c)
     np.testing.assert_array_equal(c.numpy(), ref)
+    assert amx_permitted()  # the first call asked the OS for the tile registers
 
 
 @needs_amx_bf16
