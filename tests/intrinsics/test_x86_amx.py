@@ -121,12 +121,14 @@ def test_impl_on_the_tile_model(a_dtype, b_dtype):
     check(c, ref + 3, a_dtype, 4 * k_step)
 
 
-@pytest.mark.parametrize("shape,a_dtype,b_dtype", [((127, 255, 511), "uint8", "int8"),
-                                                   ((64, 64, 128), "int8", "int8"),
-                                                   ((33, 47, 70), "bfloat16", "bfloat16")])
-def test_scheduled_gemm_on_the_tile_model(shape, a_dtype, b_dtype):
+@pytest.mark.parametrize("shape,a_dtype,b_dtype,blocking", [((127, 255, 511), "uint8", "int8", (2, 2, None)),
+                                                            ((64, 64, 128), "int8", "int8", (2, 2, None)),
+                                                            ((48, 32, 192), "uint8", "uint8", (1, 1, 1)),
+                                                            ((40, 40, 128), "int8", "uint8", (1, 2, 2)),
+                                                            ((33, 47, 70), "bfloat16", "bfloat16", (2, 2, None))])
+def test_scheduled_gemm_on_the_tile_model(shape, a_dtype, b_dtype, blocking):
     M, N, K = shape
-    sch = schedule_amx_gemm(amx_gemm(M, N, K, a_dtype, b_dtype), parallel=False)
+    sch = schedule_amx_gemm(amx_gemm(M, N, K, a_dtype, b_dtype), *blocking, parallel=False)
     a, b, ref = operands(a_dtype, b_dtype, M, N, K, seed=2)
     padded = "pad_einsum" in [inst.kind for inst in sch.trace.insts]
     pack = 4 if a_dtype != "bfloat16" else 2
