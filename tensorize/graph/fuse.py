@@ -79,9 +79,10 @@ def fuse(graph: Graph, enable: bool = True) -> list[FusedGroup]:
     while work:
         group = work.pop()
         head, tail = _cut(group, consumers, set(graph.outputs))
-        done.append(head)
-        if tail is not None:
-            work.append(tail)
+        if tail is None:
+            done.append(head)
+        else:  # the head may now have more escaping values (read by the tail): check both again
+            work.extend((head, tail))
     for group in done:
         group._refresh_inputs()
     done.sort(key=lambda g: order[g.output])
