@@ -30,7 +30,7 @@ def concat(args, shapes, attrs):
 
     def body(*i):
         value = None
-        for arg, shape, off in reversed(list(zip(args, shapes, offsets))):
+        for arg, off in zip(args, offsets):
             idx = list(i)
             idx[axis] = i[axis] - off
             load = arg(*idx) if isinstance(arg, Tensor) else arg
