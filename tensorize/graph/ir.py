@@ -82,7 +82,7 @@ class Graph:
 
     def add_constant(self, name: str, value) -> str:
         """Add a constant (a weight); returns its name (a fresh one when ``name`` is taken)."""
-        value = np.ascontiguousarray(value)
+        value = np.ascontiguousarray(value).reshape(np.shape(value))
         if name in self.types:
             name = self.fresh(name)
         self._declare(name, value.shape, str(value.dtype))
