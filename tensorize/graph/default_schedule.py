@@ -33,6 +33,25 @@ def _divisor(n: int, limit: int, prefer: int = 1) -> int:
     return max(preferred or divisors)
 
 
+def _register_tile(last: int, rows_extent: int, lanes: int, registers: int = 12) -> tuple[int, int]:
+    """(vector width, rows) of the accumulator tile: ``rows`` x ``vec`` floats in at most
+    ``registers`` vector registers, the vector width a divisor of ``last``, the rows a divisor of
+    their extent when one of at least 3 exists, else 4 rows with a guard on the last tile."""
+    best = None
+    for vec in sorted({d for d in (2 * lanes, lanes) if last % d == 0} or {_divisor(last, 2 * lanes, lanes)},
+                      reverse=True):
+        regs = max(1, vec // lanes)
+        for rows in range(min(rows_extent, registers // regs), 0, -1):
+            if rows_extent % rows == 0:
+                if rows >= 3 or rows == rows_extent:
+                    if best is None or rows * vec > best[0] * best[1]:
+                        best = (rows, vec)
+                break
+    if best is None:
+        return _divisor(last, 2 * lanes, lanes), min(4, rows_extent)
+    return best[1], best[0]
+
+
 def _is_reduction(sch: Schedule, block) -> bool:
     return any(iv.iter_type == IterVar.CommReduce for iv in sch.get(block).iter_vars)
 
@@ -98,13 +117,16 @@ def _schedule_reduction(sch: Schedule, block, epilogue, lanes: int) -> None:
         if epilogue is not None:
             _schedule_spatial(sch, epilogue, lanes)
         return
-    vec = _divisor(last, 2 * lanes, lanes)
+    rows_extent = _extent(sch, spatial[-2]) if ns >= 2 else 1
+    vec, rows = _register_tile(last, rows_extent, lanes)
     s_o, s_i = sch.split(spatial[-1], factors=[None, vec])
     if ns >= 2:
-        rows = _divisor(_extent(sch, spatial[-2]), 4)
         r_o, r_i = sch.split(spatial[-2], factors=[None, rows])
-        sch.reorder(*spatial[:-2], r_o, s_o, *reduce, r_i, s_i)
-        outer = list(spatial[:-2]) + [r_o]
+        # The column tile outside the row tile: its weights (reduction x vec) stay in cache while
+        # every row tile passes over them.
+        sch.reorder(*spatial[:-2], s_o, r_o, *reduce, r_i, s_i)
+        outer = list(spatial[:-2]) + [s_o]
+        s_o = r_o
     else:
         r_i = None
         sch.reorder(s_o, *reduce, s_i)
