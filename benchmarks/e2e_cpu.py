@@ -15,12 +15,15 @@ import os
 import sys
 import tempfile
 
+# Idle OpenMP threads sleep instead of spinning: on a machine shared with other jobs a spinning
+# team member that lost its core stalls every parallel region (set before libgomp loads).
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from experiments.e2e import measure_model  # noqa: E402
 from experiments.models import TEST_CONFIGS  # noqa: E402
 
-COLUMNS = ["model", "tasks", "kernels", "build_s", "untuned_ms", "trials", "tune_s", "tuned_ms", "onnxruntime_ms",
+COLUMNS = ["model", "threads", "tasks", "kernels", "build_s", "untuned_ms", "trials", "tune_s", "tuned_ms", "onnxruntime_ms",
            "torch_ms", "speedup_vs_onnxruntime", "err_untuned", "err_tuned"]
 
 
@@ -39,6 +42,8 @@ def main() -> None:
     ap.add_argument("--target", default="llvm -mcpu=native")
     ap.add_argument("--reduced", action="store_true", help="the reduced test configurations")
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--append", action="store_true", help="add the table to --out instead of replacing it")
+    ap.add_argument("--threads", type=int, default=None, help="threads of all three (default: all cores)")
     ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                                   "results", "e2e.md"))
     args = ap.parse_args()
@@ -47,7 +52,7 @@ def main() -> None:
     for name in args.models.split(","):
         with tempfile.TemporaryDirectory() as work:
             row = measure_model(name, TEST_CONFIGS[name] if args.reduced else None, args.target, args.trials, work,
-                                repeat=args.repeat, tune_kwargs={"seed": 0})
+                                repeat=args.repeat, tune_kwargs={"seed": 0}, threads=args.threads)
         row.pop("task_report", None)
         rows.append(row)
         print(json.dumps(row), flush=True)
@@ -58,8 +63,8 @@ def main() -> None:
              "is shared with other jobs: figures are noisy.", "",
              "| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
     lines += ["| " + " | ".join(_fmt(r.get(c)) for c in COLUMNS) + " |" for r in rows]
-    with open(args.out, "w") as f:
-        f.write("\n".join(lines) + "\n")
+    with open(args.out, "a" if args.append else "w") as f:
+        f.write(("\n" if args.append else "") + "\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":

@@ -40,7 +40,7 @@ def time_callable(fn, repeat: int = 5, min_secs: float = 0.5) -> float:
     return float(np.median(blocks))
 
 
-def _onnxruntime(model, spinning: bool = True):
+def _onnxruntime(model, spinning: bool = True, threads: int | None = None):
     """An onnxruntime session; ``spinning=False`` for the reference session, whose idle thread pool
     would otherwise spin and slow down the kernels timed while it is alive."""
     import onnxruntime as ort
@@ -48,16 +48,20 @@ def _onnxruntime(model, spinning: bool = True):
     opts = ort.SessionOptions()
     if not spinning:
         opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    if threads:
+        opts.intra_op_num_threads = threads
     return ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
 
 
-def _torch_fn(model, inputs):
+def _torch_fn(model, inputs, threads: int | None = None):
     """PyTorch running the same ONNX graph (onnx2torch when installed), else None."""
     try:
         import torch
         from onnx2torch import convert
     except ImportError:
         return None
+    if threads:
+        torch.set_num_threads(threads)
     module = convert(model).eval()
     tensors = [torch.from_numpy(v) for v in inputs.values()]
 
@@ -73,12 +77,18 @@ def _rel_err(out, ref) -> float:
 
 
 def measure_model(name: str, config: dict | None, target: str, trials: int, work_dir: str, *, repeat: int = 5,
-                  tune_kwargs: dict | None = None, tracker: Tracker | None = None) -> dict:
-    """One model: latencies (ms) untuned / tuned / onnxruntime / torch, tuning seconds, errors vs onnxruntime."""
+                  tune_kwargs: dict | None = None, tracker: Tracker | None = None, threads: int | None = None) -> dict:
+    """One model: latencies (ms) untuned / tuned / onnxruntime / torch, tuning seconds, errors vs onnxruntime.
+
+    ``threads`` (default: all cores) applies to all three: ``TVM_NUM_THREADS`` for the kernels built
+    here, onnxruntime's intra-op threads, ``torch.set_num_threads``.
+    """
+    if threads:
+        os.environ["TVM_NUM_THREADS"] = str(threads)
     model = MODELS[name](**(config or {}))
     inputs = random_inputs(model)
     ref = _onnxruntime(model, spinning=False).run(None, inputs)[0]
-    row = {"model": name, "trials": trials}
+    row = {"model": name, "trials": trials, "threads": threads or os.cpu_count()}
     t0 = time.perf_counter()
     g = from_onnx(model)
     lib = tgraph.build(g, target)
@@ -99,10 +109,10 @@ def measure_model(name: str, config: dict | None, target: str, trials: int, work
         row["tuned_tasks"] = sum(v == "tuned" for v in tuned.how.values())
         row["err_tuned"] = _rel_err(tuned.run(**inputs)[0], ref)
         row["tuned_ms"] = time_callable(lambda: tuned.run(**inputs), repeat) * 1e3
-    sess = _onnxruntime(model)
+    sess = _onnxruntime(model, threads=threads)
     row["onnxruntime_ms"] = time_callable(lambda: sess.run(None, inputs), repeat) * 1e3
     del sess
-    torch_fn = _torch_fn(model, inputs)
+    torch_fn = _torch_fn(model, inputs, threads)
     row["torch_ms"] = time_callable(torch_fn, repeat) * 1e3 if torch_fn is not None else None
     best = row.get("tuned_ms", row["untuned_ms"])
     row["speedup_vs_onnxruntime"] = row["onnxruntime_ms"] / best

@@ -64,12 +64,13 @@ def _extent(sch: Schedule, loop) -> int:
     return int(sch.get(loop).extent)
 
 
-def _inline_spatial(sch: Schedule) -> list:
-    """Inline every spatial block that is not an output; returns the blocks left, in order."""
+def _inline_spatial(sch: Schedule, keep_pad: bool = False) -> list:
+    """Inline every spatial block that is not an output (nor a padding with ``keep_pad``: a padded
+    copy spares the convolution's inner loop a bounds test per load); returns the blocks left."""
     root = sch.get_block("root")
     outputs = {b.name for b in sch.get_output_blocks(root)}
     for block in sch.get_child_blocks(root):
-        if _is_reduction(sch, block) or _name(block) in outputs:
+        if _is_reduction(sch, block) or _name(block) in outputs or (keep_pad and _name(block).startswith("pad")):
             continue
         try:
             sch.compute_inline(block)
@@ -122,10 +123,10 @@ def _schedule_reduction(sch: Schedule, block, epilogue, lanes: int) -> None:
     s_o, s_i = sch.split(spatial[-1], factors=[None, vec])
     if ns >= 2:
         r_o, r_i = sch.split(spatial[-2], factors=[None, rows])
-        # The column tile outside the row tile: its weights (reduction x vec) stay in cache while
-        # every row tile passes over them.
-        sch.reorder(*spatial[:-2], s_o, r_o, *reduce, r_i, s_i)
-        outer = list(spatial[:-2]) + [s_o]
+        # The column tile outermost: its weights (reduction x vec) stay in cache while every other
+        # spatial tile passes over them.
+        sch.reorder(s_o, *spatial[:-2], r_o, *reduce, r_i, s_i)
+        outer = [s_o] + list(spatial[:-2])
         s_o = r_o
     else:
         r_i = None
@@ -151,7 +152,7 @@ def _schedule_reduction(sch: Schedule, block, epilogue, lanes: int) -> None:
 def tiled_schedule(mod, lanes: int = 8) -> Schedule:
     """Schedule 1 of the module docstring."""
     sch = Schedule(mod)
-    blocks = _inline_spatial(sch)
+    blocks = _inline_spatial(sch, keep_pad=True)
     done = set()
     for i, block in enumerate(blocks):
         if _name(block) in done:
