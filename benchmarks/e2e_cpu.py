@@ -42,6 +42,7 @@ def main() -> None:
     ap.add_argument("--target", default="llvm -mcpu=native")
     ap.add_argument("--reduced", action="store_true", help="the reduced test configurations")
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--max-tasks", type=int, default=None, help="tune only the tasks with the most work")
     ap.add_argument("--append", action="store_true", help="add the table to --out instead of replacing it")
     ap.add_argument("--threads", type=int, default=None, help="threads of all three (default: all cores)")
     ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
@@ -52,12 +53,13 @@ def main() -> None:
     for name in args.models.split(","):
         with tempfile.TemporaryDirectory() as work:
             row = measure_model(name, TEST_CONFIGS[name] if args.reduced else None, args.target, args.trials, work,
-                                repeat=args.repeat, tune_kwargs={"seed": 0}, threads=args.threads)
+                                repeat=args.repeat, tune_kwargs={"seed": 0, "max_tasks": args.max_tasks}, threads=args.threads)
         row.pop("task_report", None)
         rows.append(row)
         print(json.dumps(row), flush=True)
     lines = [f"# End-to-end models on this CPU ({_dt.date.today()}, target `{args.target}`, "
-             f"{'reduced' if args.reduced else 'full-size'} models, budget {args.trials} trials)", "",
+             f"{'reduced' if args.reduced else 'full-size'} models, budget {args.trials} trials"
+             + (f" over the {args.max_tasks} largest tasks" if args.max_tasks else "") + ")", "",
              "Command: `python benchmarks/e2e_cpu.py " + " ".join(sys.argv[1:]) + "`. Latencies in ms (median of "
              f"{args.repeat} blocks); build_s = import + untuned build; tune_s = tune_graph wall time. The machine "
              "is shared with other jobs: figures are noisy.", "",

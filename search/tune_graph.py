@@ -27,6 +27,7 @@ from tensorize.graph.tasks import extract_tasks
 from tensorize.target import Target
 
 from .database import Database, target_key
+from .flops import estimate_flops
 from .tune import tune_tir
 
 logger = logging.getLogger(__name__)
@@ -83,7 +84,7 @@ def tune_graph(graph, target, work_dir: str, max_trials_global: int = 256, num_t
     alpha : float
         Weight of the backward gradient against the forward estimate in the expected gain.
     max_tasks : int, optional
-        Tune only the ``max_tasks`` tasks with the most work (output elements x calls); the others
+        Tune only the ``max_tasks`` tasks with the most work (flops x calls); the others
         keep the default schedule.
     on_round : callable, optional
         ``on_round(task_state, round_seconds)`` after each round (for experiment trackers).
@@ -102,14 +103,15 @@ def tune_graph(graph, target, work_dir: str, max_trials_global: int = 256, num_t
     db = Database(os.path.join(work_dir, "database.jsonl"))
     tkey = target_key(target)
     tasks = extract_tasks(graph)
+    work = {t.name: estimate_flops(t.mod) * t.weight for t in tasks}
     if max_tasks is not None:
-        tasks = sorted(tasks, key=lambda t: -t.flops_hint)[:max_tasks]
+        tasks = sorted(tasks, key=lambda t: -work[t.name])[:max_tasks]
     states = [TaskState(t, i) for i, t in enumerate(tasks)]
     for st in states:
         st.trials, st.best = _measured(db, st.task.mod, tkey)
     tune_kwargs.setdefault("remeasure_top_k", 0)
     tune_kwargs.setdefault("progress", False)
-    order = sorted(states, key=lambda s: -s.task.flops_hint)
+    order = sorted(states, key=lambda s: -work[s.task.name])
     active = list(states)
     while active and sum(s.trials for s in states) < max_trials_global:
         left = max_trials_global - sum(s.trials for s in states)
