@@ -7,7 +7,6 @@ groups that run it.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 from .. import te
@@ -40,12 +39,6 @@ class Task:
     mod: IRModule
     weight: int = 1
     calls: list = field(default_factory=list)
-
-    @property
-    def flops_hint(self) -> int:
-        """Output elements times the calls (a rough size, for ordering)."""
-        buf = list(self.mod["main"].buffer_map.values())[-1]
-        return math.prod(int(s) for s in buf.shape) * self.weight
 
 
 def _is_scalar(graph: Graph, value: str, group: FusedGroup) -> bool:
