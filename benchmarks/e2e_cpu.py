@@ -43,6 +43,8 @@ def main() -> None:
     ap.add_argument("--reduced", action="store_true", help="the reduced test configurations")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--max-tasks", type=int, default=None, help="tune only the tasks with the most work")
+    ap.add_argument("--work-dir", default=None, help="keep the tuning databases here (<dir>/<model>); a run "
+                    "killed midway resumes from them")
     ap.add_argument("--append", action="store_true", help="add the table to --out instead of replacing it")
     ap.add_argument("--threads", type=int, default=None, help="threads of all three (default: all cores)")
     ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
@@ -51,9 +53,11 @@ def main() -> None:
     logging.basicConfig(level=logging.WARNING)
     rows = []
     for name in args.models.split(","):
-        with tempfile.TemporaryDirectory() as work:
+        with tempfile.TemporaryDirectory() as tmp:
+            work = os.path.join(args.work_dir, name) if args.work_dir else tmp
             row = measure_model(name, TEST_CONFIGS[name] if args.reduced else None, args.target, args.trials, work,
-                                repeat=args.repeat, tune_kwargs={"seed": 0, "max_tasks": args.max_tasks}, threads=args.threads)
+                                repeat=args.repeat, tune_kwargs={"seed": 0, "max_tasks": args.max_tasks},
+                                threads=args.threads)
         row.pop("task_report", None)
         rows.append(row)
         print(json.dumps(row), flush=True)
