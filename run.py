@@ -21,6 +21,8 @@ def main(cfg: DictConfig) -> None:
     if "experiment" not in cfg or cfg.experiment is None:
         raise SystemExit("choose an experiment: python run.py +experiment=dep_conv (see configs/experiment/)")
     log.info("running experiment %s on %s", cfg.experiment.name, cfg.target.target)
+    if cfg.experiment.get("kind") == "model":  # a whole model (configs/experiment/resnet50.yaml, ...)
+        from experiments.e2e import run_model_experiment as run_experiment
     rows = run_experiment(OmegaConf.to_container(cfg, resolve=True), hydra.utils.get_original_cwd())
     for row in rows:
         log.info("%s", {k: row[k] for k in ("schedule", "latency_ms", "gflops") if k in row}

@@ -194,6 +194,15 @@ class Database:
         mine.sort(key=lambda r: r.mean_run_secs)
         return mine[:k]
 
+    def query_schedule(self, mod, target):
+        """The fastest measured schedule of ``mod`` on ``target``, replayed; None when there is none
+        (what ``tensorize.graph.build(..., database=db)`` asks for each task)."""
+        mod = as_module(mod)
+        if not self.has_workload(mod):
+            return None
+        top = self.get_top_k(self.commit_workload(mod), 1, target=target)
+        return top[0].replay() if top else None
+
     def get_all_tuning_records(self) -> list[TuningRecord]:
         return list(self._records)
 

@@ -1,0 +1,146 @@
+"""End-to-end model experiments: import, build untuned, tune with ``search.tune_graph``, build tuned,
+check against onnxruntime and time next to onnxruntime and PyTorch.
+
+``measure_model(name, config, target, trials, work_dir)`` is one model's row (what
+``benchmarks/e2e_cpu.py`` prints); ``run_model_experiment(cfg, cwd)`` is the Hydra entry
+(``python run.py +experiment=resnet50``): one MLflow run per model, one per tuned task.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import time
+
+import numpy as np
+
+import search
+from tensorize import graph as tgraph
+from tensorize.frontend import from_onnx
+
+from .models import MODELS, random_inputs
+from .tracking import Tracker
+
+log = logging.getLogger(__name__)
+
+__all__ = ["measure_model", "run_model_experiment", "time_callable"]
+
+
+def time_callable(fn, repeat: int = 5, min_secs: float = 0.5) -> float:
+    """Median seconds of ``fn()`` over ``repeat`` blocks (each block at least ``min_secs`` or one call)."""
+    fn()
+    blocks = []
+    for _ in range(repeat):
+        n, t0 = 0, time.perf_counter()
+        while True:
+            fn()
+            n += 1
+            if time.perf_counter() - t0 >= min_secs:
+                break
+        blocks.append((time.perf_counter() - t0) / n)
+    return float(np.median(blocks))
+
+
+def _onnxruntime(model, spinning: bool = True, threads: int | None = None):
+    """An onnxruntime session; ``spinning=False`` for the reference session, whose idle thread pool
+    would otherwise spin and slow down the kernels timed while it is alive."""
+    import onnxruntime as ort
+
+    opts = ort.SessionOptions()
+    if not spinning:
+        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    if threads:
+        opts.intra_op_num_threads = threads
+    return ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+
+
+def _torch_fn(model, inputs, threads: int | None = None):
+    """PyTorch running the same ONNX graph (onnx2torch when installed), else None."""
+    try:
+        import torch
+        from onnx2torch import convert
+    except ImportError:
+        return None
+    if threads:
+        torch.set_num_threads(threads)
+    module = convert(model).eval()
+    tensors = [torch.from_numpy(v) for v in inputs.values()]
+
+    def run():
+        with torch.inference_mode():
+            return module(*tensors)
+
+    return run
+
+
+def _rel_err(out, ref) -> float:
+    return float(np.abs(out - ref).max() / max(float(np.abs(ref).max()), 1e-30))
+
+
+def measure_model(name: str, config: dict | None, target: str, trials: int, work_dir: str, *, repeat: int = 5,
+                  tune_kwargs: dict | None = None, tracker: Tracker | None = None, threads: int | None = None) -> dict:
+    """One model: latencies (ms) untuned / tuned / onnxruntime / torch, tuning seconds, errors vs onnxruntime.
+
+    ``threads`` (default: all cores) applies to all three: ``TVM_NUM_THREADS`` for the kernels built
+    here, onnxruntime's intra-op threads, ``torch.set_num_threads``.
+    """
+    if threads:
+        os.environ["TVM_NUM_THREADS"] = str(threads)
+    model = MODELS[name](**(config or {}))
+    inputs = random_inputs(model)
+    ref = _onnxruntime(model, spinning=False).run(None, inputs)[0]
+    row = {"model": name, "trials": trials, "threads": threads or os.cpu_count()}
+    t0 = time.perf_counter()
+    g = from_onnx(model)
+    lib = tgraph.build(g, target)
+    row.update(tasks=len(lib.tasks), kernels=sum(t.weight for t in lib.tasks), build_s=time.perf_counter() - t0)
+    row["err_untuned"] = _rel_err(lib.run(**inputs)[0], ref)
+    row["untuned_ms"] = time_callable(lambda: lib.run(**inputs), repeat) * 1e3
+    if trials > 0:
+        t0 = time.perf_counter()
+
+        def on_round(state, secs):
+            if tracker is not None:
+                tracker.log_metrics({f"best_ms.{state.task.name}": state.best * 1e3}, step=state.trials)
+
+        db = search.tune_graph(g, target, work_dir, max_trials_global=trials, on_round=on_round, **(tune_kwargs or {}))
+        row["tune_s"] = time.perf_counter() - t0
+        row["task_report"] = db.graph_report["tasks"]
+        tuned = tgraph.build(g, target, database=db)
+        row["tuned_tasks"] = sum(v == "tuned" for v in tuned.how.values())
+        row["err_tuned"] = _rel_err(tuned.run(**inputs)[0], ref)
+        row["tuned_ms"] = time_callable(lambda: tuned.run(**inputs), repeat) * 1e3
+    sess = _onnxruntime(model, threads=threads)
+    row["onnxruntime_ms"] = time_callable(lambda: sess.run(None, inputs), repeat) * 1e3
+    del sess
+    torch_fn = _torch_fn(model, inputs, threads)
+    row["torch_ms"] = time_callable(torch_fn, repeat) * 1e3 if torch_fn is not None else None
+    best = row.get("tuned_ms", row["untuned_ms"])
+    row["speedup_vs_onnxruntime"] = row["onnxruntime_ms"] / best
+    return row
+
+
+def run_model_experiment(cfg: dict, cwd: str) -> list:
+    """The Hydra entry for ``experiment.kind: model`` configs (configs/experiment/resnet50.yaml, ...)."""
+    exp = cfg["experiment"]
+    target = cfg["target"]["target"]
+    trk = cfg.get("tracking", {}) or {}
+    uri = trk.get("uri", "sqlite:///mlflow.db")
+    if uri.startswith("sqlite:///") and not uri.startswith("sqlite:////"):
+        uri = "sqlite:///" + os.path.join(cwd, uri[len("sqlite:///"):])
+    tracker = Tracker(bool(trk.get("enabled", True)), uri, trk.get("experiment_name", exp["name"]))
+    work_dir = os.path.join(cwd, cfg.get("tuning_dir", "tuning"), exp["name"])
+    trials = int((cfg.get("search") or {}).get("trials", exp.get("trials", 0)))
+    tune_kwargs = {"seed": cfg.get("seed", 0), **(exp.get("tune") or {})}
+    with tracker.run(exp["name"], {"model": exp["model"], "target": target, "trials": trials,
+                                   **{f"config.{k}": v for k, v in (exp.get("config") or {}).items()}}):
+        row = measure_model(exp["model"], exp.get("config"), target, trials, work_dir,
+                            tune_kwargs=tune_kwargs, tracker=tracker)
+        tracker.log_metrics({k: v for k, v in row.items() if isinstance(v, (int, float)) and v is not None})
+    for task in row.get("task_report", []):  # one run per task
+        with tracker.run(f"{exp['name']}/{task['task']}", {"model": exp["model"], "task": task["task"],
+                                                           "weight": task["weight"]}):
+            tracker.log_metrics({"trials": task["trials"], **({"best_ms": task["best_secs"] * 1e3}
+                                                              if task["best_secs"] else {})})
+    row["schedule"] = "tuned" if trials > 0 else "default"
+    row["latency_ms"] = row.get("tuned_ms", row["untuned_ms"])
+    return [row]

@@ -1,0 +1,139 @@
+"""``tune_graph``: tune every task of a model with one trial budget, spent where it gains most.
+
+The tasks are ``tensorize.graph.extract_tasks(graph)`` (distinct fused kernels, each weighted by
+how often the model runs it). A task scheduler in the manner of Ansor's: every task first gets one
+round (largest first); then each round goes to the task with the largest expected gain in the
+model's latency ``sum(weight * best_secs)``:
+
+    gain_i = weight_i * (alpha * recent_i + (1 - alpha) * best_i / trials_i)
+
+where ``recent_i`` is how much the task's best time fell per trial in its last round (the
+backward gradient) and ``best_i / trials_i`` an optimistic forward estimate (a task that is slow
+and little tuned is worth more trials). Each round is a ``tune_tir`` call on the shared database,
+so a killed run resumes: what the database holds counts towards the budget.
+
+>>> db = tune_graph(graph, "llvm -mcpu=native", "work", max_trials_global=256)        # doctest: +SKIP
+>>> lib = tensorize.graph.build(graph, "llvm -mcpu=native", database=db)              # doctest: +SKIP
+"""
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+import time
+
+from tensorize.graph.tasks import extract_tasks
+from tensorize.target import Target
+
+from .database import Database, target_key
+from .flops import estimate_flops
+from .tune import tune_tir
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["tune_graph", "TaskState"]
+
+
+class TaskState:
+    """What the scheduler knows of one task: trials so far, best time, the best before the last round."""
+
+    def __init__(self, task, index: int):
+        self.task, self.index = task, index
+        self.trials, self.best, self.previous_best, self.last_round = 0, math.inf, math.inf, 0
+
+    def gain(self, alpha: float) -> float:
+        if self.trials == 0:
+            return math.inf
+        if not math.isfinite(self.best):
+            return 0.0  # nothing valid yet after a round: other tasks first
+        recent = 0.0
+        if math.isfinite(self.previous_best) and self.last_round:
+            recent = max(0.0, self.previous_best - self.best) / self.last_round
+        return self.task.weight * (alpha * recent + (1 - alpha) * self.best / self.trials)
+
+    def as_json(self) -> dict:
+        return {"task": self.task.name, "weight": self.task.weight, "trials": self.trials,
+                "best_secs": self.best if math.isfinite(self.best) else None}
+
+
+def _measured(db: Database, mod, tkey: str) -> tuple[int, float]:
+    if not db.has_workload(mod):
+        return 0, math.inf
+    workload = db.commit_workload(mod)
+    records = [r for r in db.get_all_tuning_records() if r.workload.key == workload.key and r.target_key == tkey]
+    best = min((r.mean_run_secs for r in records if r.is_valid), default=math.inf)
+    return len(records), best
+
+
+def tune_graph(graph, target, work_dir: str, max_trials_global: int = 256, num_trials_per_iter: int = 16, *,
+               alpha: float = 0.2, max_tasks: int | None = None, on_round=None, **tune_kwargs) -> Database:
+    """Tune the tasks of ``graph`` for ``target`` within ``max_trials_global`` measured programs in all.
+
+    Parameters
+    ----------
+    graph : tensorize.graph.Graph
+    target : str or Target
+    work_dir : str
+        The database (``database.jsonl``), one folder per task and ``graph_tuning.json``; running
+        again with the same folder resumes.
+    max_trials_global : int
+        Programs measured across all tasks (what the database already holds counts).
+    num_trials_per_iter : int
+        Trials of one round of one task.
+    alpha : float
+        Weight of the backward gradient against the forward estimate in the expected gain.
+    max_tasks : int, optional
+        Tune only the ``max_tasks`` tasks with the most work (flops x calls); the others
+        keep the default schedule.
+    on_round : callable, optional
+        ``on_round(task_state, round_seconds)`` after each round (for experiment trackers).
+    **tune_kwargs
+        Passed to ``tune_tir`` (``cost_model``, ``strategy``, ``seed``, ``runner_config``, ...).
+
+    Returns
+    -------
+    Database
+        With ``db.graph_report``: per task its weight, trials and best time, the estimated tuned
+        latency ``sum(weight * best)`` of the tuned tasks and the wall time.
+    """
+    start = time.perf_counter()
+    target = target if isinstance(target, Target) else Target(target)
+    os.makedirs(work_dir, exist_ok=True)
+    db = Database(os.path.join(work_dir, "database.jsonl"))
+    tkey = target_key(target)
+    tasks = extract_tasks(graph)
+    work = {t.name: estimate_flops(t.mod) * t.weight for t in tasks}
+    if max_tasks is not None:
+        tasks = sorted(tasks, key=lambda t: -work[t.name])[:max_tasks]
+    states = [TaskState(t, i) for i, t in enumerate(tasks)]
+    for st in states:
+        st.trials, st.best = _measured(db, st.task.mod, tkey)
+    tune_kwargs.setdefault("remeasure_top_k", 0)
+    tune_kwargs.setdefault("progress", False)
+    order = sorted(states, key=lambda s: -work[s.task.name])
+    active = list(states)
+    while active and sum(s.trials for s in states) < max_trials_global:
+        left = max_trials_global - sum(s.trials for s in states)
+        fresh = [s for s in order if s.trials == 0 and s in active]
+        st = fresh[0] if fresh else max(active, key=lambda s: (s.gain(alpha), -s.index))
+        size = min(num_trials_per_iter, left)
+        t0 = time.perf_counter()
+        before = st.trials
+        tune_tir(st.task.mod, target, os.path.join(work_dir, f"task_{st.index:03d}"), max_trials_global=st.trials + size,
+                 num_trials_per_iter=num_trials_per_iter, task_name=st.task.name, database=db, **tune_kwargs)
+        st.previous_best = st.best
+        st.trials, st.best = _measured(db, st.task.mod, tkey)
+        st.last_round = st.trials - before
+        logger.info("task %s (x%d): %d trials, best %.4f ms", st.task.name, st.task.weight, st.trials, st.best * 1e3)
+        if on_round is not None:
+            on_round(st, time.perf_counter() - t0)
+        if st.last_round == 0:  # the space of this task is exhausted: stop giving it rounds
+            active.remove(st)
+    report = {"tasks": [s.as_json() for s in sorted(states, key=lambda s: s.index)],
+              "estimated_secs": sum(s.task.weight * s.best for s in states if math.isfinite(s.best)),
+              "trials": sum(s.trials for s in states), "seconds": time.perf_counter() - start}
+    with open(os.path.join(work_dir, "graph_tuning.json"), "w") as f:
+        json.dump(report, f, indent=1)
+    db.graph_report = report
+    return db

@@ -1,0 +1,192 @@
+"""A generic CPU schedule for an untuned task: parallel outer loops, vectorized inner loop.
+
+``default_schedules(mod, lanes)`` gives the schedules to try in order, best first:
+
+1. *tiled*: spatial blocks that are not the output are inlined (padding, broadcasts); each
+   reduction is register-tiled (up to 4 rows of the second-to-last spatial axis x up to 16 lanes
+   of the last), its reduction loops between the outer tile loops and the register tile, the outer
+   spatial loops fused and parallel; an elementwise epilogue is computed at the tile (so conv +
+   bias + relu is one pass over the output); a reduction without epilogue accumulates in a local
+   cache; spatial blocks are split by the lanes, vectorized inside, parallel outside;
+2. *simple*: only the parallel outer loops and the inlining;
+3. the program as ``te`` made it.
+
+The caller builds each in turn and keeps the first that compiles. Nothing here depends on the
+shapes' values beyond divisibility, so every task of a graph gets a usable kernel.
+"""
+from __future__ import annotations
+
+import logging
+
+from ..ir.expr import IterVar
+from ..schedule import Schedule
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["default_schedules", "tiled_schedule", "simple_schedule"]
+
+
+def _divisor(n: int, limit: int, prefer: int = 1) -> int:
+    """The largest divisor of ``n`` that is at most ``limit``, a multiple of ``prefer`` when one exists."""
+    divisors = [d for d in range(1, min(n, limit) + 1) if n % d == 0]
+    preferred = [d for d in divisors if d % prefer == 0]
+    return max(preferred or divisors)
+
+
+def _register_tile(last: int, rows_extent: int, lanes: int, registers: int = 12) -> tuple[int, int]:
+    """(vector width, rows) of the accumulator tile: ``rows`` x ``vec`` floats in at most
+    ``registers`` vector registers, the vector width a divisor of ``last``, the rows a divisor of
+    their extent when one of at least 3 exists, else 4 rows with a guard on the last tile."""
+    best = None
+    for vec in sorted({d for d in (2 * lanes, lanes) if last % d == 0} or {_divisor(last, 2 * lanes, lanes)},
+                      reverse=True):
+        regs = max(1, vec // lanes)
+        for rows in range(min(rows_extent, registers // regs), 0, -1):
+            if rows_extent % rows == 0:
+                if rows >= 3 or rows == rows_extent:
+                    if best is None or rows * vec > best[0] * best[1]:
+                        best = (rows, vec)
+                break
+    if best is None:
+        return _divisor(last, 2 * lanes, lanes), min(4, rows_extent)
+    return best[1], best[0]
+
+
+def _is_reduction(sch: Schedule, block) -> bool:
+    return any(iv.iter_type == IterVar.CommReduce for iv in sch.get(block).iter_vars)
+
+
+def _num_spatial(sch: Schedule, block) -> int:
+    return sum(iv.iter_type == IterVar.DataPar for iv in sch.get(block).iter_vars)
+
+
+def _extent(sch: Schedule, loop) -> int:
+    return int(sch.get(loop).extent)
+
+
+def _inline_spatial(sch: Schedule, keep_pad: bool = False) -> list:
+    """Inline every spatial block that is not an output (nor a padding with ``keep_pad``: a padded
+    copy spares the convolution's inner loop a bounds test per load); returns the blocks left."""
+    root = sch.get_block("root")
+    outputs = {b.name for b in sch.get_output_blocks(root)}
+    for block in sch.get_child_blocks(root):
+        if _is_reduction(sch, block) or _name(block) in outputs or (keep_pad and _name(block).startswith("pad")):
+            continue
+        try:
+            sch.compute_inline(block)
+        except Exception:  # noqa: BLE001 - a block that cannot be inlined stays
+            logger.debug("cannot inline %s", _name(block))
+    return sch.get_child_blocks(root)
+
+
+def _name(block) -> str:
+    return block.name
+
+
+def _parallel_prefix(sch: Schedule, loops) -> None:
+    if not loops:
+        return
+    outer = sch.fuse(*loops) if len(loops) > 1 else loops[0]
+    sch.parallel(outer)
+
+
+def _schedule_spatial(sch: Schedule, block, lanes: int) -> None:
+    loops = sch.get_loops(block)
+    if not loops:
+        return
+    last = _extent(sch, loops[-1])
+    vec = _divisor(last, 2 * lanes, lanes) if last > 1 else 1
+    if vec > 1 and vec < last:
+        outer_last, inner = sch.split(loops[-1], factors=[None, vec])
+        _parallel_prefix(sch, list(loops[:-1]) + [outer_last])
+        sch.vectorize(inner)
+    elif vec > 1:
+        _parallel_prefix(sch, list(loops[:-1]))
+        sch.vectorize(loops[-1])
+    else:
+        _parallel_prefix(sch, list(loops[:-1]) or list(loops))
+
+
+def _schedule_reduction(sch: Schedule, block, epilogue, lanes: int) -> None:
+    """Register-tile ``block``; compute ``epilogue`` (or a write cache) at the tile."""
+    loops = sch.get_loops(block)
+    ns = _num_spatial(sch, block)
+    spatial, reduce = loops[:ns], loops[ns:]
+    last = _extent(sch, spatial[-1]) if spatial else 1
+    if ns == 0 or last < 4:  # a row reduction (softmax, mean): parallel rows
+        _parallel_prefix(sch, spatial)
+        if epilogue is not None:
+            _schedule_spatial(sch, epilogue, lanes)
+        return
+    rows_extent = _extent(sch, spatial[-2]) if ns >= 2 else 1
+    vec, rows = _register_tile(last, rows_extent, lanes)
+    s_o, s_i = sch.split(spatial[-1], factors=[None, vec])
+    if ns >= 2:
+        r_o, r_i = sch.split(spatial[-2], factors=[None, rows])
+        # The column tile outermost: its weights (reduction x vec) stay in cache while every other
+        # spatial tile passes over them.
+        sch.reorder(s_o, *spatial[:-2], r_o, *reduce, r_i, s_i)
+        outer = [s_o] + list(spatial[:-2])
+        s_o = r_o
+    else:
+        r_i = None
+        sch.reorder(s_o, *reduce, s_i)
+        outer = []
+    if epilogue is not None:
+        sch.reverse_compute_at(epilogue, s_o)
+        tail = sch.get_loops(epilogue)[len(outer) + 1:]
+    else:
+        cache = sch.cache_write(block, 0, "local")
+        sch.reverse_compute_at(cache, s_o)
+        tail = sch.get_loops(cache)[len(outer) + 1:]
+    _parallel_prefix(sch, outer)
+    if reduce:
+        sch.decompose_reduction(block, reduce[0])
+    if r_i is not None and _extent(sch, r_i) > 1:
+        sch.unroll(r_i)
+    sch.vectorize(s_i)
+    if tail and _extent(sch, tail[-1]) > 1:
+        sch.vectorize(tail[-1])
+
+
+def tiled_schedule(mod, lanes: int = 8) -> Schedule:
+    """Schedule 1 of the module docstring."""
+    sch = Schedule(mod)
+    blocks = _inline_spatial(sch, keep_pad=True)
+    done = set()
+    for i, block in enumerate(blocks):
+        if _name(block) in done:
+            continue
+        if _is_reduction(sch, block):
+            nxt = blocks[i + 1] if i + 1 < len(blocks) else None
+            epilogue = None
+            if nxt is not None and not _is_reduction(sch, nxt) and _name(nxt) not in done \
+                    and [_name(b) for b in sch.get_consumers(block)] == [_name(nxt)]:
+                epilogue = nxt
+                done.add(_name(nxt))
+            _schedule_reduction(sch, block, epilogue, lanes)
+        else:
+            _schedule_spatial(sch, block, lanes)
+        done.add(_name(block))
+    return sch
+
+
+def simple_schedule(mod, lanes: int = 8) -> Schedule:
+    """Schedule 2 of the module docstring: inline, then parallel outer spatial loops."""
+    sch = Schedule(mod)
+    for block in _inline_spatial(sch):
+        loops = sch.get_loops(block)
+        ns = _num_spatial(sch, block)
+        if ns:
+            _parallel_prefix(sch, loops[:max(1, ns - 1)] if ns > 1 else loops[:1])
+    return sch
+
+
+def default_schedules(mod, lanes: int = 8):
+    """Yield the schedules of the module docstring, best first (a failing one is skipped)."""
+    for make in (tiled_schedule, simple_schedule):
+        try:
+            yield make(mod, lanes)
+        except Exception as err:  # noqa: BLE001 - the next, simpler schedule is tried
+            logger.debug("%s failed: %s", make.__name__, err)
+    yield Schedule(mod)

@@ -1,0 +1,66 @@
+"""tune_graph: one budget across the tasks of a small model; the tuned library matches onnxruntime."""
+import json
+import math
+
+import numpy as np
+import pytest
+
+import search
+from tensorize import graph
+from tensorize.graph import Graph
+
+HOST = "llvm -mcpu=native"
+FAST = {"strategy": "random", "cost_model": "random", "seed": 0}
+
+
+def _mlp():
+    rng = np.random.default_rng(0)
+    g = Graph()
+    x = g.add_input("x", (16, 32))
+    for _ in range(2):  # two identical layers: one task of weight 2
+        w = g.add_constant("w", rng.standard_normal((32, 32)).astype("float32") / 6)
+        b = g.add_constant("b", rng.standard_normal(32).astype("float32"))
+        x = g.add_node("relu", [g.add_node("add", [g.add_node("dense", [x, w]), b])])
+    g.outputs.append(g.add_node("softmax", [x], {"axis": -1}))
+    return g
+
+
+def _reference(g, a):
+    consts = list(g.constants.values())
+    for i in range(2):
+        a = np.maximum(a @ consts[2 * i] + consts[2 * i + 1], 0)
+    e = np.exp(a - a.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+def test_budget_is_shared_and_the_run_resumes(tmp_path):
+    g = _mlp()
+    db = search.tune_graph(g, HOST, str(tmp_path), max_trials_global=6, num_trials_per_iter=3, **FAST)
+    report = db.graph_report
+    assert report["trials"] == 6
+    weights = sorted((t["weight"], t["trials"]) for t in report["tasks"])
+    assert weights == [(1, 3), (2, 3)]  # both tasks got their first round
+    assert all(t["best_secs"] and math.isfinite(t["best_secs"]) for t in report["tasks"])
+    assert json.load(open(tmp_path / "graph_tuning.json"))["trials"] == 6
+    lib = graph.build(g, HOST, database=db)
+    assert set(lib.how.values()) == {"tuned"}
+    a = np.random.default_rng(1).standard_normal((16, 32)).astype("float32")
+    np.testing.assert_allclose(lib.run(a)[0], _reference(g, a), rtol=1e-4, atol=1e-6)
+    before = len(db)
+    again = search.tune_graph(g, HOST, str(tmp_path), max_trials_global=6, num_trials_per_iter=3, **FAST)
+    assert len(again) == before  # resumed: the budget is spent, nothing measured again
+
+
+def test_tuned_reduced_model_matches_onnxruntime(tmp_path):
+    ort = pytest.importorskip("onnxruntime")
+    from experiments.models import MODELS, TEST_CONFIGS, random_inputs
+    from tensorize.frontend import from_onnx
+
+    model = MODELS["bert_base"](**{**TEST_CONFIGS["bert_base"], "layers": 1})
+    g = from_onnx(model)
+    db = search.tune_graph(g, HOST, str(tmp_path), max_trials_global=4, num_trials_per_iter=2, max_tasks=2, **FAST)
+    lib = graph.build(g, HOST, database=db)
+    assert list(lib.how.values()).count("tuned") == 2
+    inputs = random_inputs(model)
+    ref = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, inputs)[0]
+    np.testing.assert_allclose(lib.run(**inputs)[0], ref, rtol=1e-4, atol=1e-4 * float(np.abs(ref).max()))
