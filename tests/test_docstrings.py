@@ -30,7 +30,7 @@ PACKAGES = ("tensorize", "intrinsics", "search", "experiments")
 # Sub-packages (dotted prefixes) where every public object has a docstring summary.
 SUMMARY_COMPLETE: tuple[str, ...] = ()
 # Sub-packages where every public object also has its Parameters/Returns sections.
-SECTIONS_COMPLETE: tuple[str, ...] = ()
+SECTIONS_COMPLETE: tuple[str, ...] = ("tensorize.schedule",)
 
 _DISPATCH = re.compile(r"^(visit|mutate|print|emit|lower|codegen)_")
 
@@ -72,9 +72,11 @@ def _returns_value(fn: ast.FunctionDef) -> str | None:
     if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in nodes):
         return "Yields"
     ann = fn.returns
-    if ann is not None and not (isinstance(ann, ast.Constant) and ann.value in (None, "None")):
-        if not (isinstance(ann, ast.Name) and ann.id in ("NoReturn", "Never")):
-            return "Returns"
+    if ann is not None:
+        if (isinstance(ann, ast.Constant) and ann.value in (None, "None")) or \
+                (isinstance(ann, ast.Name) and ann.id in ("NoReturn", "Never")):
+            return None
+        return "Returns"
     if any(isinstance(n, ast.Return) and n.value is not None
            and not (isinstance(n.value, ast.Constant) and n.value.value is None) for n in nodes):
         return "Returns"
