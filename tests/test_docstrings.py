@@ -30,7 +30,7 @@ PACKAGES = ("tensorize", "intrinsics", "search", "experiments")
 # Sub-packages (dotted prefixes) where every public object has a docstring summary.
 SUMMARY_COMPLETE: tuple[str, ...] = ()
 # Sub-packages where every public object also has its Parameters/Returns sections.
-SECTIONS_COMPLETE: tuple[str, ...] = ("tensorize.schedule",)
+SECTIONS_COMPLETE: tuple[str, ...] = ("tensorize.schedule", "tensorize.ir")
 
 _DISPATCH = re.compile(r"^(visit|mutate|print|emit|lower|codegen)_")
 
