@@ -30,7 +30,8 @@ PACKAGES = ("tensorize", "intrinsics", "search", "experiments")
 # Sub-packages (dotted prefixes) where every public object has a docstring summary.
 SUMMARY_COMPLETE: tuple[str, ...] = ()
 # Sub-packages where every public object also has its Parameters/Returns sections.
-SECTIONS_COMPLETE: tuple[str, ...] = ("tensorize.schedule", "tensorize.ir")
+SECTIONS_COMPLETE: tuple[str, ...] = ("tensorize.schedule", "tensorize.ir", "tensorize.te", "tensorize.driver",
+                                         "tensorize.target", "tensorize.analysis")
 
 _DISPATCH = re.compile(r"^(visit|mutate|print|emit|lower|codegen)_")
 

@@ -102,6 +102,29 @@ def comm_reducer(fcombine: Callable, fidentity: Callable, name: str = "comm_redu
     >>> B = te.compute((4,), lambda i: mysum(A[i, k], axis=k), name="B")
     >>> B.op.body[0].combiner.identity_element[0].value
     0.0
+
+    Parameters
+    ----------
+    fcombine : callable
+        ``(x, y) -> combined``.
+    fidentity : callable
+        ``(dtype) -> identity element``.
+    name : str
+        The reducer's name.
+
+    Returns
+    -------
+    Reducer
+        Callable like ``te.sum``: ``reducer(expr, axis=k)``.
+
+    Examples
+    --------
+    >>> prod = te.comm_reducer(lambda x, y: x * y, lambda t: tvm.tir.const(1, t), name="prod")
+    >>> A = te.placeholder((4, 3), name="A")
+    >>> k = te.reduce_axis((0, 3), name="k")
+    >>> P = te.compute((4,), lambda i: prod(A[i, k], axis=k), name="P")
+    >>> P.shape[0]
+    4
     """
     return Reducer(fcombine, fidentity, name)
 
