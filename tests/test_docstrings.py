@@ -31,7 +31,8 @@ PACKAGES = ("tensorize", "intrinsics", "search", "experiments")
 SUMMARY_COMPLETE: tuple[str, ...] = ()
 # Sub-packages where every public object also has its Parameters/Returns sections.
 SECTIONS_COMPLETE: tuple[str, ...] = ("tensorize.schedule", "tensorize.ir", "tensorize.te", "tensorize.driver",
-                                         "tensorize.target", "tensorize.analysis")
+                                         "tensorize.target", "tensorize.analysis", "tensorize.transform",
+                                         "tensorize.runtime")
 
 _DISPATCH = re.compile(r"^(visit|mutate|print|emit|lower|codegen)_")
 

@@ -60,11 +60,24 @@ class Aarch64IllegalInstruction(Aarch64RunError):
 
 
 def host_is_aarch64() -> bool:
+    """Whether this process runs on AArch64 (no emulator needed).
+
+    Returns
+    -------
+    bool
+        True on AArch64.
+    """
     return platform.machine().lower() in ("aarch64", "arm64")
 
 
 def find_emulator() -> str | None:
-    """The qemu-user binary for AArch64 on this host, or None."""
+    """The qemu-user binary for AArch64 on this host, or None.
+
+    Returns
+    -------
+    str or None
+        The path of ``qemu-aarch64`` (or its static variant).
+    """
     for name in DEFAULT_EMULATORS:
         path = shutil.which(name)
         if path:
@@ -73,7 +86,18 @@ def find_emulator() -> str | None:
 
 
 def missing_tools(cc: str = DEFAULT_CC) -> list[str]:
-    """Names of the tools the runner needs that are not on the PATH (empty when all are there)."""
+    """Names of the tools the runner needs that are not on the PATH (empty when all are there).
+
+    Parameters
+    ----------
+    cc : str
+        The cross C compiler.
+
+    Returns
+    -------
+    list of str
+        The missing tools.
+    """
     missing = [tool for tool in (cc, _objcopy_for(cc)) if not shutil.which(tool)]
     if not host_is_aarch64() and find_emulator() is None:
         missing.append(DEFAULT_EMULATORS[0])
@@ -81,7 +105,18 @@ def missing_tools(cc: str = DEFAULT_CC) -> list[str]:
 
 
 def tools_available(cc: str = DEFAULT_CC) -> bool:
-    """Whether AArch64 code can be linked and run here (used by tests to skip)."""
+    """Whether AArch64 code can be linked and run here (used by tests to skip).
+
+    Parameters
+    ----------
+    cc : str
+        The cross C compiler.
+
+    Returns
+    -------
+    bool
+        True when nothing is missing.
+    """
     return not missing_tools(cc)
 
 
@@ -157,7 +192,20 @@ class Aarch64Runner:
 
     # -- building ---------------------------------------------------------------------------
     def executable(self, rt_mod, func_name: str) -> str:
-        """Path of the static executable that runs ``func_name`` of ``rt_mod`` (built once, cached)."""
+        """Path of the static executable that runs ``func_name`` of ``rt_mod`` (built once, cached).
+
+        Parameters
+        ----------
+        rt_mod : Module
+            An AArch64 runtime module.
+        func_name : str
+            The function's name.
+
+        Returns
+        -------
+        str
+            The executable's path.
+        """
         signature = _signature_of(rt_mod, func_name)
         self.check_tools()
         object_code = rt_mod.object_code()
@@ -197,12 +245,41 @@ class Aarch64Runner:
     # -- running ----------------------------------------------------------------------------
     def run(self, rt_mod, func_name: str, *args) -> None:
         """Run ``func_name`` on ``args`` (numpy arrays, ``tvm.nd.array`` tensors, scalars) and write
-        the results back into the array arguments, like ``rt_mod[func_name](*args)`` on the host."""
+        the results back into the array arguments, like ``rt_mod[func_name](*args)`` on the host.
+
+        Parameters
+        ----------
+        rt_mod : Module
+            An AArch64 runtime module.
+        func_name : str
+            The function's name.
+        *args : numpy.ndarray, Tensor or scalar
+            The arguments.
+        """
         self._execute(rt_mod, func_name, args, number=1, repeat=0)
 
     def time(self, rt_mod, func_name: str, *args, number: int = 10, repeat: int = 3) -> list:
         """Seconds per call of ``func_name``, one mean per batch of ``number`` calls (``repeat`` batches).
-        The arrays receive the result of the first call."""
+        The arrays receive the result of the first call.
+
+        Parameters
+        ----------
+        rt_mod : Module
+            An AArch64 runtime module.
+        func_name : str
+            The function's name.
+        *args : numpy.ndarray, Tensor or scalar
+            The arguments.
+        number : int
+            Calls per batch.
+        repeat : int
+            Batches.
+
+        Returns
+        -------
+        list of float
+            Seconds per call, one per batch.
+        """
         if number < 1 or repeat < 1:
             raise TVMValueError(f"number and repeat must be at least 1, got number={number}, repeat={repeat}")
         return self._execute(rt_mod, func_name, args, number=number, repeat=repeat).times
@@ -294,6 +371,19 @@ def run_aarch64(rt_mod, func_name: str, *args, cpu: str = "max", timeout: float 
 
     >>> # rt = tvm.build(func, target="llvm -mtriple=aarch64-linux-gnu -mattr=+neon,+dotprod")
     >>> # run_aarch64(rt, "main", a, b, c)
+
+    Parameters
+    ----------
+    rt_mod : Module
+        An AArch64 runtime module.
+    func_name : str
+        The function's name.
+    *args : numpy.ndarray, Tensor or scalar
+        The arguments.
+    cpu : str
+        The CPU qemu emulates.
+    timeout : float
+        Seconds before the run is stopped.
     """
     key = (cpu, float(timeout))
     runner = _DEFAULT_RUNNERS.get(key)

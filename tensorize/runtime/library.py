@@ -33,7 +33,13 @@ THREADS_SYMBOL = "__tensorize_num_threads"
 
 
 def num_threads() -> int:
-    """Threads for parallel loops: ``TVM_NUM_THREADS``, else ``OMP_NUM_THREADS``, else the usable cores."""
+    """Threads for parallel loops: ``TVM_NUM_THREADS``, else ``OMP_NUM_THREADS``, else the usable cores.
+
+    Returns
+    -------
+    int
+        The thread count.
+    """
     for name in ("TVM_NUM_THREADS", "OMP_NUM_THREADS"):
         value = os.environ.get(name, "").strip()
         if value.isdigit() and int(value) > 0:
@@ -66,6 +72,19 @@ class LibraryModule(Module):
         _ctypes.dlclose(handle)
 
     def export_library(self, path: str, fcompile=None, cc=None, **kwargs) -> None:
+        """Copy the loaded shared library to ``path``.
+
+        Parameters
+        ----------
+        path : str
+            The destination.
+        fcompile : optional
+            Ignored (already linked).
+        cc : optional
+            Ignored.
+        **kwargs
+            Ignored.
+        """
         if os.path.abspath(path) != os.path.abspath(self.library_path):
             shutil.copyfile(self.library_path, path)
 
