@@ -32,7 +32,7 @@ SUMMARY_COMPLETE: tuple[str, ...] = ()
 # Sub-packages where every public object also has its Parameters/Returns sections.
 SECTIONS_COMPLETE: tuple[str, ...] = ("tensorize.schedule", "tensorize.ir", "tensorize.te", "tensorize.driver",
                                          "tensorize.target", "tensorize.analysis", "tensorize.transform",
-                                         "tensorize.runtime")
+                                         "tensorize.runtime", "tensorize.arith")
 
 _DISPATCH = re.compile(r"^(visit|mutate|print|emit|lower|codegen)_")
 

@@ -48,18 +48,20 @@ class _PostOrderVisitor(StmtExprVisitor):
 def post_order_visit(stmt, fvisit: Callable[[Node], None]) -> None:
     """Call ``fvisit`` on every statement and expression under ``stmt``, children first.
 
-    >>> from tensorize.ir.expr import Var
-    >>> seen = []
-    >>> post_order_visit(Var("x") + 1, lambda n: seen.append(type(n).__name__))
-    >>> seen
-    ['Var', 'IntImm', 'Add']
-
     Parameters
     ----------
     stmt : Stmt or PrimExpr
         The root.
     fvisit : callable
         Called with each node.
+
+    Examples
+    --------
+    >>> from tensorize.ir.expr import Var
+    >>> seen = []
+    >>> post_order_visit(Var("x") + 1, lambda n: seen.append(type(n).__name__))
+    >>> seen
+    ['Var', 'IntImm', 'Add']
     """
     _PostOrderVisitor(fvisit).visit(stmt)
 

@@ -369,9 +369,6 @@ _DEFAULT_RUNNERS: dict[tuple, Aarch64Runner] = {}
 def run_aarch64(rt_mod, func_name: str, *args, cpu: str = "max", timeout: float = 60.0) -> None:
     """Run ``func_name`` of an AArch64 module on ``args``, filling the output arrays.
 
-    >>> # rt = tvm.build(func, target="llvm -mtriple=aarch64-linux-gnu -mattr=+neon,+dotprod")
-    >>> # run_aarch64(rt, "main", a, b, c)
-
     Parameters
     ----------
     rt_mod : Module
@@ -384,6 +381,11 @@ def run_aarch64(rt_mod, func_name: str, *args, cpu: str = "max", timeout: float 
         The CPU qemu emulates.
     timeout : float
         Seconds before the run is stopped.
+
+    Examples
+    --------
+    >>> # rt = tvm.build(func, target="llvm -mtriple=aarch64-linux-gnu -mattr=+neon,+dotprod")
+    >>> # run_aarch64(rt, "main", a, b, c)
     """
     key = (cpu, float(timeout))
     runner = _DEFAULT_RUNNERS.get(key)

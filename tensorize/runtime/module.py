@@ -310,9 +310,6 @@ class Module:
         Each of ``repeat`` measurements times ``number`` runs (grown until a measurement takes at least
         ``min_repeat_ms``) and records the mean time per run.
 
-        >>> # evaluator = mod.time_evaluator(mod.entry_name, tvm.cpu(), number=10)
-        >>> # print(evaluator(a, b, c).mean)
-
         Parameters
         ----------
         func_name : str
@@ -340,6 +337,11 @@ class Module:
         -------
         callable
             ``f(*args) -> BenchmarkResult``.
+
+        Examples
+        --------
+        >>> # evaluator = mod.time_evaluator(mod.entry_name, tvm.cpu(), number=10)
+        >>> # print(evaluator(a, b, c).mean)
         """
         from .profiling import make_time_evaluator
 

@@ -174,9 +174,6 @@ def _numpy_dtype(dtype: str) -> np.dtype:
 def array(arr, device: Device | None = None, dtype: str | None = None) -> Tensor:
     """A new tensor on ``device`` (default CPU) holding a copy of ``arr`` (numpy array, list or Tensor).
 
-    >>> array([[1, 2], [3, 4]], dtype="int8").dtype
-    'int8'
-
     Parameters
     ----------
     arr : numpy.ndarray, list or Tensor
@@ -196,6 +193,8 @@ def array(arr, device: Device | None = None, dtype: str | None = None) -> Tensor
     >>> a = tvm.nd.array(np.arange(4, dtype="float32"))
     >>> a.shape, a.dtype
     ((4,), 'float32')
+    >>> array([[1, 2], [3, 4]], dtype="int8").dtype
+    'int8'
     """
     if isinstance(arr, Tensor):
         dtype = dtype or arr.dtype

@@ -95,14 +95,6 @@ def comm_reducer(fcombine: Callable, fidentity: Callable, name: str = "comm_redu
     """A commutative reducer from ``fcombine(x, y)`` (tuples for multi-value reducers) and
     ``fidentity(dtype, ...)``.
 
-    >>> from tensorize import te
-    >>> mysum = te.comm_reducer(lambda x, y: x + y, lambda t: te.const(0, t), name="mysum")
-    >>> A = te.placeholder((4, 8), name="A")
-    >>> k = te.reduce_axis((0, 8), "k")
-    >>> B = te.compute((4,), lambda i: mysum(A[i, k], axis=k), name="B")
-    >>> B.op.body[0].combiner.identity_element[0].value
-    0.0
-
     Parameters
     ----------
     fcombine : callable
@@ -125,6 +117,13 @@ def comm_reducer(fcombine: Callable, fidentity: Callable, name: str = "comm_redu
     >>> P = te.compute((4,), lambda i: prod(A[i, k], axis=k), name="P")
     >>> P.shape[0]
     4
+    >>> from tensorize import te
+    >>> mysum = te.comm_reducer(lambda x, y: x + y, lambda t: te.const(0, t), name="mysum")
+    >>> A = te.placeholder((4, 8), name="A")
+    >>> k = te.reduce_axis((0, 8), "k")
+    >>> B = te.compute((4,), lambda i: mysum(A[i, k], axis=k), name="B")
+    >>> B.op.body[0].combiner.identity_element[0].value
+    0.0
     """
     return Reducer(fcombine, fidentity, name)
 

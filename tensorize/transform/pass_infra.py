@@ -365,12 +365,6 @@ def module_pass(pass_func=None, opt_level: int | None = None, name: str | None =
                 required: Sequence[str] | None = None, traceable: bool = False):
     """Make a module pass from ``f(mod, ctx) -> mod`` or a class with ``transform_module``; usable as a decorator.
 
-    >>> @module_pass(opt_level=1)
-    ... def drop_all(mod, ctx):
-    ...     return IRModule({})
-    >>> drop_all.info.opt_level
-    1
-
     Parameters
     ----------
     pass_func : callable or class, optional
@@ -396,6 +390,11 @@ def module_pass(pass_func=None, opt_level: int | None = None, name: str | None =
     ...     return mod
     >>> identity(tvm.IRModule({"main": matmul()})).function_names()
     ['main']
+    >>> @module_pass(opt_level=1)
+    ... def drop_all(mod, ctx):
+    ...     return IRModule({})
+    >>> drop_all.info.opt_level
+    1
     """
     return _wrap("module", pass_func, opt_level, name, required, traceable)
 
