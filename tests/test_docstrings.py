@@ -5,8 +5,9 @@ whose name has no leading underscore, in a module whose path has no underscore-p
 (``__init__.py`` counts as public), or a method without a leading underscore of such a class.
 Its docstring must have a summary line; a callable that takes arguments (besides ``self``/``cls``)
 must have a ``Parameters`` section and one that returns a value a ``Returns`` (or ``Yields``)
-section. Properties, overrides of dunder protocols and ``visit_*``/``mutate_*`` dispatch methods of
-the IR functors need only the summary (or none, for the dispatch methods).
+section. Properties need only the summary; dunder methods and the dispatch methods of the IR
+functors, printers and the TVMScript parser (``visit_*``, ``mutate_*``, ``stmt_*``, ``eval_*``, ...,
+named after the node type they handle) need none.
 
 Two levels are enforced per package:
 
@@ -28,13 +29,13 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGES = ("tensorize", "intrinsics", "search", "experiments")
 
 # Sub-packages (dotted prefixes) where every public object has a docstring summary.
-SUMMARY_COMPLETE: tuple[str, ...] = ()
+SUMMARY_COMPLETE: tuple[str, ...] = ("tensorize.script",)
 # Sub-packages where every public object also has its Parameters/Returns sections.
 SECTIONS_COMPLETE: tuple[str, ...] = ("tensorize.schedule", "tensorize.ir", "tensorize.te", "tensorize.driver",
                                          "tensorize.target", "tensorize.analysis", "tensorize.transform",
                                          "tensorize.runtime", "tensorize.arith")
 
-_DISPATCH = re.compile(r"^(visit|mutate|print|emit|lower|codegen)_")
+_DISPATCH = re.compile(r"^(visit|mutate|print|emit|lower|codegen|stmt|eval)_")
 
 
 def _public_module(path: pathlib.Path) -> bool:

@@ -91,13 +91,16 @@ class ExprPrinter:
 
     # -- entry points ----------------------------------------------------------------------
     def expr(self, e) -> str:
+        """The text of an expression."""
         return self._p(e)[0]
 
     def var(self, v: E.Var) -> str:
+        """The name of a variable (free variables are reported through ``on_free_var``)."""
         name = self.names.name_of(v)
         return name if name is not None else self.on_free_var(v)
 
     def buffer(self, b: Buffer) -> str:
+        """The name of a buffer (free buffers are reported through ``on_free_buffer``)."""
         name = self.names.name_of(b)
         return name if name is not None else self.on_free_buffer(b)
 
@@ -133,12 +136,14 @@ class ExprPrinter:
         return repr(obj)
 
     def dict_text(self, mapping: dict) -> str:
+        """A dict literal of attribute values, keys sorted."""
         items = list(mapping.items())
         if all(isinstance(k, str) for k, _ in items):
             items.sort(key=lambda kv: kv[0])  # TVM prints attribute maps in key order
         return "{" + ", ".join(f"{self.value(k)}: {self.value(v)}" for k, v in items) + "}"
 
     def iter_var(self, iv: E.IterVar) -> str:
+        """``T.iter_var(...)`` text of an IterVar."""
         kinds = {E.IterVar.DataPar: "DataPar", E.IterVar.ThreadIndex: "ThreadIndex",
                  E.IterVar.CommReduce: "CommReduce", E.IterVar.Ordered: "Ordered", E.IterVar.Opaque: "DimInfo"}
         dom = "None" if iv.dom is None else self.value(iv.dom)

@@ -49,18 +49,22 @@ class NameTable:
         self._keep: list[object] = []  # holds defined objects alive so their ids stay unique
 
     def push_scope(self) -> None:
+        """Open a naming scope."""
         self._scopes.append([])
 
     def pop_scope(self) -> None:
+        """Close the innermost scope; its names become free for reuse."""
         for key, owns_name in self._scopes.pop():
             name = self._names.pop(key, None)
             if owns_name and name is not None:
                 self._used.discard(name)
 
     def name_of(self, obj) -> str | None:
+        """The name given to ``obj``, or None."""
         return self._names.get(id(obj))
 
     def is_defined(self, obj) -> bool:
+        """Whether ``obj`` has a name."""
         return id(obj) in self._names
 
     def define(self, obj, hint: str, outermost: bool = False) -> str:

@@ -51,11 +51,13 @@ class StmtPrinter:
 
     # -- output ---------------------------------------------------------------------------
     def indent_text(self, depth: int) -> str:
+        """The indentation of ``depth`` levels."""
         while len(self._indents) <= depth:
             self._indents.append(self._indents[-1] + self.indent_unit)
         return self._indents[depth]
 
     def emit(self, line: str) -> None:
+        """Append ``line`` at the current depth."""
         self.lines.append(self.indent_text(self.depth) + line)
 
     def body(self, stmt: Stmt) -> None:
@@ -89,6 +91,7 @@ class StmtPrinter:
         return name
 
     def define_buffer(self, buffer: Buffer) -> str:
+        """Give ``buffer`` (and its data pointer) a name in the current scope."""
         name = self.names.define(buffer, buffer.name)
         self._alias_parts(buffer, name)
         return name
@@ -124,6 +127,7 @@ class StmtPrinter:
         return text if text.endswith(")") else text + "()"
 
     def region(self, region: BufferRegion) -> str:
+        """``A[0:16, vk]`` text of a BufferRegion."""
         parts = []
         for r in region.region:
             if isinstance(r.extent, E.IntImm) and r.extent.value == 1:
@@ -133,10 +137,12 @@ class StmtPrinter:
         return f"{self.ex.buffer(region.buffer)}[{', '.join(parts) if parts else '()'}]"
 
     def match_buffer(self, match: MatchBufferRegion) -> None:
+        """Print a block's ``T.match_buffer`` line."""
         self.buffer_definition(match.buffer, "T.match_buffer", first_args=[self.region(match.source)])
 
     # -- statements -------------------------------------------------------------------------
     def stmt(self, s: Stmt, concise: bool) -> None:
+        """Print a statement through its handler (``concise``: a body where a root block may be elided)."""
         handler = self._dispatch.get(type(s))
         if handler is None:
             handler = None

@@ -313,22 +313,100 @@ class axis:  # noqa: N801 - TVMScript's name
 
     @staticmethod
     def spatial(dom, binding, dtype: str | None = None):
+        """A spatial (data-parallel) block iterator.
+
+        Parameters
+        ----------
+        dom : int, tuple or Range
+            The iterator's domain (an extent, ``(min, max)`` or a Range).
+        binding : PrimExpr
+            The value bound to it (usually a loop variable).
+        dtype : str, optional
+            The iterator's dtype.
+
+        Returns
+        -------
+        AxisSpec
+            Used as ``vi = T.axis....(...)`` inside a block.
+        """
         return _specs.AxisSpec(IterVar.DataPar, dom, binding, dtype)
 
     @staticmethod
     def reduce(dom, binding, dtype: str | None = None):
+        """A reduction block iterator.
+
+        Parameters
+        ----------
+        dom : int, tuple or Range
+            The iterator's domain (an extent, ``(min, max)`` or a Range).
+        binding : PrimExpr
+            The value bound to it (usually a loop variable).
+        dtype : str, optional
+            The iterator's dtype.
+
+        Returns
+        -------
+        AxisSpec
+            Used as ``vi = T.axis....(...)`` inside a block.
+        """
         return _specs.AxisSpec(IterVar.CommReduce, dom, binding, dtype)
 
     @staticmethod
     def scan(dom, binding, dtype: str | None = None):
+        """A scan (ordered) block iterator.
+
+        Parameters
+        ----------
+        dom : int, tuple or Range
+            The iterator's domain (an extent, ``(min, max)`` or a Range).
+        binding : PrimExpr
+            The value bound to it (usually a loop variable).
+        dtype : str, optional
+            The iterator's dtype.
+
+        Returns
+        -------
+        AxisSpec
+            Used as ``vi = T.axis....(...)`` inside a block.
+        """
         return _specs.AxisSpec(IterVar.Ordered, dom, binding, dtype)
 
     @staticmethod
     def opaque(dom, binding, dtype: str | None = None):
+        """An opaque block iterator.
+
+        Parameters
+        ----------
+        dom : int, tuple or Range
+            The iterator's domain (an extent, ``(min, max)`` or a Range).
+        binding : PrimExpr
+            The value bound to it (usually a loop variable).
+        dtype : str, optional
+            The iterator's dtype.
+
+        Returns
+        -------
+        AxisSpec
+            Used as ``vi = T.axis....(...)`` inside a block.
+        """
         return _specs.AxisSpec(IterVar.Opaque, dom, binding, dtype)
 
     @staticmethod
     def remap(kinds: str, bindings: Sequence):
+        """Several block iterators at once, bound to loop variables: ``"S"`` spatial, ``"R"`` reduce.
+
+        Parameters
+        ----------
+        kinds : str
+            One letter per iterator, e.g. ``"SSR"``.
+        bindings : list of Var
+            The loop variables.
+
+        Returns
+        -------
+        RemapSpec
+            Used as ``vi, vj, vk = T.axis.remap(...)``.
+        """
         if len(kinds) != len(bindings):
             raise _errors.TVMValueError(f"T.axis.remap got {len(kinds)} kinds ({kinds!r}) but {len(bindings)} loop variables")
         bad = set(kinds) - set("SR")
@@ -487,14 +565,47 @@ def Let(body, where: dict | None = None):  # noqa: N802,F811 - TVMScript's name
 
 
 def Range(begin, end=None):  # noqa: N802,F811 - TVM's name
+    """``T.Range(begin, end)``: the Range ``[begin, end)`` (``[0, begin)`` with one argument).
+
+    Parameters
+    ----------
+    begin : PrimExpr or int
+        The start (or the end, alone).
+    end : PrimExpr or int, optional
+        The end.
+
+    Returns
+    -------
+    Range
+        The range.
+    """
     from ..ir.expr import Range as _Range
 
     return _Range(begin, end)
 
 
 def ret(value) -> Call:
+    """``T.ret(value)``: return ``value`` from the function.
+
+    Parameters
+    ----------
+    value : PrimExpr
+        The value.
+
+    Returns
+    -------
+    Call
+        The ``tir.ret`` call.
+    """
     return call_intrin(convert(value).dtype, "tir.ret", value)
 
 
 def undef() -> Call:
+    """``T.undef()``: an undefined int32 value.
+
+    Returns
+    -------
+    Call
+        The ``tir.undef`` call.
+    """
     return call_intrin("int32", "tir.undef")

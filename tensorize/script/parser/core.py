@@ -30,7 +30,18 @@ _STMT_METHODS: dict[type, Any] = {}  # AST class -> Parser.stmt_<Class>
 
 
 def normalize_func_attrs(attrs: dict) -> dict:
-    """TVM 0.27's ``"tirx.noalias"`` is ``"tir.noalias"``; boolean constants are Python bools."""
+    """TVM 0.27's ``"tirx.noalias"`` is ``"tir.noalias"``; boolean constants are Python bools.
+
+    Parameters
+    ----------
+    attrs : dict
+        The parsed function attributes.
+
+    Returns
+    -------
+    dict
+        The normalised attributes.
+    """
     out = {}
     for key, value in attrs.items():
         key = "tir.noalias" if key == "tirx.noalias" else key
@@ -56,6 +67,7 @@ class Parser(AssignStatements, CompoundStatements):
 
     # -- names -------------------------------------------------------------------------------
     def lookup(self, name: str, default=MISSING):
+        """The value of ``name``: innermost scope first, then the builtins (``default`` when unbound)."""
         for scope in reversed(self.scopes):
             if name in scope:
                 return scope[name]
@@ -64,15 +76,19 @@ class Parser(AssignStatements, CompoundStatements):
         return self.builtins.get(name, default)
 
     def bind(self, name: str, value) -> None:
+        """Bind ``name`` to ``value`` in the innermost scope."""
         self.scopes[-1][name] = value
 
     def push_scope(self) -> None:
+        """Open a name scope."""
         self.scopes.append({})
 
     def pop_scope(self) -> None:
+        """Close the innermost name scope."""
         self.scopes.pop()
 
     def eval(self, node: ast.expr):
+        """Evaluate a Python expression node of the prim_func (see ``ExprEvaluator``)."""
         return self.evaluator.eval(node)
 
     def call_special(self, func, node: ast.Call):
@@ -88,6 +104,7 @@ class Parser(AssignStatements, CompoundStatements):
         return MISSING
 
     def error(self, node, message: str):
+        """A DiagnosticError at ``node`` (to raise)."""
         return self.source.error(node, message)
 
     def let_expr(self, node: ast.Call):
@@ -113,15 +130,18 @@ class Parser(AssignStatements, CompoundStatements):
     # -- frames ------------------------------------------------------------------------------
     @property
     def function(self) -> FunctionFrame:
+        """The frame of the function being parsed."""
         return self.frames[0]
 
     def current_block(self) -> BlockFrame | None:
+        """The frame of the innermost block being parsed, or None outside blocks."""
         for frame in reversed(self.frames):
             if isinstance(frame, BlockFrame):
                 return frame
         return None
 
     def require_block(self, node, what: str) -> BlockFrame:
+        """The innermost block frame; an error naming ``what`` when outside any block."""
         frame = self.frames[-1] if self.frames else None
         if not isinstance(frame, BlockFrame):
             raise self.error(node, f"{what} must be written directly inside a `with T.block(...)` body")
@@ -129,6 +149,7 @@ class Parser(AssignStatements, CompoundStatements):
 
     # -- functions ---------------------------------------------------------------------------
     def parse_function(self, fdef: ast.FunctionDef) -> PrimFunc:
+        """Parse a ``def`` into a PrimFunc: parameters, attributes, body and the root block."""
         frame = FunctionFrame(fdef.name)
         self.frames.append(frame)
         args = fdef.args
@@ -147,6 +168,7 @@ class Parser(AssignStatements, CompoundStatements):
                         span=self.source.span(fdef))
 
     def parse_param(self, frame: FunctionFrame, arg: ast.arg) -> None:
+        """Declare one parameter: a buffer (from its ``T.Buffer`` annotation), a handle or a scalar."""
         if arg.annotation is None:
             raise self.error(arg, f"parameter {arg.arg!r} needs a type annotation, e.g. {arg.arg}: T.Buffer((128,), "
                                   f'"float32") or {arg.arg}: T.int32 or {arg.arg}: T.handle')
@@ -175,6 +197,7 @@ class Parser(AssignStatements, CompoundStatements):
 
     # -- statement lists ---------------------------------------------------------------------
     def parse_body(self, stmts: list[ast.stmt]) -> Stmt:
+        """Parse a list of statements into one Stmt (each statement may consume the ones after it)."""
         out: list[Stmt] = []
         for index, node in enumerate(stmts):
             result = self.parse_stmt(node, stmts[index + 1:])
@@ -188,6 +211,7 @@ class Parser(AssignStatements, CompoundStatements):
         return out[0] if len(out) == 1 else SeqStmt.flatten(out)
 
     def parse_rest(self, rest: list[ast.stmt]) -> Stmt:
+        """Parse the statements that follow a binding statement, in the binding's scope."""
         self.push_scope()
         try:
             return self.parse_body(rest)
@@ -195,6 +219,7 @@ class Parser(AssignStatements, CompoundStatements):
             self.pop_scope()
 
     def parse_stmt(self, node: ast.stmt, rest: list[ast.stmt]):
+        """Parse one statement through its ``stmt_<Type>`` method; unexpected errors become diagnostics."""
         method = _STMT_METHODS.get(type(node))
         if method is None:
             method = getattr(Parser, "stmt_" + type(node).__name__, None)
@@ -263,6 +288,7 @@ class Parser(AssignStatements, CompoundStatements):
         raise self.error(node, f"{spec.construct}(...) cannot be used as a statement here")
 
     def as_region(self, node, value) -> BufferRegion:
+        """A BufferRegion from a subscript value (a load becomes a one-element region)."""
         if isinstance(value, BufferRegion):
             return value
         if isinstance(value, Buffer):
@@ -274,6 +300,7 @@ class Parser(AssignStatements, CompoundStatements):
         raise self.error(node, f"expected a buffer region such as A[vi, 0:4], got {type(value).__name__}")
 
     def add_alloc_buffer(self, buffer: Buffer) -> None:
+        """Allocate ``buffer`` in the innermost block (the root block at function level)."""
         frame = self.current_block()
         if frame is None:
             self.function.root_alloc_buffers.append(buffer)

@@ -98,6 +98,7 @@ def _find_def(tree: ast.Module, kind: type, name: str) -> ast.AST:
 
 def parse_function_def(source: Source, fdef: ast.FunctionDef, env: dict, check_well_formed: bool = True,
                        private: bool = False, policy: SafePolicy | None = None) -> PrimFunc:
+    """Parse a ``def`` node of TVMScript text into a PrimFunc (checked unless ``check_well_formed`` is False)."""
     func = Parser(source, env, policy).parse_function(fdef)
     if not private and "global_symbol" not in func.attrs:
         func = func.with_attr("global_symbol", fdef.name)  # TVM: a public function is exported by its name
@@ -172,6 +173,7 @@ def default_environment() -> dict[str, Any]:
 
 def parse_module_class(source: Source, cdef: ast.ClassDef, env: dict, check_well_formed: bool = True,
                        policy: SafePolicy | None = None) -> IRModule:
+    """Parse a ``class`` node decorated ``@I.ir_module`` into an IRModule of its prim_funcs."""
     functions = {}
     for item in cdef.body:
         if isinstance(item, ast.FunctionDef):

@@ -110,10 +110,12 @@ class ExprEvaluator:
             raise self.error(node, message)
 
     def error(self, node, message):
+        """A DiagnosticError at ``node`` (to raise)."""
         return self.parser.source.error(node, message)
 
     def eval(self, node: ast.expr) -> Any:
         # Dispatch on the AST class through a per-class table (the hot path of parsing).
+        """The value of an expression node, through its ``eval_<Type>`` method."""
         method = _EVAL_METHODS.get(type(node))
         if method is None:
             method = getattr(type(self), "eval_" + type(node).__name__, None)

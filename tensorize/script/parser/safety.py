@@ -74,6 +74,7 @@ class SafePolicy:
                         self.callables.update(id(v) for k, v in _class_attrs(value).items())
 
     def check_attribute(self, base, attr: str) -> str | None:
+        """Why ``base.attr`` may not be read in TVMScript text, or None when it may."""
         if attr.startswith("_"):
             return f"attribute {attr!r} is not part of TVMScript (names starting with '_' are never evaluated)"
         if id(base) in self.namespaces:
@@ -92,6 +93,7 @@ class SafePolicy:
         return None
 
     def check_call(self, func) -> str | None:
+        """Why ``func`` may not be called in TVMScript text, or None when it may."""
         if func is builtins.range or id(func) in self.callables or getattr(func, "tvmscript_lambda", False):
             return None
         if type(func).__module__.startswith("tensorize.script.") and callable(func):  # T.float32, T.Buffer
@@ -102,6 +104,7 @@ class SafePolicy:
         return f"calling {_describe(func)} is not part of TVMScript"
 
     def check_subscript(self, base) -> str | None:
+        """Why ``base[...]`` may not be evaluated in TVMScript text, or None when it may."""
         if isinstance(base, _SUBSCRIPTABLE) or id(base) in self.callables:
             return None
         return f"subscripting a {type(base).__name__} is not part of TVMScript"

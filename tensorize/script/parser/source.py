@@ -48,6 +48,7 @@ class Source:
         return Source(dedented, source_name, start_line, indent)
 
     def parse(self) -> ast.Module:
+        """The Python AST of the source (syntax warnings silenced; syntax errors become diagnostics)."""
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", SyntaxWarning)  # "invalid decimal literal" and such: errors follow
@@ -66,6 +67,7 @@ class Source:
         return None
 
     def span(self, node: ast.AST) -> Span | None:
+        """The Span of ``node`` in the original file (line and column shifted back from the dedented text)."""
         try:  # statements and expressions parsed by ``ast`` always carry all four positions
             line, column, end_line, end_col = node.lineno, node.col_offset, node.end_lineno, node.end_col_offset
         except AttributeError:
