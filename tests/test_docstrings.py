@@ -7,7 +7,8 @@ Its docstring must have a summary line; a callable that takes arguments (besides
 must have a ``Parameters`` section and one that returns a value a ``Returns`` (or ``Yields``)
 section. Properties need only the summary; dunder methods and the dispatch methods of the IR
 functors, printers and the TVMScript parser (``visit_*``, ``mutate_*``, ``stmt_*``, ``eval_*``, ...,
-named after the node type they handle) need none.
+named after the node type they handle) need none, nor do ``@T.prim_func`` programs (TVMScript, such
+as the descriptions and implementations of tensor intrinsics, documented where they are registered).
 
 Two levels are enforced per package:
 
@@ -33,7 +34,7 @@ SUMMARY_COMPLETE: tuple[str, ...] = ("tensorize.script",)
 # Sub-packages where every public object also has its Parameters/Returns sections.
 SECTIONS_COMPLETE: tuple[str, ...] = ("tensorize.schedule", "tensorize.ir", "tensorize.te", "tensorize.driver",
                                          "tensorize.target", "tensorize.analysis", "tensorize.transform",
-                                         "tensorize.runtime", "tensorize.arith")
+                                         "tensorize.runtime", "tensorize.arith", "intrinsics")
 
 _DISPATCH = re.compile(r"^(visit|mutate|print|emit|lower|codegen|stmt|eval)_")
 
@@ -98,9 +99,15 @@ def _has_section(doc: str, section: str) -> bool:
     return re.search(rf"^\s*{section}\n\s*-{{3,}}", doc, re.M) is not None
 
 
+def _is_prim_func(fn: ast.FunctionDef) -> bool:
+    """A ``@T.prim_func`` is TVMScript (a PrimFunc, e.g. an intrinsic's desc or impl), not a callable."""
+    return any((d.attr if isinstance(d, ast.Attribute) else getattr(d, "id", "")) == "prim_func"
+               for d in (x.func if isinstance(x, ast.Call) else x for x in fn.decorator_list))
+
+
 def _check_function(fn, qual: str, method: bool, gaps: list):
     doc = ast.get_docstring(fn)
-    if fn.name.startswith("__") or (method and _DISPATCH.match(fn.name)):
+    if fn.name.startswith("__") or (method and _DISPATCH.match(fn.name)) or _is_prim_func(fn):
         return
     if not doc or not doc.strip().splitlines()[0].strip():
         gaps.append((qual, "summary"))
