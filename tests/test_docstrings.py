@@ -34,7 +34,8 @@ SUMMARY_COMPLETE: tuple[str, ...] = ("tensorize.script",)
 # Sub-packages where every public object also has its Parameters/Returns sections.
 SECTIONS_COMPLETE: tuple[str, ...] = ("tensorize.schedule", "tensorize.ir", "tensorize.te", "tensorize.driver",
                                          "tensorize.target", "tensorize.analysis", "tensorize.transform",
-                                         "tensorize.runtime", "tensorize.arith", "intrinsics")
+                                         "tensorize.runtime", "tensorize.arith", "intrinsics",
+                                         "tensorize.codegen.llvm", "tensorize.codegen.python")
 
 _DISPATCH = re.compile(r"^(visit|mutate|print|emit|lower|codegen|stmt|eval)_")
 
