@@ -108,7 +108,22 @@ def parse_function_def(source: Source, fdef: ast.FunctionDef, env: dict, check_w
 
 
 def parse_prim_func(pyfunc, check_well_formed: bool = True, private: bool = False) -> PrimFunc:
-    """Parse a Python function object as TVMScript (what ``@T.prim_func`` does)."""
+    """Parse a Python function object as TVMScript (what ``@T.prim_func`` does).
+
+    Parameters
+    ----------
+    pyfunc : callable
+        The function (its source must be readable).
+    check_well_formed : bool
+        Verify the result.
+    private : bool
+        Give the function no ``global_symbol``.
+
+    Returns
+    -------
+    PrimFunc
+        The function.
+    """
     if isinstance(pyfunc, PrimFunc):
         return pyfunc
     if not inspect.isfunction(pyfunc):
@@ -167,7 +182,13 @@ def _resolve(node: ast.expr, env: dict):
 
 
 def default_environment() -> dict[str, Any]:
-    """The names TVMScript text sees: the ``T`` and ``I`` namespaces and nothing else."""
+    """The names TVMScript text sees: the ``T`` and ``I`` namespaces and nothing else.
+
+    Returns
+    -------
+    dict of str to any
+        The names.
+    """
     return {"T": T, "I": I}
 
 
