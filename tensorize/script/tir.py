@@ -409,8 +409,8 @@ def thread_binding(start, stop=None, thread: str | None = None, *, annotations=N
 
     Returns
     -------
-    range
-        Iterated by the ``for`` statement.
+    ForSpec
+        A loop record iterated by the ``for`` statement.
     """
     if isinstance(stop, str) and thread is None:
         start, stop, thread = 0, start, stop
@@ -431,8 +431,8 @@ def grid(*extents) -> list:
 
     Returns
     -------
-    list
-        Iterated by the ``for`` statement.
+    list of ForSpec
+        Loop records iterated by the ``for`` statement.
     """
     return [_specs.ForSpec(_ForKind.SERIAL, 0, e) for e in extents]
 
@@ -745,8 +745,8 @@ def launch_thread(thread, extent):
 
     Returns
     -------
-    Var
-        The thread index variable.
+    Spec
+        A record the parser turns into a thread launch; the assigned name is the thread index.
     """
     return _specs.LaunchThreadSpec(thread, extent)
 
