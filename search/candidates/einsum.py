@@ -79,6 +79,7 @@ class Einsum:
 
     @property
     def iter_vars(self) -> tuple:
+        """The block's iterators."""
         return tuple(self.block.iter_vars)
 
     def buffers_of(self, var: E.Var) -> frozenset:

@@ -37,6 +37,7 @@ class Candidate:
 
     @property
     def trace(self) -> Trace:
+        """The candidate's schedule trace."""
         return self.sch.trace
 
 
@@ -85,9 +86,11 @@ class Sampler:
             self.seconds += time.perf_counter() - start
 
     def from_sketch(self, sketch: Schedule) -> Candidate | None:
+        """A new candidate from ``sketch`` with every decision resampled, or None when invalid."""
         return self._replay(sketch.trace, lambda inst, decision: RESAMPLE)
 
     def from_trace(self, trace: Trace) -> Candidate | None:
+        """The candidate ``trace`` gives when replayed as is, or None when invalid."""
         return self._replay(trace, None)
 
 
@@ -121,6 +124,7 @@ class SearchStrategy:
                 self.measured_traces.append((secs, trace))
 
     def generate_measure_candidates(self, n: int) -> list[Candidate]:
+        """Up to ``n`` new candidates to measure (empty when the space is exhausted)."""
         raise NotImplementedError
 
     def notify_runner_results(self, candidates: list[Candidate], mean_secs: list[float]) -> None:
@@ -132,6 +136,7 @@ class SearchStrategy:
 
     @property
     def invalid_counts(self) -> dict[str, int]:
+        """Samples rejected so far, by reason."""
         return dict(self.sampler.invalid) if self.sampler else {}
 
     def _fresh_samples(self, n: int, max_attempts: int, seen: set[int]) -> list[Candidate]:
