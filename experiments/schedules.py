@@ -13,6 +13,7 @@ _SCHEDULES: dict[tuple[str, str], Callable] = {}
 
 
 def register(workload: str, name: str):
+    """Decorator registering a hand schedule ``name`` for ``workload``."""
     def wrap(fn):
         _SCHEDULES[(workload, name)] = fn
         return fn
@@ -21,6 +22,7 @@ def register(workload: str, name: str):
 
 
 def schedule_names(workload: str) -> list[str]:
+    """The schedules of ``workload``: ``"default"`` then the registered ones, sorted."""
     return ["default"] + sorted(n for (w, n) in _SCHEDULES if w == workload)
 
 

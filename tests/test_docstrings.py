@@ -30,7 +30,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGES = ("tensorize", "intrinsics", "search", "experiments")
 
 # Sub-packages (dotted prefixes) where every public object has a docstring summary.
-SUMMARY_COMPLETE: tuple[str, ...] = ("tensorize", "search")
+SUMMARY_COMPLETE: tuple[str, ...] = PACKAGES
 # Sub-packages where every public object also has its Parameters/Returns sections.
 SECTIONS_COMPLETE: tuple[str, ...] = ("tensorize.schedule", "tensorize.ir", "tensorize.te", "tensorize.driver",
                                          "tensorize.target", "tensorize.analysis", "tensorize.transform",
