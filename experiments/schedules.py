@@ -1,7 +1,9 @@
 """Hand-written schedules by (workload, name). ``default`` leaves the program as ``te`` built it;
 the others are CPU schedules a performance engineer would write. The search plugs in beside these.
 
->>> # sch = apply_schedule("dep_conv", "cpu_hand", tvm.tir.Schedule(mod), target)
+Example::
+
+    sch = apply_schedule("dep_conv", "cpu_hand", tvm.tir.Schedule(mod), vector_lanes=8)
 """
 from __future__ import annotations
 

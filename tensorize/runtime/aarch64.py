@@ -5,10 +5,12 @@ links its object code with a small generated C driver (``aarch64_driver``) into 
 executable, runs that (under ``qemu-aarch64-static -cpu <cpu>`` unless the host is AArch64), and
 copies the buffers back, so a call fills output arrays like a local call does.
 
->>> # rt = tvm.build(sch.mod, target="llvm -mtriple=aarch64-linux-gnu -mattr=+neon,+dotprod")
->>> # run_aarch64(rt, "main", a, b, c)              # c now holds the result
->>> # runner = Aarch64Runner(cpu="cortex-a72")       # a CPU model without dotprod
->>> # runner.run(rt, "main", a, b, c)               # raises Aarch64IllegalInstruction
+Example (needs qemu-user and an AArch64 cross toolchain, see ``tools_available``)::
+
+    rt = tvm.build(sch.mod, target="llvm -mtriple=aarch64-linux-gnu -mattr=+neon,+dotprod")
+    run_aarch64(rt, "main", a, b, c)              # c now holds the result
+    runner = Aarch64Runner(cpu="cortex-a72")       # a CPU model without dotprod
+    runner.run(rt, "main", a, b, c)               # raises Aarch64IllegalInstruction
 
 ``Aarch64Runner`` is the object the search's ARM nodes use: it caches one executable per
 (module, function), checks arguments against the function's signature before anything runs,
@@ -152,9 +154,11 @@ class Aarch64Runner:
 
     Example
     -------
-    >>> # runner = Aarch64Runner(cpu="max,sve256=on", timeout=30)
-    >>> # runner.run(rt_mod, "main", a, b, c)
-    >>> # runner.time(rt_mod, "main", a, b, c, number=10, repeat=3)   # [seconds per call, ...]
+    Example (needs qemu-user and an AArch64 cross toolchain)::
+
+        runner = Aarch64Runner(cpu="max,sve256=on", timeout=30)
+        runner.run(rt_mod, "main", a, b, c)
+        runner.time(rt_mod, "main", a, b, c, number=10, repeat=3)   # [seconds per call, ...]
     """
 
     def __init__(self, cpu: str = "max", emulator: str | None = "auto", cc: str = DEFAULT_CC,
@@ -384,8 +388,10 @@ def run_aarch64(rt_mod, func_name: str, *args, cpu: str = "max", timeout: float 
 
     Examples
     --------
-    >>> # rt = tvm.build(func, target="llvm -mtriple=aarch64-linux-gnu -mattr=+neon,+dotprod")
-    >>> # run_aarch64(rt, "main", a, b, c)
+    Example (needs qemu-user and an AArch64 cross toolchain)::
+
+        rt = tvm.build(func, target="llvm -mtriple=aarch64-linux-gnu -mattr=+neon,+dotprod")
+        run_aarch64(rt, "main", a, b, c)
     """
     key = (cpu, float(timeout))
     runner = _DEFAULT_RUNNERS.get(key)

@@ -7,8 +7,15 @@ with the system loader (``dlopen``) in any process, reads that document and retu
 functions check their arguments exactly as the freshly built module's do. Nothing in the file is
 evaluated as Python.
 
->>> # rt = tvm.build(func, target="llvm"); rt.export_library("k.so")
->>> # same = tvm.runtime.load_module("k.so"); same(a, b, c)
+>>> import os, tempfile
+>>> rt = tvm.build(matmul(), target="llvm")
+>>> with tempfile.TemporaryDirectory() as tmp:
+...     rt.export_library(os.path.join(tmp, "k.so"))
+...     same = tvm.runtime.load_module(os.path.join(tmp, "k.so"))
+...     a, b, c = (tvm.nd.array(np.ones((16, 16), "float32")) for _ in range(3))
+...     same(a, b, c)
+>>> float(c.numpy()[1, 1])
+16.0
 """
 from __future__ import annotations
 

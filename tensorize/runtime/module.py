@@ -4,7 +4,13 @@ A ``Module`` holds compiled functions by name. It is callable (runs the entry fu
 (``mod["main"]`` is a ``PackedFunc``), and keeps its sources (``get_source("ll")``,
 ``get_source("asm")``) and its object code (``export_library("k.so")``).
 
->>> # mod = tvm.build(ir_module, target="llvm"); mod(a, b); mod["main"](a, b)
+>>> mod = tvm.build(matmul(), target="llvm")
+>>> a, b = tvm.nd.array(np.ones((16, 16), "float32")), tvm.nd.array(np.ones((16, 16), "float32"))
+>>> c = tvm.nd.empty((16, 16), "float32")
+>>> mod(a, b, c)
+>>> mod["main"](a, b, c)
+>>> float(c.numpy()[0, 0])
+16.0
 """
 from __future__ import annotations
 
@@ -340,8 +346,11 @@ class Module:
 
         Examples
         --------
-        >>> # evaluator = mod.time_evaluator(mod.entry_name, tvm.cpu(), number=10)
-        >>> # print(evaluator(a, b, c).mean)
+        >>> mod = tvm.build(matmul(), target="llvm")
+        >>> a, b, c = (tvm.nd.array(np.ones((16, 16), "float32")) for _ in range(3))
+        >>> evaluator = mod.time_evaluator(mod.entry_name, tvm.cpu(), number=10)
+        >>> evaluator(a, b, c).mean > 0
+        True
         """
         from .profiling import make_time_evaluator
 
