@@ -35,7 +35,8 @@ SUMMARY_COMPLETE: tuple[str, ...] = PACKAGES
 SECTIONS_COMPLETE: tuple[str, ...] = ("tensorize.schedule", "tensorize.ir", "tensorize.te", "tensorize.driver",
                                          "tensorize.target", "tensorize.analysis", "tensorize.transform",
                                          "tensorize.runtime", "tensorize.arith", "intrinsics",
-                                         "tensorize.codegen.llvm", "tensorize.codegen.python")
+                                         "tensorize.codegen.llvm", "tensorize.codegen.python",
+                                         "tensorize.script.parser")
 
 _DISPATCH = re.compile(r"^(visit|mutate|print|emit|lower|codegen|stmt|eval)_")
 
