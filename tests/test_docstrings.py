@@ -36,7 +36,8 @@ SECTIONS_COMPLETE: tuple[str, ...] = ("tensorize.schedule", "tensorize.ir", "ten
                                          "tensorize.target", "tensorize.analysis", "tensorize.transform",
                                          "tensorize.runtime", "tensorize.arith", "intrinsics",
                                          "tensorize.codegen.llvm", "tensorize.codegen.python",
-                                         "tensorize.script.parser")
+                                         "tensorize.script", "tensorize.codegen", "tensorize.errors",
+                                         "tensorize.nd", "tensorize.tir", "tensorize.s_tir")
 
 _DISPATCH = re.compile(r"^(visit|mutate|print|emit|lower|codegen|stmt|eval)_")
 
