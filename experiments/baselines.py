@@ -66,4 +66,5 @@ def torch_baseline(workload, inputs: list[np.ndarray], threads: int | None = Non
 
 
 def torch_output_nhwc(result) -> np.ndarray:
+    """A PyTorch NCHW result as a numpy NHWC array."""
     return result.permute(0, 2, 3, 1).contiguous().numpy()

@@ -2,7 +2,10 @@
 numpy, time it next to the baselines in the same process, record everything in MLflow, and append
 a row per schedule to the results table.
 
->>> # from experiments.driver import run_experiment; run_experiment(cfg)   (cfg composed by Hydra)
+Example (``cfg`` composed by Hydra from ``configs/``)::
+
+    from experiments.driver import run_experiment
+    run_experiment(cfg)
 """
 from __future__ import annotations
 

@@ -1,7 +1,9 @@
 """Hand-written schedules by (workload, name). ``default`` leaves the program as ``te`` built it;
 the others are CPU schedules a performance engineer would write. The search plugs in beside these.
 
->>> # sch = apply_schedule("dep_conv", "cpu_hand", tvm.tir.Schedule(mod), target)
+Example::
+
+    sch = apply_schedule("dep_conv", "cpu_hand", tvm.tir.Schedule(mod), vector_lanes=8)
 """
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ _SCHEDULES: dict[tuple[str, str], Callable] = {}
 
 
 def register(workload: str, name: str):
+    """Decorator registering a hand schedule ``name`` for ``workload``."""
     def wrap(fn):
         _SCHEDULES[(workload, name)] = fn
         return fn
@@ -21,6 +24,7 @@ def register(workload: str, name: str):
 
 
 def schedule_names(workload: str) -> list[str]:
+    """The schedules of ``workload``: ``"default"`` then the registered ones, sorted."""
     return ["default"] + sorted(n for (w, n) in _SCHEDULES if w == workload)
 
 

@@ -41,6 +41,7 @@ class Tracker:
 
     @contextmanager
     def run(self, run_name: str, params: Mapping[str, Any]) -> Iterator["Tracker"]:
+        """A context in which metrics and artifacts go to one MLflow run named ``run_name`` (no-op when tracking is off)."""
         if not self.enabled:
             yield self
             return
@@ -59,18 +60,22 @@ class Tracker:
             yield self
 
     def log_metrics(self, metrics: Mapping[str, float], step: int | None = None) -> None:
+        """Log metrics to the current run (no-op when tracking is off)."""
         if self._mlflow is not None:
             self._mlflow.log_metrics({k: float(v) for k, v in metrics.items()}, step=step)
 
     def log_text(self, text: str, artifact_file: str) -> None:
+        """Store ``text`` as the artifact ``artifact_file`` (no-op when tracking is off)."""
         if self._mlflow is not None:
             self._mlflow.log_text(text, artifact_file)
 
     def log_artifact(self, path: str) -> None:
+        """Store the file ``path`` as an artifact (no-op when tracking is off)."""
         if self._mlflow is not None:
             self._mlflow.log_artifact(path)
 
     def set_tags(self, tags: Mapping[str, str]) -> None:
+        """Tag the current run (no-op when tracking is off)."""
         if self._mlflow is not None:
             self._mlflow.set_tags(dict(tags))
 

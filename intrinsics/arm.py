@@ -213,7 +213,20 @@ ARM_UMMLA_2x2x8_INTRIN = "matmul_2x2x8_u8u8u32_ummla"
 
 
 def sve_dot_intrin_name(vector_bits: int, signed: bool = True) -> str:
-    """The registered name of the SVE dot intrinsic for a vector length: ``dot_8x4_i8i8s32_sve256``."""
+    """The registered name of the SVE dot intrinsic for a vector length: ``dot_8x4_i8i8s32_sve256``.
+
+    Parameters
+    ----------
+    vector_bits : int
+        The SVE vector length in bits (128 to 2048).
+    signed : bool
+        Signed int8 operands (False: uint8).
+
+    Returns
+    -------
+    str
+        The name.
+    """
     kind = "i8i8s32" if signed else "u8u8u32"
     return f"dot_{vector_bits // 32}x4_{kind}_sve{vector_bits}"
 

@@ -103,8 +103,30 @@ def intrin_name(op: str, shape, dtypes, isa: str, variant: str | None = None) ->
 def parse_intrin_name(name: str) -> IntrinName:
     """Split a name into its parts; ``ValueError`` when it does not follow the scheme.
 
+    Parameters
+    ----------
+    name : str
+        An intrinsic name, e.g. ``"dot_8x4_u8i8s32_avx2"``.
+
+    Returns
+    -------
+    IntrinName
+        Its parts.
+
+    Raises
+    ------
+    ValueError
+        When the name does not follow the scheme.
+
     >>> parse_intrin_name("dot_4x4_i8i8s32_sdot").dtypes
     ('int8', 'int8', 'int32')
+
+    Examples
+    --------
+    >>> from intrinsics.naming import parse_intrin_name
+    >>> n = parse_intrin_name("dot_8x4_u8i8s32_avx2")
+    >>> n.op, n.shape, n.isa
+    ('dot', (8, 4), 'avx2')
     """
     m = _NAME.match(name)
     if m is None:
@@ -123,6 +145,23 @@ def check_name(intrin: TensorIntrin, name: str | None = None) -> IntrinName:
     """Parse ``name`` (default: the intrinsic's) and check its shape and dtypes against the desc.
 
     Raises ``ValueError`` naming the mismatch.
+
+    Parameters
+    ----------
+    intrin : TensorIntrin
+        The intrinsic.
+    name : str, optional
+        The name to check (default: the intrinsic's).
+
+    Returns
+    -------
+    IntrinName
+        The parsed name.
+
+    Raises
+    ------
+    ValueError
+        When the name does not match the description.
     """
     name = name or intrin.name
     parts = parse_intrin_name(name)
@@ -139,6 +178,24 @@ def register(name: str, desc, impl, meta: IntrinMeta, aliases=()) -> TensorIntri
     """Register an intrinsic under its scheme name (checked against ``desc``) and its ``aliases``.
 
     Re-registration replaces the previous one (a re-imported module registers again).
+
+    Parameters
+    ----------
+    name : str
+        The scheme name.
+    desc : PrimFunc
+        What it computes.
+    impl : PrimFunc
+        How it computes it.
+    meta : IntrinMeta
+        Features, family and shape information.
+    aliases : list of str
+        Other names (TVM's, where TVM has one).
+
+    Returns
+    -------
+    TensorIntrin
+        The registered intrinsic.
     """
     check_name(TensorIntrin(desc, impl, name, meta))  # unregistered: a name that fails is never registered
     intrin = TensorIntrin.register(name, desc, impl, override=True, meta=meta)
@@ -149,5 +206,11 @@ def register(name: str, desc, impl, meta: IntrinMeta, aliases=()) -> TensorIntri
 
 
 def registered_names() -> dict[str, tuple]:
-    """The intrinsics registered through ``register`` (this package's), each with its aliases."""
+    """The intrinsics registered through ``register`` (this package's), each with its aliases.
+
+    Returns
+    -------
+    dict of str to tuple
+        Name to aliases.
+    """
     return dict(_REGISTERED)

@@ -62,6 +62,7 @@ class TuneContext:
     @staticmethod
     def create(mod, target, seed: int | None = 0, num_threads: int | None = None,
                intrinsics: tuple[str, ...] | None = None, task_name: str = "main") -> "TuneContext":
+        """A TuneContext for ``mod`` and ``target`` with the default space, rules, postprocessors and mutators."""
         target = target if isinstance(target, Target) else Target(target)
         if num_threads is None:
             num_threads = target.num_cores if target.is_host else 1

@@ -30,12 +30,14 @@ class TuningProgress:
                         disable=not enabled, leave=False)
 
     def summary(self) -> str:
+        """One line: trials, valid and failed counts."""
         r = self.report
         best = f"{r.best_secs * 1e3:.3f} ms ({r.best_gflops:.1f} GFLOPS)" if r.valid else "none yet"
         return (f"trials {r.trials}/{self.total}, valid {r.valid}, failed {sum(r.failed.values())}, "
                 f"invalid samples {sum(r.invalid_samples.values())}, best {best}")
 
     def update_round(self) -> None:
+        """Advance the progress bar after a round and log it."""
         self.round += 1
         self.bar.update(min(self.report.trials, self.total) - self.bar.n)
         self.bar.set_postfix_str(f"best {self.report.best_gflops:.1f} GFLOPS, valid {self.report.valid}, "
@@ -43,4 +45,5 @@ class TuningProgress:
         logger.info("round %d: %s", self.round, self.summary())
 
     def close(self) -> None:
+        """Close the progress bar."""
         self.bar.close()

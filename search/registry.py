@@ -38,6 +38,7 @@ class Registry:
         return deco
 
     def names(self) -> list[str]:
+        """The registered names, sorted."""
         return sorted(self._classes)
 
     def create(self, spec: Any, **kwargs) -> Any:

@@ -60,6 +60,7 @@ class TuningReport:
 
     @property
     def best_gflops(self) -> float:
+        """The throughput of the best candidate (0 when none ran)."""
         return self.flops / self.best_secs / 1e9 if math.isfinite(self.best_secs) and self.best_secs > 0 else 0.0
 
     def trial_reaching(self, fraction: float = 0.9) -> int | None:
@@ -72,6 +73,7 @@ class TuningReport:
         return None
 
     def as_json(self) -> dict:
+        """The report as a JSON-ready dict."""
         out = asdict(self)
         out["best_gflops"] = self.best_gflops
         out["trial_reaching_90"] = self.trial_reaching(0.9)

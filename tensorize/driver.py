@@ -60,10 +60,34 @@ def _with_global_symbols(mod: IRModule) -> IRModule:
 def lower(inp, args=None, name: str = "main", binds=None, simple_mode: bool = False) -> IRModule:
     """Lower ``inp`` (PrimFunc, IRModule, or a te schedule with ``args``) to the lowered form.
 
+    Parameters
+    ----------
+    inp : PrimFunc, IRModule or te.Schedule
+        The program.
+    args : list of Tensor, optional
+        The parameters of a te schedule.
+    name : str
+        The function's name.
+    binds : None
+        Not supported (TVM's buffer binds).
+    simple_mode : bool
+        Accepted for TVM compatibility; no effect.
+
+    Returns
+    -------
+    IRModule
+        The lowered module.
+
     The phases and the ``tir.add_lower_pass`` hooks of the current ``PassContext`` apply::
 
         with tvm.transform.PassContext(config={"tir.add_lower_pass": [(1, my_pass)]}):
             mod = tvm.lower(func)
+
+    Examples
+    --------
+    >>> lowered = tvm.lower(matmul())
+    >>> lowered.function_names()
+    ['main']
     """
     if binds:
         raise TVMError("lower(binds=...) is not supported; declare the buffers in the PrimFunc instead")
@@ -107,7 +131,40 @@ def _as_target(target):
 def build(inputs, args=None, target: Any = None, target_host=None, runtime=None, name: str = "main",
           binds=None):
     """Compile ``inputs`` (PrimFunc, IRModule, te schedule with ``args``, or ``{target: module}``) for
-    ``target`` (a string such as ``"llvm -mcpu=native"`` or a ``Target``) and return the runtime module."""
+    ``target`` (a string such as ``"llvm -mcpu=native"`` or a ``Target``) and return the runtime module.
+
+    Parameters
+    ----------
+    inputs : PrimFunc, IRModule, te.Schedule or dict
+        The program, or ``{target: program}``.
+    args : list of Tensor or str, optional
+        The parameters of a te schedule (or the target, TVM's old order).
+    target : str, dict or Target, optional
+        The target (default: the current one, else ``llvm``).
+    target_host : str or Target, optional
+        Accepted for TVM compatibility.
+    runtime : optional
+        Accepted for TVM compatibility.
+    name : str
+        The function's name.
+    binds : None
+        Not supported.
+
+    Returns
+    -------
+    Module
+        The runtime module; ``mod[name]`` is the callable function.
+
+    Examples
+    --------
+    >>> lib = tvm.build(matmul(), target="llvm")
+    >>> a = tvm.nd.array(np.ones((16, 16), "float32"))
+    >>> b = tvm.nd.array(np.full((16, 16), 2.0, "float32"))
+    >>> c = tvm.nd.array(np.zeros((16, 16), "float32"))
+    >>> lib["main"](a, b, c)
+    >>> float(c.numpy()[0, 0])
+    32.0
+    """
     if isinstance(inputs, Mapping) and not isinstance(inputs, IRModule):
         if len(inputs) != 1:
             raise TVMError("build({target: mod, ...}) with several targets is not supported yet; build each "

@@ -47,6 +47,7 @@ def depthwise_conv2d_nhwc(N, H, W, C, KH, KW, stride, pad, dtype="float32"):
 
 
 def depthwise_reference(data: np.ndarray, kernel: np.ndarray, stride: int, pad: int) -> np.ndarray:
+    """The numpy reference of the NHWC depthwise convolution."""
     KH, KW, _ = kernel.shape
     padded = np.pad(data, ((0, 0), (pad, pad), (pad, pad), (0, 0)))
     windows = np.lib.stride_tricks.sliding_window_view(padded, (KH, KW), axis=(1, 2))[:, ::stride, ::stride]
@@ -73,6 +74,7 @@ def conv2d_nhwc(N, H, W, CI, CO, KH, KW, stride, pad, dtype="float32"):
 
 
 def conv2d_reference(data: np.ndarray, kernel: np.ndarray, stride: int, pad: int) -> np.ndarray:
+    """The numpy reference of the NHWC x HWIO convolution."""
     KH, KW, _, _ = kernel.shape
     padded = np.pad(data, ((0, 0), (pad, pad), (pad, pad), (0, 0)))
     windows = np.lib.stride_tricks.sliding_window_view(padded, (KH, KW), axis=(1, 2))[:, ::stride, ::stride]

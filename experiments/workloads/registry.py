@@ -37,10 +37,12 @@ class Workload:
         return arrays
 
     def output_shape(self) -> tuple[int, ...]:
+        """The shape of the output (the last argument)."""
         return tuple(int(s) for s in self.args[-1].shape)
 
     @property
     def output_dtype(self) -> str:
+        """The dtype of the output (the last argument)."""
         return self.args[-1].dtype
 
 
@@ -54,6 +56,7 @@ def register(name: str):
 
 
 def workload_names() -> list[str]:
+    """The registered workload names, sorted."""
     return sorted(_BUILDERS)
 
 

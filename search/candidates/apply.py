@@ -20,6 +20,7 @@ logger = logging.getLogger(__name__)
 
 
 def rewrite_for_candidate(sch, cand: TensorizeCandidate) -> LoopRV:
+    """Reshape the candidate's block for its intrinsic (padding, reindex, transform_block_layout, tiling); the loop to tensorize at."""
     from tensorize.ir.tensor_intrin import TensorIntrin
 
     block = sch.get_block(cand.block_name, cand.func_name) if cand.func_name else sch.get_block(cand.block_name)

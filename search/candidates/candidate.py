@@ -27,10 +27,12 @@ class IterMapping:
 
     @property
     def padded_extent(self) -> int:
+        """The extent rounded up to a multiple of the intrinsic's extent."""
         return -(-self.extent // self.intrin_extent) * self.intrin_extent
 
     @property
     def padding(self) -> int:
+        """How many iterations padding adds (0 when the extent divides)."""
         return self.padded_extent - self.extent
 
 
@@ -56,6 +58,7 @@ class TensorizeCandidate:
 
     @property
     def needs_padding(self) -> bool:
+        """Whether some iterator must be padded to fit the intrinsic."""
         return any(m.padding for m in self.mappings)
 
     @property

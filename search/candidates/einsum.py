@@ -7,8 +7,11 @@ GEMM, batch matmul, convolutions, pooling. Each block iterator is then character
 ``j -> {B, C}``, ``k -> {A, B}``. Iterators of a block and of an intrinsic's desc with the same
 characterisation play the same role.
 
->>> # einsum = Einsum.of_block(sch.get(sch.get_block("C")))
->>> # einsum.signature(einsum.iter_vars[2].var)   # -> ("R", frozenset({"A", "B"}))
+>>> sch = tvm.tir.Schedule(matmul())
+>>> einsum = Einsum.of_block(sch.get(sch.get_block("C")))
+>>> kind, buffers = einsum.signature(einsum.iter_vars[2].var)
+>>> kind, sorted(buffers)
+('R', ['A', 'B'])
 """
 from __future__ import annotations
 
@@ -79,6 +82,7 @@ class Einsum:
 
     @property
     def iter_vars(self) -> tuple:
+        """The block's iterators."""
         return tuple(self.block.iter_vars)
 
     def buffers_of(self, var: E.Var) -> frozenset:

@@ -39,6 +39,7 @@ class RecordStore:
         self.secs: dict[str, list] = {}
 
     def add(self, key: str, features, run_secs) -> None:
+        """Add measured times (NaN for failed runs) of a candidate to its record."""
         if len(features) != len(run_secs):
             raise ValueError(f"update got {len(features)} feature vectors but {len(run_secs)} run times; "
                              "pass one run time (inf for a failed candidate) per vector")
@@ -55,6 +56,7 @@ class RecordStore:
             yield key, np.stack(self.features[key]), np.asarray(self.secs[key], np.float64)
 
     def to_arrays(self) -> dict:
+        """The records as numpy arrays (for ``numpy.savez``)."""
         keys = sorted(self.features)
         if not keys:
             return {"rec_keys": np.array([], "U1"), "rec_sizes": np.zeros(0, np.int64),
@@ -64,6 +66,7 @@ class RecordStore:
                 "rec_secs": np.concatenate([np.asarray(self.secs[k], np.float64) for k in keys])}
 
     def load_arrays(self, arrays) -> None:
+        """Add the records saved by ``to_arrays``."""
         self.features, self.secs = {}, {}
         start = 0
         for key, size in zip(arrays["rec_keys"].tolist(), arrays["rec_sizes"].tolist()):
@@ -77,15 +80,19 @@ class CostModel:
     (numpy arrays and the model's own text; nothing is unpickled)."""
 
     def update(self, ctx, features, run_secs) -> None:
+        """Learn from measured candidates: their features and run times."""
         raise NotImplementedError
 
     def predict(self, ctx, features) -> np.ndarray:
+        """Predicted scores of candidates from their features (higher is faster)."""
         raise NotImplementedError
 
     def save(self, path: str) -> None:
+        """Write the model to ``path``."""
         raise NotImplementedError
 
     def load(self, path: str) -> None:
+        """Read a model written by ``save``."""
         raise NotImplementedError
 
     @staticmethod

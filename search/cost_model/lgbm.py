@@ -85,6 +85,7 @@ class LGBMModel(CostModel):
         logger.debug("%s retrained on %d records in %.3f s", self.registered_name, len(y), self.last_fit_secs)
 
     def predict(self, ctx, features) -> np.ndarray:
+        """See ``CostModel.predict``: the gradient-boosted model's scores (random before the first training)."""
         if len(features) == 0:
             return np.zeros(0)
         if self.booster is None:
@@ -101,6 +102,7 @@ class LGBMModel(CostModel):
                  **self.records.to_arrays())
 
     def load(self, path) -> None:
+        """See ``CostModel.load``."""
         import lightgbm as lgb
 
         with np.load(self._npz_path(path), allow_pickle=False) as data:

@@ -159,6 +159,7 @@ class Database:
         return self._add_workload(workload)
 
     def has_workload(self, mod) -> bool:
+        """Whether ``mod`` (by structural hash) is a workload of the database."""
         return workload_key(as_module(mod)) in self._workloads
 
     def commit_tuning_record(self, record: TuningRecord) -> None:
@@ -204,10 +205,12 @@ class Database:
         return top[0].replay() if top else None
 
     def get_all_tuning_records(self) -> list[TuningRecord]:
+        """Every record, in the order added."""
         return list(self._records)
 
     @property
     def workloads(self) -> list[Workload]:
+        """Every workload."""
         return list(self._workloads.values())
 
     def __len__(self) -> int:

@@ -80,6 +80,7 @@ class Workload:
 
     @property
     def mod(self) -> IRModule:
+        """The workload's IRModule."""
         return self._mod
 
     @property
@@ -95,6 +96,7 @@ class Workload:
         return self._shash
 
     def as_json(self) -> dict:
+        """The workload as a JSON-ready dict (a line of the database file)."""
         import json
 
         return {"type": "workload", "key": self.key, "ir": json.loads(save_json(self._mod))}
@@ -191,6 +193,7 @@ class TuningRecord:
 
     @property
     def is_valid(self) -> bool:
+        """Whether the record has a finite measured time."""
         return math.isfinite(self.mean_run_secs)
 
     def trace(self):
@@ -208,6 +211,7 @@ class TuningRecord:
         return sch
 
     def as_json(self) -> dict:
+        """The record as a JSON-ready dict (a line of the database file)."""
         return {"type": "record", "workload": self.workload.key, "trace": self.trace_json,
                 "run_secs": None if self.run_secs is None else [float(s) for s in self.run_secs],
                 "target": self.target, "target_key": self.target_key, "args_info": self.args_info,

@@ -21,10 +21,12 @@ class FeatureExtractor:
     """Base class: ``extract(ctx, schedules) -> list[np.ndarray]``, one float32 vector per schedule."""
 
     def extract(self, ctx, schedules) -> list[np.ndarray]:
+        """One feature matrix per schedule (one row per buffer store)."""
         raise NotImplementedError
 
     @staticmethod
     def feature_names() -> list[str]:
+        """The names of the feature columns."""
         return feature_names()
 
 
@@ -46,6 +48,7 @@ class PerStoreFeature(FeatureExtractor):
         return [self.extract_one(getattr(sch, "mod", sch)) for sch in schedules]
 
     def extract_one(self, mod) -> np.ndarray:
+        """The feature matrix of one module (memoised by structural hash)."""
         key = structural_hash(mod) if self.cache_size else None
         if key is not None:
             hit = self._cache.get(key)

@@ -65,6 +65,7 @@ class AllocInfo:
 
 @dataclass
 class ProgramView:
+    """The stores and allocations of a lowered program, as the feature extractor reads them."""
     stores: list
     allocs: list
 

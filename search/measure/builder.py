@@ -124,6 +124,7 @@ class LocalBuilder(Builder):
         return BuildResult(None, f"build failed: {reply[1]}", elapsed)
 
     def close(self) -> None:
+        """Remove the builder's working directory (when it made it)."""
         for worker in self._workers:
             worker.close()
         if self._own_dir:

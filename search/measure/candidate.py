@@ -39,6 +39,7 @@ class BuildResult:
 
     @property
     def ok(self) -> bool:
+        """Whether the build produced an artifact."""
         return self.artifact is not None and self.error is None
 
 
@@ -57,6 +58,7 @@ class RunResult:
 
     @property
     def ok(self) -> bool:
+        """Whether the run gave times."""
         return self.error is None and bool(self.run_secs)
 
     @property
@@ -69,6 +71,7 @@ class Builder:
     """Compiles candidates in isolation: a compiler crash fails only the candidate that caused it."""
 
     def build(self, candidates: Sequence[MeasureCandidate], target) -> list[BuildResult]:
+        """Build each candidate for ``target``; one result per candidate, in order."""
         raise NotImplementedError
 
     def close(self) -> None:
@@ -86,6 +89,7 @@ class Runner:
     ``ctx.mod`` on random inputs, and times them."""
 
     def run(self, ctx, builds: Sequence[BuildResult]) -> list[RunResult]:
+        """Run each build; one result per build, in order."""
         raise NotImplementedError
 
     def close(self) -> None:

@@ -173,12 +173,14 @@ class WorkloadData:
 
     @property
     def arguments(self) -> list[np.ndarray]:
+        """The input arrays (made once, reused by every run)."""
         if "args" not in self._cache:
             self._cache["args"] = load_arrays(self.inputs_path)
         return self._cache["args"]
 
     @property
     def reference(self) -> list[np.ndarray]:
+        """The reference outputs the runs are checked against."""
         if "ref" not in self._cache:
             self._cache["ref"] = load_arrays(self.reference_path)
         return self._cache["ref"]
@@ -200,6 +202,7 @@ def save_arrays(path: str, arrays: list[np.ndarray]) -> None:
 
 
 def load_arrays(path: str) -> list[np.ndarray]:
+    """The arrays saved in ``path`` (an ``.npz`` of ``a0, a1, ...``)."""
     with np.load(path, allow_pickle=False) as data:
         return [data[f"a{i}"] for i in range(len(data.files))]
 

@@ -31,6 +31,7 @@ _HEADER = struct.Struct("<Q")
 
 
 def write_frame(stream, message: Any) -> None:
+    """Write ``message`` to ``stream`` as one length-prefixed pickle frame."""
     data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
     stream.write(_HEADER.pack(len(data)) + data)
     stream.flush()
@@ -78,9 +79,11 @@ class WorkerProcess:
     # -- life cycle ---------------------------------------------------------------------------
     @property
     def alive(self) -> bool:
+        """Whether the worker process is running."""
         return self._proc is not None and self._proc.poll() is None
 
     def start(self) -> None:
+        """Start the worker process (no-op when running)."""
         if self.alive:
             return
         self._discard()
@@ -95,6 +98,7 @@ class WorkerProcess:
         logger.debug("started %s (pid %d)", self.name, self._proc.pid)
 
     def restart(self) -> None:
+        """Stop the worker (if running) and start a fresh one."""
         self.kill()
         self.restarts += 1
         self.start()
@@ -141,6 +145,7 @@ class WorkerProcess:
 
     # -- requests -----------------------------------------------------------------------------
     def fileno(self) -> int:
+        """The file descriptor of the worker's replies (for ``select``)."""
         return self._proc.stdout.fileno()
 
     def send(self, kind: str, payload: Any) -> bool:
@@ -168,6 +173,7 @@ class WorkerProcess:
         return reply
 
     def wait_readable(self, timeout: float) -> bool:
+        """Whether a reply is ready within ``timeout`` seconds."""
         ready, _, _ = select.select([self._proc.stdout], [], [], max(timeout, 0.0))
         return bool(ready)
 

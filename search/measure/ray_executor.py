@@ -162,6 +162,7 @@ class RayBuilder(Builder):
         self.placements: list[str] = []  # the node id of each build, in order (for checking placement)
 
     def build(self, candidates: Sequence[MeasureCandidate], target) -> list[BuildResult]:
+        """See ``Builder.build``: builds run as Ray tasks."""
         ray = _ray()
         connect(self.address, self._num_cpus, self._runtime_env)
         options = self.resources if self.resources is not None else placement(target, exclusive=False)
@@ -192,6 +193,7 @@ class RayBuilder(Builder):
         return results
 
     def close(self) -> None:
+        """Remove the builder's working directory (when it made it)."""
         if self._own_dir:
             shutil.rmtree(self.work_dir, ignore_errors=True)
 
@@ -239,6 +241,7 @@ class RayRunner(Runner):
         return entry[1:]
 
     def run(self, ctx, builds: Sequence[BuildResult]) -> list[RunResult]:
+        """See ``Runner.run``: runs happen as Ray tasks."""
         if not any(b.artifact and not b.error for b in builds):
             return [RunResult(None, b.error or "the candidate was not built", "build") for b in builds]
         connect(self.address, self._num_cpus, self._runtime_env)
@@ -268,6 +271,7 @@ class RayRunner(Runner):
         return RunResult(None, reply[1], reply[2])
 
     def close(self) -> None:
+        """Remove the runner's working directory (when it made it)."""
         self._workloads.clear()
         if self._own_dir:
             shutil.rmtree(self.work_dir, ignore_errors=True)

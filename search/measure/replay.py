@@ -36,6 +36,7 @@ class ReplayBuilder(Builder):
         self.database = database
 
     def build(self, candidates: Sequence[MeasureCandidate], target) -> list[BuildResult]:
+        """See ``Builder.build``: results come from the recorded replay."""
         out = []
         for cand in candidates:
             if cand.trace_json is None:
@@ -66,6 +67,7 @@ class ReplayRunner(Runner):
                                        RunResult(None, rec.error or "failed when measured", rec.error_kind or "run"))
 
     def run(self, ctx, builds: Sequence[BuildResult]) -> list[RunResult]:
+        """See ``Runner.run``: times come from the recorded replay."""
         out = []
         for build in builds:
             if build.error or build.artifact is None:

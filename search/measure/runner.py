@@ -113,6 +113,7 @@ class LocalRunner(Runner):
         return RunResult(None, f"the candidate crashed: {reply[1]}", "crash")
 
     def close(self) -> None:
+        """Stop the worker and remove the runner's working directory (when it made it)."""
         self._child.close()
         if self._own_dir:
             shutil.rmtree(self.work_dir, ignore_errors=True)

@@ -77,6 +77,7 @@ def _exit_with_parent(period: float = 1.0) -> None:
 
 
 def handle(kind: str, payload, arrays: _ArrayCache):
+    """Answer one request of the parent (``ping``, ``build``, ``run``, ...)."""
     if kind == "ping":
         return "pong"
     if kind == "build":
@@ -97,6 +98,7 @@ def handle(kind: str, payload, arrays: _ArrayCache):
 
 
 def main() -> int:
+    """The worker's loop: read request frames from stdin, write replies; the exit status."""
     replies = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
     sys.stdout = sys.stderr

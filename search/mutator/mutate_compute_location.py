@@ -15,6 +15,7 @@ class MutateComputeLocation(Mutator):
     locations there, and choose another one."""
 
     def apply(self, trace, ctx, rng):
+        """See ``Mutator.apply``: a copy of ``trace`` with one decision of this kind changed, or None."""
         sites = [i for i, inst in enumerate(trace.insts) if inst.kind == "sample_compute_location"]
         while sites:
             pos = sites.pop(rng.randrange(len(sites)))

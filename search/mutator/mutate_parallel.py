@@ -25,6 +25,7 @@ class MutateParallel(Mutator):
         self.jobs_per_core = tuple(int(j) for j in jobs_per_core)
 
     def apply(self, trace, ctx, rng):
+        """See ``Mutator.apply``: a copy of ``trace`` with one decision of this kind changed, or None."""
         anns = [inst for inst in trace.insts if inst.kind == "annotate" and inst.args.get("ann_key") == PARALLEL]
         if not anns:
             return None

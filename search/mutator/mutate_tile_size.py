@@ -19,6 +19,7 @@ class MutateTileSize(Mutator):
     the loop extent, stays; the innermost level stays within ``max_innermost_factor``)."""
 
     def apply(self, trace, ctx, rng):
+        """See ``Mutator.apply``: a copy of ``trace`` with one decision of this kind changed, or None."""
         tiles = [inst for inst in trace.insts if inst.kind == "sample_perfect_tile"
                  and sum(1 for f in inst.decision if f > 1) >= 1 and len(inst.decision) > 1]
         while tiles:

@@ -15,6 +15,7 @@ class MutateUnroll(Mutator):
     ``meta_schedule.unroll_explicit`` to another index with non-zero probability."""
 
     def apply(self, trace, ctx, rng):
+        """See ``Mutator.apply``: a copy of ``trace`` with one decision of this kind changed, or None."""
         feeding = {id(inst.args.get("ann_val")) for inst in trace.insts
                    if inst.kind == "annotate" and inst.args.get("ann_key") == UNROLL}
         cats = [inst for inst in trace.insts if inst.kind == "sample_categorical"

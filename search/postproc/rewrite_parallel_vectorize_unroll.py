@@ -34,6 +34,7 @@ class RewriteParallelVectorizeUnroll(Postproc):
     """
 
     def apply(self, sch, ctx) -> None:
+        """See ``Postproc.apply``: rewrite ``sch`` in place or raise ``PostprocError``."""
         for func_name in sch.mod.function_names():
             root_realize = sch.mod[func_name].body
             if not isinstance(root_realize, BlockRealize):

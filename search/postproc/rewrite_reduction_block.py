@@ -23,6 +23,7 @@ class RewriteReductionBlock(Postproc):
     """
 
     def apply(self, sch, ctx) -> None:
+        """See ``Postproc.apply``: rewrite ``sch`` in place or raise ``PostprocError``."""
         for func_name in sch.mod.function_names():
             body = sch.mod[func_name].body
             if not isinstance(body, BlockRealize):

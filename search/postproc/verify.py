@@ -22,6 +22,7 @@ class Verify(Postproc):
         self.lower = lower
 
     def apply(self, sch, ctx) -> None:
+        """See ``Postproc.apply``: rewrite ``sch`` in place or raise ``PostprocError``."""
         mod = sch.mod
         try:
             verify_well_formed(mod)

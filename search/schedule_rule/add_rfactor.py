@@ -29,6 +29,7 @@ class AddRFactor(ScheduleRule):
         self.max_innermost_factor = max_innermost_factor
 
     def apply(self, sch, block, ctx):
+        """See ``ScheduleRule.apply``: the schedules ``sch`` branches into for ``block``."""
         blk = sch.get(block)
         if TILED in blk.annotations or not needs_multi_level_tiling(blk):
             return [sch]

@@ -19,6 +19,7 @@ def is_reduction_block(block: Block) -> bool:
 
 
 def is_root(sch, block) -> bool:
+    """Whether ``block`` is the root block of its function."""
     func = sch.mod[block.func_name]
     return isinstance(func.body, BlockRealize) and sch.get(block) is func.body.block
 
@@ -45,6 +46,7 @@ def loop_kinds(sch, block) -> list[str]:
 
 
 def is_spatial(block: Block) -> bool:
+    """Whether every iterator of ``block`` is spatial (and it is not a reduction)."""
     return not is_reduction_block(block) and all(iv.iter_type == E.IterVar.DataPar for iv in block.iter_vars)
 
 
@@ -61,11 +63,13 @@ def is_leaf(block: Block) -> bool:
 
 
 def is_output_block(sch, block) -> bool:
+    """Whether ``block`` writes a function parameter."""
     params = {id(b) for b in sch.mod[block.func_name].buffer_map.values()}
     return any(id(w.buffer) in params for w in sch.get(block).writes)
 
 
 def has_if_then_else(block: Block) -> bool:
+    """Whether ``block`` computes a ``if_then_else`` or a ``Select``."""
     found = []
 
     def visit(node):

@@ -36,6 +36,7 @@ class AutoInline(ScheduleRule):
         self.disallow_if_then_else = disallow_if_then_else
 
     def apply(self, sch, block, ctx):
+        """See ``ScheduleRule.apply``: the schedules ``sch`` branches into for ``block``."""
         blk = sch.get(block)
         if is_root(sch, block) or TILED in blk.annotations or not isinstance(blk.body, BufferStore):
             return [sch]

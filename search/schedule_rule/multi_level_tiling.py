@@ -39,6 +39,7 @@ class MultiLevelTiling(ScheduleRule):
         self.write_scope = write_scope
 
     def apply(self, sch, block, ctx):
+        """See ``ScheduleRule.apply``: the schedules ``sch`` branches into for ``block``."""
         blk = sch.get(block)
         if TILED in blk.annotations or not needs_multi_level_tiling(blk):
             return [sch]

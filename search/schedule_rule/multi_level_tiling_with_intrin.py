@@ -49,6 +49,7 @@ class MultiLevelTilingWithIntrin(ScheduleRule):
         self.keep_untensorized = keep_untensorized
 
     def apply(self, sch, block, ctx):
+        """See ``ScheduleRule.apply``: the schedules ``sch`` branches into for ``block``."""
         blk = sch.get(block)
         if TILED in blk.annotations or not needs_multi_level_tiling(blk):
             return [sch]

@@ -35,6 +35,7 @@ class ParallelVectorizeUnroll(ScheduleRule):
         self.unroll_max_steps = [int(s) for s in unroll_max_steps]
 
     def apply(self, sch, block, ctx):
+        """See ``ScheduleRule.apply``: the schedules ``sch`` branches into for ``block``."""
         if not is_root(sch, block):
             return [sch]
         if self.max_jobs_per_core > 0:

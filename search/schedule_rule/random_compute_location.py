@@ -16,6 +16,7 @@ class RandomComputeLocation(ScheduleRule):
     (the sampled location may also be the root, i.e. stay, or inline)."""
 
     def apply(self, sch, block, ctx):
+        """See ``ScheduleRule.apply``: the schedules ``sch`` branches into for ``block``."""
         if is_root(sch, block):
             return [sch]
         blk = sch.get(block)

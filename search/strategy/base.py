@@ -50,6 +50,7 @@ class Candidate:
 
     @property
     def trace(self) -> Trace:
+        """The candidate's schedule trace (parsed from its JSON when the schedule was not replayed here)."""
         if self._sch is not None:
             return self._sch.trace
         if self._trace is None:
@@ -105,6 +106,7 @@ class Sampler:
         return out
 
     def from_sketch(self, sketch: Schedule) -> Candidate | None:
+        """The candidate's schedule trace (parsed from its JSON when the schedule was not replayed here)."""
         return self.replay_batch([sketch.trace], resample=True)[0]
 
     def from_trace(self, trace: Trace) -> Candidate | None:
@@ -146,6 +148,7 @@ class SearchStrategy:
                 self.measured_traces.append((secs, trace))
 
     def generate_measure_candidates(self, n: int) -> list[Candidate]:
+        """Up to ``n`` new candidates to measure (empty when the space is exhausted)."""
         raise NotImplementedError
 
     def notify_runner_results(self, candidates: list[Candidate], mean_secs: list[float]) -> None:
@@ -157,6 +160,7 @@ class SearchStrategy:
 
     @property
     def invalid_counts(self) -> dict[str, int]:
+        """Samples rejected so far, by reason."""
         return dict(self.sampler.invalid) if self.sampler else {}
 
     def close(self) -> None:

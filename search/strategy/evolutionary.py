@@ -182,6 +182,7 @@ class EvolutionarySearch(SearchStrategy):
         return pool
 
     def generate_measure_candidates(self, n: int) -> list[Candidate]:
+        """See ``SearchStrategy.generate_measure_candidates``: the best of an evolved population, plus random samples."""
         population, fresh = self._initial_population()
         if not population:
             return []

@@ -29,4 +29,5 @@ class ReplayTrace(SearchStrategy):
         self.num_workers = num_workers
 
     def generate_measure_candidates(self, n: int) -> list[Candidate]:
+        """See ``SearchStrategy.generate_measure_candidates``: fresh random samples of the sketches."""
         return self._fresh_samples(n, max_attempts=max(n, 1) * self.max_fail_count, seen=set())

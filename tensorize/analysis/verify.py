@@ -465,6 +465,26 @@ def verify_well_formed(obj: PrimFunc | IRModule, assert_mode: bool = True, check
 
     Returns True when well formed. Otherwise raises ``WellFormedError`` (a ``VerifyError``) for the
     first broken rule, or returns False when ``assert_mode`` is False (the errors are logged).
+
+    Parameters
+    ----------
+    obj : PrimFunc or IRModule
+        The program.
+    assert_mode : bool
+        Raise on the first violation instead of returning False.
+    check_affine : bool
+        Also require affine block bindings.
+
+    Returns
+    -------
+    bool
+        True when well formed.
+
+    Examples
+    --------
+    >>> from tensorize.analysis.verify import verify_well_formed
+    >>> verify_well_formed(matmul())
+    True
     """
     if isinstance(obj, IRModule):
         funcs = [(gv.name_hint, f) for gv, f in obj.functions.items() if isinstance(f, PrimFunc)]

@@ -84,7 +84,17 @@ class Analyzer:
 
     def update(self, var: E.Var, info, override: bool = False) -> None:
         """Set the constant bound of ``var`` from a ``ConstIntBound`` (intersected with what is known
-        unless ``override``)."""
+        unless ``override``).
+
+        Parameters
+        ----------
+        var : Var
+            The variable.
+        info : ConstIntBound
+            Its bound.
+        override : bool
+            Replace instead of intersect.
+        """
         if not isinstance(info, ConstIntBound):
             raise TypeError(f"update expects a ConstIntBound, got {type(info).__name__}; use bind for ranges")
         self._changed()
@@ -94,6 +104,18 @@ class Analyzer:
     def constraint_scope(self, constraint) -> Iterator[None]:
         """Assume ``constraint`` (e.g. ``i < 100``, ``tir.all(...)``) inside the ``with`` block.
 
+        Parameters
+        ----------
+        constraint : PrimExpr
+            A boolean fact.
+
+        Yields
+        ------
+        None
+            Inside the ``with`` block the fact holds.
+
+        Examples
+        --------
         >>> a = Analyzer(); i = E.Var("i")
         >>> with a.constraint_scope(i < 100):
         ...     a.can_prove(i < 128)
@@ -133,9 +155,33 @@ class Analyzer:
         return self._simplifier.simplify(expr)
 
     def rewrite_simplify(self, expr):
+        """``simplify(expr)`` (TVM's rewrite simplifier; one simplifier here).
+
+        Parameters
+        ----------
+        expr : PrimExpr
+            The expression.
+
+        Returns
+        -------
+        PrimExpr
+            The simplified expression.
+        """
         return self._simplifier.simplify(expr)
 
     def canonical_simplify(self, expr):
+        """``simplify(expr)`` (TVM's canonical simplifier; one simplifier here).
+
+        Parameters
+        ----------
+        expr : PrimExpr
+            The expression.
+
+        Returns
+        -------
+        PrimExpr
+            The simplified expression.
+        """
         return self._simplifier.simplify(expr)
 
     def can_prove(self, cond, strength=None) -> bool:
@@ -163,6 +209,27 @@ class Analyzer:
         return isinstance(cond, E.IntImm) and bool(cond.value)
 
     def can_prove_equal(self, lhs, rhs) -> bool:
+        """Whether ``lhs == rhs`` provably holds.
+
+        Parameters
+        ----------
+        lhs : PrimExpr
+            One side.
+        rhs : PrimExpr
+            The other side.
+
+        Returns
+        -------
+        bool
+            True when proven; False when false or unknown.
+
+        Examples
+        --------
+        >>> ana = tvm.arith.Analyzer()
+        >>> i = tvm.tir.Var("i", "int32")
+        >>> ana.can_prove_equal((i * 4 + 3) // 4, i)
+        True
+        """
         lhs, rhs = E.match_types(lhs, rhs)
         if is_index_dtype(lhs.dtype):
             d = self._simplifier.linear(E.sub(lhs, rhs))

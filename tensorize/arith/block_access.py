@@ -253,7 +253,18 @@ class _AccessCollector(StmtExprVisitor):
 
 
 def infer_block_access(block: S.Block) -> tuple[list[S.BufferRegion], list[S.BufferRegion]]:
-    """The ``(reads, writes)`` regions of ``block`` found from its body and ``init``."""
+    """The ``(reads, writes)`` regions of ``block`` found from its body and ``init``.
+
+    Parameters
+    ----------
+    block : Block
+        The block.
+
+    Returns
+    -------
+    tuple of (list of BufferRegion, list of BufferRegion)
+        The reads and the writes.
+    """
     collector = _AccessCollector(block)
     if block.init is not None:
         collector.visit_stmt(block.init)

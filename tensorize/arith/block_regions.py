@@ -29,14 +29,36 @@ _ANALYZER = Analyzer()
 
 
 def simplify(expr: E.PrimExpr) -> E.PrimExpr:
-    """``expr`` simplified by a shared analyzer that knows nothing about variables."""
+    """``expr`` simplified by a shared analyzer that knows nothing about variables.
+
+    Parameters
+    ----------
+    expr : PrimExpr
+        The expression.
+
+    Returns
+    -------
+    PrimExpr
+        The simplified expression.
+    """
     if isinstance(expr, (E.IntImm, E.Var, E.FloatImm)):
         return expr
     return _ANALYZER.simplify(expr)
 
 
 def const_value(expr) -> int | None:
-    """The value of an integer constant expression, or None."""
+    """The value of an integer constant expression, or None.
+
+    Parameters
+    ----------
+    expr : PrimExpr
+        The expression.
+
+    Returns
+    -------
+    int or None
+        The value.
+    """
     if isinstance(expr, int):
         return expr
     if isinstance(expr, E.IntImm):
@@ -147,7 +169,20 @@ class _AccessCollector(StmtExprVisitor):
 def detect_block_regions(block: Block, alloc_buffers: Iterable[Buffer] = ()) -> tuple[list[BufferRegion], list[BufferRegion]]:
     """The (reads, writes) regions of ``block``'s body (and init), as the parser would fill them:
     one region per buffer, covering all accesses; inner loops are relaxed over their ranges.
-    Buffers the block allocates itself are left out. A buffer both read and written stays in both."""
+    Buffers the block allocates itself are left out. A buffer both read and written stays in both.
+
+    Parameters
+    ----------
+    block : Block
+        The block.
+    alloc_buffers : list of Buffer
+        Buffers allocated in the block (left out).
+
+    Returns
+    -------
+    tuple of (list of BufferRegion, list of BufferRegion)
+        The reads and the writes.
+    """
     collector = _AccessCollector()
     if block.init is not None:
         collector.visit(block.init)

@@ -29,6 +29,13 @@ class ConstIntBound:
         self.max_value = _report(int(max_value))
 
     def is_const(self) -> bool:
+        """Whether the bound is a single value.
+
+        Returns
+        -------
+        bool
+            True when ``min_value == max_value``.
+        """
         return self.min_value == self.max_value
 
     def __eq__(self, other):
@@ -50,7 +57,18 @@ def _report(v: int) -> int:
 
 
 def internal(v: int) -> int:
-    """A reported bound back to the internal form (``POS_INF`` becomes the sentinel)."""
+    """A reported bound back to the internal form (``POS_INF`` becomes the sentinel).
+
+    Parameters
+    ----------
+    v : int
+        A reported bound.
+
+    Returns
+    -------
+    int
+        The internal value.
+    """
     if v >= INT64_MAX:
         return INF
     if v <= -INT64_MAX:
@@ -59,11 +77,34 @@ def internal(v: int) -> int:
 
 
 def is_inf(v: int) -> bool:
+    """Whether ``v`` stands for plus or minus infinity.
+
+    Parameters
+    ----------
+    v : int
+        A bound.
+
+    Returns
+    -------
+    bool
+        True for an infinite bound.
+    """
     return v >= INT64_MAX or v <= -INT64_MAX
 
 
 def dtype_range(dtype: str) -> tuple[int, int]:
-    """The values an integer dtype can hold (int64 counts as unbounded, as in TVM)."""
+    """The values an integer dtype can hold (int64 counts as unbounded, as in TVM).
+
+    Parameters
+    ----------
+    dtype : str
+        An integer dtype.
+
+    Returns
+    -------
+    tuple of (int, int)
+        The lowest and highest value.
+    """
     t = dt.parse(dtype)
     if t.code == "bool":
         return 0, 1
@@ -82,7 +123,18 @@ _WRAPPING: dict[str, tuple[int, int] | None] = {}
 def wrapping_range(dtype: str) -> tuple[int, int] | None:
     """The range of ``dtype`` if its arithmetic wraps on overflow (narrow signed and all unsigned
     integers), else None: signed 32/64-bit arithmetic is assumed not to overflow, as in TVM (the
-    LLVM code marks it ``nsw``)."""
+    LLVM code marks it ``nsw``).
+
+    Parameters
+    ----------
+    dtype : str
+        An integer dtype.
+
+    Returns
+    -------
+    tuple of (int, int) or None
+        The range, or None.
+    """
     hit = _WRAPPING.get(dtype, 0)
     if hit != 0:
         return hit
@@ -93,12 +145,39 @@ def wrapping_range(dtype: str) -> tuple[int, int] | None:
 
 
 def mul_bounds(a: tuple[int, int], b: tuple[int, int]) -> tuple[int, int]:
+    """Bounds of ``a * b``.
+
+    Parameters
+    ----------
+    a : tuple of (int, int)
+        The left operand's bounds.
+    b : tuple of (int, int)
+        The right operand's bounds.
+
+    Returns
+    -------
+    tuple of (int, int)
+        The result's bounds.
+    """
     products = (a[0] * b[0], a[0] * b[1], a[1] * b[0], a[1] * b[1])
     return min(products), max(products)
 
 
 def floordiv_bounds(a: tuple[int, int], b: tuple[int, int]) -> tuple[int, int]:
-    """Bounds of ``floordiv(a, b)``; unbounded when ``b`` may be zero."""
+    """Bounds of ``floordiv(a, b)``; unbounded when ``b`` may be zero.
+
+    Parameters
+    ----------
+    a : tuple of (int, int)
+        The left operand's bounds.
+    b : tuple of (int, int)
+        The right operand's bounds.
+
+    Returns
+    -------
+    tuple of (int, int)
+        The result's bounds.
+    """
     if b[0] > 0 or b[1] < 0:
         cands = [x // y for x in a for y in b]
         if b[1] >= INF or b[0] <= -INF:  # a huge divisor drives the quotient to 0 or -1
@@ -108,6 +187,20 @@ def floordiv_bounds(a: tuple[int, int], b: tuple[int, int]) -> tuple[int, int]:
 
 
 def floormod_bounds(a: tuple[int, int], b: tuple[int, int]) -> tuple[int, int]:
+    """Bounds of ``floormod(a, b)``.
+
+    Parameters
+    ----------
+    a : tuple of (int, int)
+        The left operand's bounds.
+    b : tuple of (int, int)
+        The right operand's bounds.
+
+    Returns
+    -------
+    tuple of (int, int)
+        The result's bounds.
+    """
     if b[0] > 0:
         if b[0] == b[1] and b[0] < INF:
             c = b[0]
@@ -125,6 +218,20 @@ def floormod_bounds(a: tuple[int, int], b: tuple[int, int]) -> tuple[int, int]:
 
 
 def truncdiv_bounds(a, b):
+    """Bounds of ``truncdiv(a, b)``.
+
+    Parameters
+    ----------
+    a : tuple of (int, int)
+        The left operand's bounds.
+    b : tuple of (int, int)
+        The right operand's bounds.
+
+    Returns
+    -------
+    tuple of (int, int)
+        The result's bounds.
+    """
     if a[0] >= 0 and b[0] > 0:
         return floordiv_bounds(a, b)
     if b[0] > 0 or b[1] < 0:
@@ -139,6 +246,20 @@ def truncdiv_bounds(a, b):
 
 
 def truncmod_bounds(a, b):
+    """Bounds of ``truncmod(a, b)``.
+
+    Parameters
+    ----------
+    a : tuple of (int, int)
+        The left operand's bounds.
+    b : tuple of (int, int)
+        The right operand's bounds.
+
+    Returns
+    -------
+    tuple of (int, int)
+        The result's bounds.
+    """
     if a[0] >= 0 and b[0] > 0:
         return floormod_bounds(a, b)
     m = max(abs(b[0]), abs(b[1])) - 1
@@ -157,6 +278,18 @@ class BoundComputer:
         self.cache: dict[int, tuple] = {}
 
     def bound(self, e) -> tuple[int, int]:
+        """The constant bounds of ``e`` (memoised).
+
+        Parameters
+        ----------
+        e : PrimExpr
+            The expression.
+
+        Returns
+        -------
+        tuple of (int, int)
+            The result's bounds.
+        """
         hit = self.cache.get(id(e))
         if hit is not None and hit[0] is e:
             return hit[1]

@@ -23,6 +23,25 @@ def evaluate(expr, env: Mapping | None = None):
     Integers follow TVM semantics (``floordiv``/``floormod`` floor, ``Div``/``Mod`` truncate);
     comparisons and logic give Python bools. Raises ``KeyError`` naming an unbound variable and
     ``NotImplementedError`` for nodes it cannot evaluate (loads, calls other than if_then_else).
+
+    Parameters
+    ----------
+    expr : PrimExpr
+        The expression.
+    env : dict, optional
+        Variable to value.
+
+    Returns
+    -------
+    int, float or bool
+        The value.
+
+    Examples
+    --------
+    >>> from tensorize.arith.evaluate import evaluate
+    >>> i = tvm.tir.Var("i", "int32")
+    >>> evaluate(i * 3 + 1, {i: 2})
+    7
     """
     env = env or {}
     return _Evaluator(env).eval(E.convert(expr))

@@ -36,7 +36,30 @@ class IndexMap(Node):
     def from_func(mapping_function: Callable, ndim: int | None = None, inverse_index_map=None,
                   index_dtype: str = "int32") -> "IndexMap":
         """The map computed by ``mapping_function`` (one parameter per index, or ``*args`` with
-        ``ndim``) returning an index or a tuple/list of indices."""
+        ``ndim``) returning an index or a tuple/list of indices.
+
+        Parameters
+        ----------
+        mapping_function : callable
+            Initial indices to final indices.
+        ndim : int, optional
+            The number of indices of a ``*args`` function.
+        inverse_index_map : IndexMap or callable, optional
+            Accepted for TVM compatibility.
+        index_dtype : str
+            The dtype of the index variables.
+
+        Returns
+        -------
+        IndexMap
+            The map.
+
+        Examples
+        --------
+        >>> m = tvm.tir.IndexMap.from_func(lambda i, j: (j, i // 4, i % 4))
+        >>> [int(x) for x in m.map_shape([8, 3])]
+        [3, 2, 4]
+        """
         params = list(inspect.signature(mapping_function).parameters.values())
         names, varargs = [], False
         for p in params:
@@ -62,7 +85,20 @@ class IndexMap(Node):
 
     # -- applying ------------------------------------------------------------------------------
     def map_indices(self, indices: Sequence, analyzer=None) -> list:
-        """The final indices for ``indices`` (simplified)."""
+        """The final indices for ``indices`` (simplified).
+
+        Parameters
+        ----------
+        indices : list of PrimExpr
+            The initial indices.
+        analyzer : Analyzer, optional
+            Knows the variables' bounds (a fresh one when None).
+
+        Returns
+        -------
+        list of PrimExpr
+            The final indices.
+        """
         if len(indices) != len(self.initial_indices):
             raise ValueError(f"the index map takes {len(self.initial_indices)} indices, got {len(indices)}")
         ana = analyzer or Analyzer()
@@ -71,7 +107,18 @@ class IndexMap(Node):
 
     def map_shape(self, shape: Sequence) -> list:
         """The shape of the transformed buffer: one past the largest value of each final index when
-        the initial indices range over ``shape``."""
+        the initial indices range over ``shape``.
+
+        Parameters
+        ----------
+        shape : list of int or PrimExpr
+            The initial shape.
+
+        Returns
+        -------
+        list of PrimExpr
+            The final shape.
+        """
         if len(shape) != len(self.initial_indices):
             raise ValueError(f"the index map takes {len(self.initial_indices)} indices, got a shape of {len(shape)}")
         ana = Analyzer()
@@ -86,6 +133,18 @@ class IndexMap(Node):
         return out
 
     def is_bijective_on(self, shape: Sequence) -> bool:
+        """Whether the map is a bijection from ``shape`` onto its final shape.
+
+        Parameters
+        ----------
+        shape : list of int or PrimExpr
+            The initial shape.
+
+        Returns
+        -------
+        bool
+            True when bijective.
+        """
         return self._iter_map(shape) is not None and _product(self.map_shape(shape)) == _product(shape)
 
     def _iter_map(self, shape):
@@ -94,7 +153,18 @@ class IndexMap(Node):
         return None if res.errors else res
 
     def inverse(self, shape: Sequence) -> "IndexMap":
-        """The inverse map, valid on ``shape`` (the initial shape); the map must be bijective there."""
+        """The inverse map, valid on ``shape`` (the initial shape); the map must be bijective there.
+
+        Parameters
+        ----------
+        shape : list of int or PrimExpr
+            The initial shape.
+
+        Returns
+        -------
+        IndexMap
+            The inverse.
+        """
         if self.inverse_index_map is not None:
             return self.inverse_index_map
         res = self._iter_map(shape)
@@ -136,7 +206,18 @@ class IndexMap(Node):
         return IndexMap(ys, finals, self)
 
     def is_equivalent_to(self, other: "IndexMap") -> bool:
-        """Whether both maps compute the same final indices from the same number of initial ones."""
+        """Whether both maps compute the same final indices from the same number of initial ones.
+
+        Parameters
+        ----------
+        other : IndexMap
+            Another map.
+
+        Returns
+        -------
+        bool
+            True when equivalent.
+        """
         if len(self.initial_indices) != len(other.initial_indices) or len(self.final_indices) != len(other.final_indices):
             return False
         vmap = dict(zip(other.initial_indices, self.initial_indices))
@@ -150,12 +231,31 @@ class IndexMap(Node):
     __repr__ = __str__
 
     def to_json(self) -> dict:
+        """The map as JSON-ready data (for traces).
+
+        Returns
+        -------
+        dict
+            The data.
+        """
         names = {id(v): k for k, v in enumerate(self.initial_indices)}
         return {"vars": [[v.name, v.dtype] for v in self.initial_indices],
                 "final": [_expr_to_json(f, names) for f in self.final_indices]}
 
     @staticmethod
     def from_json(data: dict) -> "IndexMap":
+        """The map written by ``to_json``.
+
+        Parameters
+        ----------
+        data : dict
+            ``to_json`` output.
+
+        Returns
+        -------
+        IndexMap
+            The map.
+        """
         variables = [E.Var(n, d) for n, d in data["vars"]]
         return IndexMap(variables, [_expr_from_json(f, variables) for f in data["final"]])
 

@@ -29,28 +29,86 @@ class IntervalSet:
 
     @staticmethod
     def single_point(value) -> "IntervalSet":
+        """The interval ``[value, value]``.
+
+        Parameters
+        ----------
+        value : PrimExpr or int
+            The point.
+
+        Returns
+        -------
+        IntervalSet
+            The interval.
+        """
         return IntervalSet(value, value)
 
     @staticmethod
     def everything() -> "IntervalSet":
+        """The unbounded interval.
+
+        Returns
+        -------
+        IntervalSet
+            The interval.
+        """
         return IntervalSet(NEG_INF, POS_INF)
 
     def is_everything(self) -> bool:
+        """Whether both ends are open.
+
+        Returns
+        -------
+        bool
+            The answer.
+        """
         return self.min_value is NEG_INF and self.max_value is POS_INF
 
     def has_lower_bound(self) -> bool:
+        """Whether the lower end is finite.
+
+        Returns
+        -------
+        bool
+            The answer.
+        """
         return self.min_value is not NEG_INF
 
     def has_upper_bound(self) -> bool:
+        """Whether the upper end is finite.
+
+        Returns
+        -------
+        bool
+            The answer.
+        """
         return self.max_value is not POS_INF
 
     def is_single_point(self) -> bool:
+        """Whether both ends are the same expression.
+
+        Returns
+        -------
+        bool
+            The answer.
+        """
         from .linear import expr_key
 
         return expr_key(self.min_value) == expr_key(self.max_value)
 
     def to_range(self, analyzer=None) -> E.Range:
-        """The ``Range`` ``[min, max + 1)``; raises when an end is open."""
+        """The ``Range`` ``[min, max + 1)``; raises when an end is open.
+
+        Parameters
+        ----------
+        analyzer : Analyzer, optional
+            Knows the variables' bounds (a fresh one when None).
+
+        Returns
+        -------
+        Range
+            The range.
+        """
         if not (self.has_lower_bound() and self.has_upper_bound()):
             raise ValueError("cannot make a Range from an unbounded interval; bound the loop variables first")
         ana = analyzer if analyzer is not None else _new_analyzer()
@@ -74,7 +132,20 @@ def _point_min(x, y, ana, take_min: bool):
 
 
 def union(sets, analyzer) -> IntervalSet:
-    """The smallest interval containing all ``sets``."""
+    """The smallest interval containing all ``sets``.
+
+    Parameters
+    ----------
+    sets : list of IntervalSet
+        The intervals.
+    analyzer : Analyzer
+        Simplifies the ends.
+
+    Returns
+    -------
+    IntervalSet
+        The union hull.
+    """
     sets = list(sets)
     lo, hi = sets[0].min_value, sets[0].max_value
     for s in sets[1:]:
@@ -84,13 +155,44 @@ def union(sets, analyzer) -> IntervalSet:
 
 
 def intersect(a: IntervalSet, b: IntervalSet, analyzer) -> IntervalSet:
+    """The intersection of two intervals.
+
+    Parameters
+    ----------
+    a : IntervalSet
+        One interval.
+    b : IntervalSet
+        Another.
+    analyzer : Analyzer
+        Simplifies the ends.
+
+    Returns
+    -------
+    IntervalSet
+        The intersection.
+    """
     lo = b.min_value if a.min_value is NEG_INF else a.min_value if b.min_value is NEG_INF else analyzer.simplify(E.max_value_expr(a.min_value, b.min_value))
     hi = b.max_value if a.max_value is POS_INF else a.max_value if b.max_value is POS_INF else analyzer.simplify(E.min_value_expr(a.max_value, b.max_value))
     return IntervalSet(lo, hi)
 
 
 def eval_int_set(expr, dom_map, analyzer) -> IntervalSet:
-    """The interval of ``expr`` when each variable of ``dom_map`` ranges over its Range/IntervalSet."""
+    """The interval of ``expr`` when each variable of ``dom_map`` ranges over its Range/IntervalSet.
+
+    Parameters
+    ----------
+    expr : PrimExpr
+        The expression.
+    dom_map : dict
+        Var to Range or IntervalSet.
+    analyzer : Analyzer
+        Knows the variables' bounds.
+
+    Returns
+    -------
+    IntervalSet
+        The interval.
+    """
     doms = {}
     for var, dom in dom_map.items():
         if isinstance(dom, E.Range):

@@ -304,6 +304,28 @@ def detect_iter_map(indices: Sequence, input_iters: Mapping, predicate=True, che
     one-to-one; ``"surjective"`` only requires that independent pieces do not overlap. On failure
     the result has no indices and ``errors`` says why.
 
+    Parameters
+    ----------
+    indices : list of PrimExpr
+        The indices.
+    input_iters : dict of Var to Range
+        The iterators and their ranges.
+    predicate : PrimExpr or bool
+        A condition the iterators satisfy.
+    check_level : str
+        ``"surjective"`` or ``"bijective"``.
+    simplify_trivial_iterators : bool
+        Replace iterators of extent 1 by their min.
+    analyzer : Analyzer, optional
+        Knows the variables' bounds (a fresh one when None).
+
+    Returns
+    -------
+    IterMapResult
+        The maps, or the errors.
+
+    Examples
+    --------
     >>> from tensorize.ir.expr import Var, Range
     >>> i = Var("i")
     >>> detect_iter_map([i // 4, i % 4], {i: Range(0, 16)}, check_level="bijective").errors
@@ -333,7 +355,18 @@ def detect_iter_map(indices: Sequence, input_iters: Mapping, predicate=True, che
 
 
 def normalize_iter_map_to_expr(expr):
-    """The plain expression an ``IterSumExpr``/``IterSplitExpr``/``IterMark`` stands for."""
+    """The plain expression an ``IterSumExpr``/``IterSplitExpr``/``IterMark`` stands for.
+
+    Parameters
+    ----------
+    expr : IterSumExpr, IterSplitExpr or IterMark
+        The iterator expression.
+
+    Returns
+    -------
+    PrimExpr
+        The expression.
+    """
     if isinstance(expr, IterMark):
         return _source_expr(expr)
     if isinstance(expr, IterSplitExpr):
@@ -361,7 +394,33 @@ def _source_expr(mark: IterMark):
 def iter_map_simplify(indices: Sequence, input_iters: Mapping, predicate=True, check_level: str = "surjective",
                       simplify_trivial_iterators: bool = True) -> list:
     """``indices`` rewritten through their iterator map (``floordiv(i*4 + j, 4)`` -> ``i``); indices
-    that are not an affine map come back unchanged."""
+    that are not an affine map come back unchanged.
+
+    Parameters
+    ----------
+    indices : list of PrimExpr
+        The indices.
+    input_iters : dict of Var to Range
+        The iterators and their ranges.
+    predicate : PrimExpr or bool
+        A condition the iterators satisfy.
+    check_level : str
+        ``"surjective"`` or ``"bijective"``.
+    simplify_trivial_iterators : bool
+        Replace iterators of extent 1 by their min.
+
+    Returns
+    -------
+    list of PrimExpr
+        The indices.
+
+    Examples
+    --------
+    >>> i, j = tvm.tir.Var("i", "int32"), tvm.tir.Var("j", "int32")
+    >>> dom = {i: tvm.ir.Range(0, 8), j: tvm.ir.Range(0, 4)}
+    >>> tvm.arith.iter_map_simplify([(i * 4 + j) // 4], dom)
+    [i]
+    """
     res = detect_iter_map(indices, input_iters, predicate, check_level, simplify_trivial_iterators)
     if res.errors:
         return [E.convert(i) for i in indices]

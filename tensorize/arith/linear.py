@@ -23,7 +23,18 @@ from ..ir.structural import structural_equal, structural_hash
 
 
 def expr_key(e):
-    """A hashable key equal for structurally identical expressions (variables by identity)."""
+    """A hashable key equal for structurally identical expressions (variables by identity).
+
+    Parameters
+    ----------
+    e : PrimExpr
+        The expression.
+
+    Returns
+    -------
+    tuple
+        The key.
+    """
     if isinstance(e, E.Var):
         return e
     t = type(e)
@@ -60,19 +71,67 @@ class Lin:
 
     @staticmethod
     def constant(value: int, dtype: str) -> "Lin":
+        """The constant form ``value``.
+
+        Parameters
+        ----------
+        value : int
+            The constant.
+        dtype : str
+            The dtype.
+
+        Returns
+        -------
+        Lin
+            The form.
+        """
         return Lin({}, value, dtype)
 
     @staticmethod
     def atom(e, coeff: int = 1) -> "Lin":
+        """The form ``coeff * e``.
+
+        Parameters
+        ----------
+        e : PrimExpr
+            The expression.
+        coeff : int
+            The coefficient.
+
+        Returns
+        -------
+        Lin
+            The form.
+        """
         if type(e) is E.IntImm:
             return Lin({}, e.value * coeff, e.dtype)
         return Lin({expr_key(e): (e, coeff)}, 0, e.dtype)
 
     def is_const(self) -> bool:
+        """Whether the form has no terms.
+
+        Returns
+        -------
+        bool
+            The answer.
+        """
         return not self.terms
 
     def combine(self, other: "Lin", sign: int = 1) -> "Lin":
-        """``self + sign * other``."""
+        """``self + sign * other``.
+
+        Parameters
+        ----------
+        other : Lin
+            The other form.
+        sign : int
+            +1 or -1.
+
+        Returns
+        -------
+        Lin
+            The sum.
+        """
         terms = dict(self.terms)
         for key, (atom, coeff) in other.terms.items():
             old = terms.get(key)
@@ -84,6 +143,18 @@ class Lin:
         return Lin(terms, self.const + sign * other.const, self.dtype)
 
     def scale(self, k: int) -> "Lin":
+        """``self * k``.
+
+        Parameters
+        ----------
+        k : int
+            The factor.
+
+        Returns
+        -------
+        Lin
+            The form.
+        """
         if k == 0:
             return Lin({}, 0, self.dtype)
         if k == 1:
@@ -91,11 +162,34 @@ class Lin:
         return Lin({key: (a, c * k) for key, (a, c) in self.terms.items()}, self.const * k, self.dtype)
 
     def add_const(self, c: int) -> "Lin":
+        """``self + c``.
+
+        Parameters
+        ----------
+        c : int
+            The constant.
+
+        Returns
+        -------
+        Lin
+            The form.
+        """
         return Lin(self.terms, self.const + c, self.dtype) if c else self
 
     def split_by_divisor(self, c: int) -> tuple["Lin", "Lin"]:
         """``(q, r)`` with ``self = q * c + r``: terms whose coefficient ``c`` divides go to ``q``;
-        the rest and the whole constant stay in ``r``."""
+        the rest and the whole constant stay in ``r``.
+
+        Parameters
+        ----------
+        c : int
+            The divisor.
+
+        Returns
+        -------
+        tuple of (Lin, Lin)
+            ``(q, r)``.
+        """
         q, r = {}, {}
         for key, (a, k) in self.terms.items():
             if k % c == 0:
@@ -105,10 +199,28 @@ class Lin:
         return Lin(q, 0, self.dtype), Lin(r, self.const, self.dtype)
 
     def scale_down(self, g: int) -> "Lin":
-        """``self / g`` for a ``g`` that divides every coefficient and the constant."""
+        """``self / g`` for a ``g`` that divides every coefficient and the constant.
+
+        Parameters
+        ----------
+        g : int
+            The divisor.
+
+        Returns
+        -------
+        Lin
+            The form.
+        """
         return Lin({key: (a, c // g) for key, (a, c) in self.terms.items()}, self.const // g, self.dtype)
 
     def coeff_gcd(self) -> int:
+        """The gcd of the coefficients (0 for a constant form).
+
+        Returns
+        -------
+        int
+            The gcd.
+        """
         from math import gcd
 
         g = 0
@@ -117,7 +229,13 @@ class Lin:
         return g
 
     def single_atom(self):
-        """The atom when this is exactly ``1 * atom + 0``, else None."""
+        """The atom when this is exactly ``1 * atom + 0``, else None.
+
+        Returns
+        -------
+        PrimExpr or None
+            The atom.
+        """
         if self.const == 0 and len(self.terms) == 1:
             (a, k), = self.terms.values()
             if k == 1:
@@ -125,7 +243,13 @@ class Lin:
         return None
 
     def to_expr(self):
-        """The expression: larger coefficients first, positive before negative, constant last."""
+        """The expression: larger coefficients first, positive before negative, constant last.
+
+        Returns
+        -------
+        PrimExpr
+            The expression.
+        """
         dtype = self.dtype
         if not self.terms:
             return E.make_const(dtype, self.const)
@@ -169,6 +293,18 @@ _NOT_AFFINE = object()
 def affine_lin(e) -> "Lin | None":
     """The linear form of ``e`` when it is a pure affine integer expression, else None.
 
+    Parameters
+    ----------
+    e : PrimExpr
+        The expression.
+
+    Returns
+    -------
+    Lin or None
+        The form.
+
+    Examples
+    --------
     >>> i = E.Var("i")
     >>> affine_lin(i * 4 + 2 - i).to_expr()
     i * 3 + 2
@@ -220,16 +356,61 @@ class LinearForm:
 
     @staticmethod
     def constant(value: int, dtype: str = "int32") -> "LinearForm":
+        """The constant form ``value``.
+
+        Parameters
+        ----------
+        value : int
+            The constant.
+        dtype : str
+            The dtype.
+
+        Returns
+        -------
+        LinearForm
+            The form.
+        """
         return LinearForm({}, int(value), dtype)
 
     @staticmethod
     def term(expr: PrimExpr) -> "LinearForm":
+        """The form ``1 * expr``.
+
+        Parameters
+        ----------
+        expr : PrimExpr
+            The expression.
+
+        Returns
+        -------
+        LinearForm
+            The form.
+        """
         return LinearForm({_key(expr): [expr, 1]}, 0, expr.dtype)
 
     def is_constant(self) -> bool:
+        """Whether the form has no terms.
+
+        Returns
+        -------
+        bool
+            The answer.
+        """
         return not self.terms
 
     def scaled(self, factor: int) -> "LinearForm":
+        """``self * factor``.
+
+        Parameters
+        ----------
+        factor : int
+            The factor.
+
+        Returns
+        -------
+        LinearForm
+            The form.
+        """
         terms = {k: [e, c * factor] for k, (e, c) in self.terms.items() if c * factor}
         return LinearForm(terms, self.const * factor, self.dtype)
 
@@ -248,16 +429,49 @@ class LinearForm:
         return self + other.scaled(-1)
 
     def divisible_by(self, factor: int) -> bool:
-        """Whether every coefficient (not the constant) is a multiple of ``factor``."""
+        """Whether every coefficient (not the constant) is a multiple of ``factor``.
+
+        Parameters
+        ----------
+        factor : int
+            The divisor.
+
+        Returns
+        -------
+        bool
+            True when divisible.
+        """
         return all(c % factor == 0 for _, c in self.terms.values())
 
     def floordiv(self, factor: int) -> "LinearForm":
-        """Exact when ``divisible_by(factor)``: coefficients divide, the constant floors."""
+        """Exact when ``divisible_by(factor)``: coefficients divide, the constant floors.
+
+        Parameters
+        ----------
+        factor : int
+            The divisor.
+
+        Returns
+        -------
+        LinearForm
+            The quotient.
+        """
         terms = {k: [e, c // factor] for k, (e, c) in self.terms.items()}
         return LinearForm(terms, self.const // factor, self.dtype)
 
     def to_expr(self, dtype: str | None = None) -> PrimExpr:
-        """The form as an expression: terms in first-seen order, then the constant."""
+        """The form as an expression: terms in first-seen order, then the constant.
+
+        Parameters
+        ----------
+        dtype : str, optional
+            The dtype (default: the form's).
+
+        Returns
+        -------
+        PrimExpr
+            The expression.
+        """
         dtype = dtype or self.dtype
         result = None
         for expr, coeff in self.terms.values():
@@ -319,7 +533,18 @@ def _key(expr: PrimExpr) -> _Key:
 
 
 def to_linear(expr) -> LinearForm:
-    """The linear form of an integer expression; non-linear parts become opaque terms."""
+    """The linear form of an integer expression; non-linear parts become opaque terms.
+
+    Parameters
+    ----------
+    expr : PrimExpr
+        The expression.
+
+    Returns
+    -------
+    LinearForm
+        The form.
+    """
     expr = convert(expr)
     if isinstance(expr, IntImm):
         return LinearForm.constant(expr.value, expr.dtype)
@@ -336,7 +561,18 @@ def to_linear(expr) -> LinearForm:
 
 
 def simplify_linear(expr) -> PrimExpr:
-    """``expr`` with linear terms collected; returns ``expr`` itself when nothing cancels."""
+    """``expr`` with linear terms collected; returns ``expr`` itself when nothing cancels.
+
+    Parameters
+    ----------
+    expr : PrimExpr
+        The expression.
+
+    Returns
+    -------
+    PrimExpr
+        The simplified expression.
+    """
     expr = convert(expr)
     if not isinstance(expr, PrimExpr) or not (dt.is_int(expr.dtype) or dt.is_uint(expr.dtype)):
         return expr
@@ -349,6 +585,26 @@ def simplify_linear(expr) -> PrimExpr:
 
 
 def difference(a, b) -> int | None:
-    """``a - b`` as a Python int when it is a constant, else None."""
+    """``a - b`` as a Python int when it is a constant, else None.
+
+    Parameters
+    ----------
+    a : PrimExpr
+        One expression.
+    b : PrimExpr
+        Another.
+
+    Returns
+    -------
+    int or None
+        The difference.
+
+    Examples
+    --------
+    >>> from tensorize.arith.linear import difference
+    >>> i = tvm.tir.Var("i", "int32")
+    >>> difference(i + 5, i + 2)
+    3
+    """
     form = to_linear(a) - to_linear(b)
     return form.const if form.is_constant() else None

@@ -25,7 +25,18 @@ Dom = Mapping[int, tuple[E.Var, E.Range]]
 
 # -- analyzers and simplification ----------------------------------------------------------------
 def make_analyzer(ranges: Mapping | Iterable[For]) -> Analyzer:
-    """An analyzer knowing the ranges of loop variables (``{Var: Range}`` or For statements)."""
+    """An analyzer knowing the ranges of loop variables (``{Var: Range}`` or For statements).
+
+    Parameters
+    ----------
+    ranges : dict of Var to Range, or list of For
+        The loop ranges.
+
+    Returns
+    -------
+    Analyzer
+        The analyzer.
+    """
     ana = Analyzer()
     if isinstance(ranges, Mapping):
         for var, rng in ranges.items():
@@ -37,7 +48,18 @@ def make_analyzer(ranges: Mapping | Iterable[For]) -> Analyzer:
 
 
 def loop_dom(loops: Iterable[For]) -> dict[int, tuple[E.Var, E.Range]]:
-    """The relaxation domain of ``loops``: ``{id(var): (var, Range)}``."""
+    """The relaxation domain of ``loops``: ``{id(var): (var, Range)}``.
+
+    Parameters
+    ----------
+    loops : list of For
+        The loops.
+
+    Returns
+    -------
+    dict
+        The domain.
+    """
     return {id(f.loop_var): (f.loop_var, E.Range.from_min_extent(f.min, f.extent)) for f in loops}
 
 
@@ -96,7 +118,22 @@ def _relax(e, dom: Dom, ana: Analyzer):
 
 
 def relax_expr(expr, dom: Dom, ana: Analyzer):
-    """Simplified inclusive bounds ``(lo, hi)`` of ``expr`` over ``dom`` (None if not analysable)."""
+    """Simplified inclusive bounds ``(lo, hi)`` of ``expr`` over ``dom`` (None if not analysable).
+
+    Parameters
+    ----------
+    expr : PrimExpr
+        The expression.
+    dom : dict
+        ``{id(var): (var, Range)}`` from ``loop_dom``.
+    ana : Analyzer
+        Knows the variables' bounds.
+
+    Returns
+    -------
+    tuple of (PrimExpr, PrimExpr) or None
+        The bounds.
+    """
     r = _relax(E.convert(expr), dom, ana)
     if r is None:
         return None
@@ -104,7 +141,22 @@ def relax_expr(expr, dom: Dom, ana: Analyzer):
 
 
 def relax_range(rng: E.Range, dom: Dom, ana: Analyzer) -> E.Range | None:
-    """The range covered by ``rng`` (whose min may use the variables of ``dom``) over ``dom``."""
+    """The range covered by ``rng`` (whose min may use the variables of ``dom``) over ``dom``.
+
+    Parameters
+    ----------
+    rng : Range
+        The range.
+    dom : dict
+        ``{id(var): (var, Range)}`` from ``loop_dom``.
+    ana : Analyzer
+        Knows the variables' bounds.
+
+    Returns
+    -------
+    Range or None
+        The covered range.
+    """
     # The last element is min + extent - 1, whose upper bound is hi(min) + hi(extent) - 1: relax the
     # min once instead of relaxing it again inside that sum.
     r_min = _relax(E.convert(rng.min), dom, ana)
@@ -118,7 +170,22 @@ def relax_range(rng: E.Range, dom: Dom, ana: Analyzer) -> E.Range | None:
 
 
 def relax_region(region: BufferRegion, dom: Dom, ana: Analyzer) -> list[E.Range]:
-    """The ranges ``region`` covers over ``dom``; an axis that cannot be analysed becomes the full axis."""
+    """The ranges ``region`` covers over ``dom``; an axis that cannot be analysed becomes the full axis.
+
+    Parameters
+    ----------
+    region : BufferRegion
+        The region.
+    dom : dict
+        ``{id(var): (var, Range)}`` from ``loop_dom``.
+    ana : Analyzer
+        Knows the variables' bounds.
+
+    Returns
+    -------
+    list of Range
+        One range per axis.
+    """
     out = []
     for axis, rng in enumerate(region.region):
         r = relax_range(rng, dom, ana) if dom else E.Range.from_min_extent(ana.simplify(rng.min), ana.simplify(rng.extent))
@@ -127,7 +194,22 @@ def relax_region(region: BufferRegion, dom: Dom, ana: Analyzer) -> list[E.Range]
 
 
 def hull(a: list[E.Range], b: list[E.Range], ana: Analyzer) -> list[E.Range]:
-    """The smallest region containing both ``a`` and ``b`` (axis by axis)."""
+    """The smallest region containing both ``a`` and ``b`` (axis by axis).
+
+    Parameters
+    ----------
+    a : list of Range
+        A region.
+    b : list of Range
+        Another.
+    ana : Analyzer
+        Knows the variables' bounds.
+
+    Returns
+    -------
+    list of Range
+        The hull.
+    """
     out = []
     for ra, rb in zip(a, b):
         ha = E.add(ra.min, ra.extent)
@@ -148,7 +230,24 @@ def _pick(x, y, ana, combine, better):
 
 def block_region_in_loops(realize: BlockRealize, region: BufferRegion, dom: Dom, ana: Analyzer) -> list[E.Range]:
     """A block's access ``region`` seen from outside the block: iterators replaced by their bindings,
-    then relaxed over the loops in ``dom``."""
+    then relaxed over the loops in ``dom``.
+
+    Parameters
+    ----------
+    realize : BlockRealize
+        The block.
+    region : BufferRegion
+        One of its regions.
+    dom : dict
+        ``{id(var): (var, Range)}`` from ``loop_dom``.
+    ana : Analyzer
+        Knows the variables' bounds.
+
+    Returns
+    -------
+    list of Range
+        One range per axis.
+    """
     vmap = {iv.var: v for iv, v in zip(realize.block.iter_vars, realize.iter_values)}
     bound = substitute(region, vmap)
     return relax_region(bound, dom, ana)

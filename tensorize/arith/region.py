@@ -16,7 +16,22 @@ from .int_set import IntervalSet, eval_int_set, union
 
 def relax_region(region: Sequence[E.Range], dom_map: Mapping, analyzer: Analyzer | None = None) -> list[E.Range]:
     """The smallest box covering ``region`` when the variables of ``dom_map`` (``{Var: Range}``) take
-    every value of their domain (what a consumer reads across a whole loop)."""
+    every value of their domain (what a consumer reads across a whole loop).
+
+    Parameters
+    ----------
+    region : list of Range
+        The region.
+    dom_map : dict of Var to Range
+        The variables to relax.
+    analyzer : Analyzer, optional
+        Knows the variables' bounds (a fresh one when None).
+
+    Returns
+    -------
+    list of Range
+        The box.
+    """
     ana = analyzer or Analyzer()
     out = []
     for r in region:
@@ -27,12 +42,39 @@ def relax_region(region: Sequence[E.Range], dom_map: Mapping, analyzer: Analyzer
 
 
 def region_to_int_sets(region: Sequence[E.Range], analyzer: Analyzer | None = None) -> list[IntervalSet]:
+    """Each range of ``region`` as an inclusive interval.
+
+    Parameters
+    ----------
+    region : list of Range
+        The region.
+    analyzer : Analyzer, optional
+        Knows the variables' bounds (a fresh one when None).
+
+    Returns
+    -------
+    list of IntervalSet
+        The intervals.
+    """
     ana = analyzer or Analyzer()
     return [IntervalSet(r.min, ana.simplify(r.min + r.extent - 1)) for r in region]
 
 
 def region_union(regions: Sequence[Sequence[E.Range]], analyzer: Analyzer | None = None) -> list[E.Range]:
-    """The smallest box covering every region of ``regions`` (all of the same rank)."""
+    """The smallest box covering every region of ``regions`` (all of the same rank).
+
+    Parameters
+    ----------
+    regions : list of list of Range
+        The regions.
+    analyzer : Analyzer, optional
+        Knows the variables' bounds (a fresh one when None).
+
+    Returns
+    -------
+    list of Range
+        The box.
+    """
     ana = analyzer or Analyzer()
     regions = [list(r) for r in regions]
     if not regions:
@@ -48,7 +90,22 @@ def region_union(regions: Sequence[Sequence[E.Range]], analyzer: Analyzer | None
 
 
 def region_covers(outer: Sequence[E.Range], inner: Sequence[E.Range], analyzer: Analyzer | None = None) -> bool:
-    """True when ``outer`` provably contains ``inner`` in every dimension (False when unknown)."""
+    """True when ``outer`` provably contains ``inner`` in every dimension (False when unknown).
+
+    Parameters
+    ----------
+    outer : list of Range
+        The outer region.
+    inner : list of Range
+        The inner region.
+    analyzer : Analyzer, optional
+        Knows the variables' bounds (a fresh one when None).
+
+    Returns
+    -------
+    bool
+        True when proven.
+    """
     ana = analyzer or Analyzer()
     if len(outer) != len(inner):
         raise ValueError(f"region ranks differ: {len(outer)} vs {len(inner)}")

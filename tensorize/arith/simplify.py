@@ -24,6 +24,16 @@ def is_index_dtype(dtype: str) -> bool:
     Their arithmetic is assumed not to overflow (as in TVM; the LLVM code marks it ``nsw``), so
     bounds and comparisons may reason over mathematical integers. Narrower and unsigned integers
     wrap (``int8(100) + 100 == -56``), where that reasoning is wrong; they are simplified node by node.
+
+    Parameters
+    ----------
+    dtype : str
+        The dtype.
+
+    Returns
+    -------
+    bool
+        True for int32 and int64.
     """
     return dtype in ("int32", "int64")
 
@@ -38,7 +48,18 @@ _CACHE_LIMIT = 1 << 15  # per-analyzer caches are dropped when they grow past th
 
 
 def canonical_affine(e):
-    """The simplified form of ``e`` if it is a pure affine index expression, else None."""
+    """The simplified form of ``e`` if it is a pure affine index expression, else None.
+
+    Parameters
+    ----------
+    e : PrimExpr
+        The expression.
+
+    Returns
+    -------
+    PrimExpr or None
+        The simplified form.
+    """
     hit = _CANONICAL.get(id(e))
     if hit is not None and hit[0] is e:
         return hit[1]
@@ -66,11 +87,24 @@ class Simplifier:
         self.expr_cache: dict[int, tuple] = {}
 
     def clear(self) -> None:
+        """Forget the memoised results (after the known facts changed)."""
         self.lin_cache.clear()
         self.expr_cache.clear()
 
     # -- entry points ----------------------------------------------------------------------
     def simplify(self, e):
+        """``e`` simplified under the known bounds and facts (memoised).
+
+        Parameters
+        ----------
+        e : PrimExpr
+            The expression.
+
+        Returns
+        -------
+        PrimExpr
+            The simplified expression.
+        """
         e = E.convert(e)
         hit = self.expr_cache.get(id(e))
         if hit is not None and hit[0] is e:
@@ -92,6 +126,18 @@ class Simplifier:
         return result
 
     def linear(self, e) -> Lin:
+        """The linear form of ``e`` (non-linear parts simplified and kept as atoms).
+
+        Parameters
+        ----------
+        e : PrimExpr
+            The expression.
+
+        Returns
+        -------
+        Lin
+            The form.
+        """
         hit = self.lin_cache.get(id(e))
         if hit is not None and hit[0] is e:
             return hit[1]
@@ -107,6 +153,18 @@ class Simplifier:
 
     # -- bounds and proofs on linear forms ---------------------------------------------------
     def lin_bound(self, lin: Lin) -> tuple[int, int]:
+        """Constant bounds of a linear form from the bounds of its atoms.
+
+        Parameters
+        ----------
+        lin : Lin
+            The linear form.
+
+        Returns
+        -------
+        tuple of (int, int)
+            The result's bounds.
+        """
         lo = hi = lin.const
         for atom, k in lin.terms.values():
             a = self.an._bound_of(atom)
@@ -116,7 +174,18 @@ class Simplifier:
         return lo, hi
 
     def prove_le0(self, lin: Lin) -> bool:
-        """True when ``lin <= 0`` follows from bounds or from one known fact ``f <= 0``."""
+        """True when ``lin <= 0`` follows from bounds or from one known fact ``f <= 0``.
+
+        Parameters
+        ----------
+        lin : Lin
+            The linear form.
+
+        Returns
+        -------
+        bool
+            True when proven.
+        """
         if self.lin_bound(lin)[1] <= 0:
             return True
         for fact in self.an._facts:
@@ -125,7 +194,20 @@ class Simplifier:
         return False
 
     def decide_cmp(self, cls, g: Lin):
-        """Decide ``g cls 0`` (g = a - b): True, False or None when unknown."""
+        """Decide ``g cls 0`` (g = a - b): True, False or None when unknown.
+
+        Parameters
+        ----------
+        cls : type
+            The comparison node type.
+        g : Lin
+            ``a - b``.
+
+        Returns
+        -------
+        bool or None
+            The decision.
+        """
         neg = g.scale(-1)
         if cls is E.LT:
             return True if self.prove_le0(g.add_const(1)) else False if self.prove_le0(neg) else None
@@ -308,6 +390,18 @@ class Simplifier:
 
     # -- conditions --------------------------------------------------------------------------
     def simplify_bool(self, e):  # noqa: C901 - one dispatch table
+        """A boolean expression simplified (comparisons decided where the bounds allow).
+
+        Parameters
+        ----------
+        e : PrimExpr
+            The expression.
+
+        Returns
+        -------
+        PrimExpr
+            The simplified expression.
+        """
         t = type(e)
         if t is E.IntImm:
             return e
@@ -350,7 +444,18 @@ class Simplifier:
 
     # -- everything else ---------------------------------------------------------------------
     def simplify_children(self, e):
-        """Simplify the operands of ``e`` and rebuild it (folding constants) when any changed."""
+        """Simplify the operands of ``e`` and rebuild it (folding constants) when any changed.
+
+        Parameters
+        ----------
+        e : PrimExpr
+            The expression.
+
+        Returns
+        -------
+        PrimExpr
+            The rebuilt expression.
+        """
         t = type(e)
         if t is E.Select or (t is E.Call and e.op.name == "tir.if_then_else"):
             cond = self.simplify(e.condition if t is E.Select else e.args[0])

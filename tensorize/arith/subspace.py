@@ -115,6 +115,28 @@ def subspace_divide(bindings: Sequence, input_iters: Mapping, sub_iters: Sequenc
     The last entry holds the predicates: ``[IterMark(None, outer_predicate), IterMark(None, inner_predicate)]``.
     Returns ``[]`` when the bindings are not affine or do not divide.
 
+    Parameters
+    ----------
+    bindings : list of PrimExpr
+        The block bindings.
+    input_iters : dict of Var to Range
+        The iterators and their ranges.
+    sub_iters : list of Var
+        The inner iterators.
+    predicate : PrimExpr or bool
+        A condition the iterators satisfy.
+    check_level : str
+        ``"surjective"`` or ``"bijective"``.
+    simplify_trivial_iterators : bool
+        Replace iterators of extent 1 by their min.
+
+    Returns
+    -------
+    list of list of IterMark
+        One ``[outer, inner]`` pair per binding, then the predicates; empty when not divisible.
+
+    Examples
+    --------
     >>> from tensorize.ir.expr import Var, Range
     >>> io, ii = Var("io"), Var("ii")
     >>> res = subspace_divide([io * 4 + ii], {io: Range(0, 8), ii: Range(0, 4)}, [ii])

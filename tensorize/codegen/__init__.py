@@ -20,7 +20,18 @@ _GENERATORS = {}
 
 
 def register(kind: str):
-    """Register ``fbuild(lowered_mod, target) -> runtime.Module`` for a target kind."""
+    """Register ``fbuild(lowered_mod, target) -> runtime.Module`` for a target kind.
+
+    Parameters
+    ----------
+    kind : str
+        The target kind (``"llvm"``, ``"cuda"``).
+
+    Returns
+    -------
+    callable
+        A decorator registering ``fbuild``.
+    """
     def wrap(fbuild):
         _GENERATORS[kind] = fbuild
         return fbuild
@@ -36,7 +47,20 @@ def _build_llvm(mod, target):
 
 
 def build_module(lowered_mod, target: "Target | str") -> "object":
-    """Compile a lowered IRModule for ``target`` into a runtime Module."""
+    """Compile a lowered IRModule for ``target`` into a runtime Module.
+
+    Parameters
+    ----------
+    lowered_mod : IRModule
+        The lowered module.
+    target : Target or str
+        The target.
+
+    Returns
+    -------
+    Module
+        The runtime module.
+    """
     target = create(target)
     fbuild = _GENERATORS.get(target.kind.name)
     if fbuild is None:

@@ -53,12 +53,19 @@ class Buffer(Node):
         _set(self, "span", span)
 
     def scope(self) -> str:
-        """The storage scope: ``"global"``, ``"shared"``, ``"local"``, ``"wmma.matrix_a"``, ..."""
+        """The storage scope: ``"global"``, ``"shared"``, ``"local"``, ``"wmma.matrix_a"``, ...
+
+        Returns
+        -------
+        str
+            The scope (``"global"`` when none was given).
+        """
         annotation = self.data.type_annotation
         return annotation.storage_scope if isinstance(annotation, PointerType) else "global"
 
     @property
     def ndim(self) -> int:
+        """The number of axes."""
         return len(self.shape)
 
     def __getitem__(self, indices):
@@ -80,7 +87,22 @@ class Buffer(Node):
         return BufferLoad(self, indices)
 
     def vload(self, begin: Sequence, dtype: str | None = None, predicate=None) -> BufferLoad:
-        """A (vector) load starting at ``begin``; a vector ``dtype`` loads that many contiguous lanes of the last axis."""
+        """A (vector) load starting at ``begin``; a vector ``dtype`` loads that many contiguous lanes of the last axis.
+
+        Parameters
+        ----------
+        begin : list of PrimExpr
+            The indices of the first element.
+        dtype : str, optional
+            The loaded dtype (default: the buffer's).
+        predicate : PrimExpr, optional
+            A lane mask.
+
+        Returns
+        -------
+        BufferLoad
+            The load.
+        """
         begin = [convert(b) for b in (begin if isinstance(begin, (list, tuple)) else [begin])]
         dtype = dtype or self.dtype
         lanes = dt.lanes_of(dtype) // dt.lanes_of(self.dtype)
@@ -89,6 +111,20 @@ class Buffer(Node):
         return BufferLoad(self, begin, predicate)
 
     def vstore(self, begin: Sequence, value):
+        """A (vector) store of ``value`` starting at ``begin``.
+
+        Parameters
+        ----------
+        begin : list of PrimExpr
+            The indices of the first element.
+        value : PrimExpr
+            The stored value.
+
+        Returns
+        -------
+        BufferStore
+            The store.
+        """
         BufferStore = _STATEMENTS["BufferStore"]
         begin = [convert(b) for b in (begin if isinstance(begin, (list, tuple)) else [begin])]
         lanes = dt.lanes_of(value.dtype) // dt.lanes_of(self.dtype)
@@ -97,7 +133,26 @@ class Buffer(Node):
         return BufferStore(self, value, begin)
 
     def access_ptr(self, access_mask="r", ptr_type: str = "handle", content_lanes: int = 1, offset=0, extent=None):
-        """A ``tvm_access_ptr`` call: the address of element ``elem_offset + offset``."""
+        """A ``tvm_access_ptr`` call: the address of element ``elem_offset + offset``.
+
+        Parameters
+        ----------
+        access_mask : str or int
+            ``"r"``, ``"w"``, ``"rw"`` or the bit mask.
+        ptr_type : str
+            The pointer's type.
+        content_lanes : int
+            The lanes of one element.
+        offset : PrimExpr or int
+            Elements past the buffer's start.
+        extent : PrimExpr, optional
+            The number of elements accessed (default: all).
+
+        Returns
+        -------
+        Call
+            The ``tir.tvm_access_ptr`` call.
+        """
         mask = {"r": 1, "w": 2, "rw": 3}.get(access_mask, access_mask) if isinstance(access_mask, str) else access_mask
         if extent is None:
             extent = 1
@@ -107,7 +162,18 @@ class Buffer(Node):
         return call_intrin(ptr_type, "tir.tvm_access_ptr", tmp, self.data, self.elem_offset + offset, extent, int(mask))
 
     def offset_of(self, indices: Sequence) -> list[PrimExpr]:
-        """The flat element offset of ``indices`` (one entry per axis group; one group without axis separators)."""
+        """The flat element offset of ``indices`` (one entry per axis group; one group without axis separators).
+
+        Parameters
+        ----------
+        indices : list of PrimExpr
+            One index per axis.
+
+        Returns
+        -------
+        list of PrimExpr
+            The offsets.
+        """
         indices = [convert(i) for i in indices]
         if self.strides:
             offset = self.elem_offset
@@ -120,7 +186,13 @@ class Buffer(Node):
         return [offset + self.elem_offset]
 
     def get_flattened_buffer(self) -> "Buffer":
-        """The same memory as a 1-D buffer of the total size (what lowering turns accesses into)."""
+        """The same memory as a 1-D buffer of the total size (what lowering turns accesses into).
+
+        Returns
+        -------
+        Buffer
+            The 1-D buffer.
+        """
         size = make_const("int32", 1)
         for s in self.shape:
             size = size * s
@@ -138,7 +210,46 @@ def _as_index(value) -> PrimExpr:
 def decl_buffer(shape, dtype: str = "float32", name: str = "buffer", data: Var | None = None, strides=(),
                 elem_offset=None, scope: str = "", data_alignment: int = -1, offset_factor: int = 0,
                 buffer_type: str = "", axis_separators=(), span=None) -> Buffer:
-    """Declare a new buffer (``tvm.tir.decl_buffer``), creating its data pointer variable if not given."""
+    """Declare a new buffer (``tvm.tir.decl_buffer``), creating its data pointer variable if not given.
+
+    Parameters
+    ----------
+    shape : list of PrimExpr or int
+        The shape.
+    dtype : str
+        The element type.
+    name : str
+        The name.
+    data : Var, optional
+        The data pointer (created when None).
+    strides : list of PrimExpr
+        The strides (empty: compact).
+    elem_offset : PrimExpr, optional
+        The offset of the first element.
+    scope : str
+        The storage scope.
+    data_alignment : int
+        The alignment in bytes (-1: default).
+    offset_factor : int
+        The factor ``elem_offset`` is a multiple of.
+    buffer_type : str
+        ``""`` or ``"auto_broadcast"``.
+    axis_separators : list of int
+        Where the flattened axes split.
+    span : Span, optional
+        The source location.
+
+    Returns
+    -------
+    Buffer
+        The buffer.
+
+    Examples
+    --------
+    >>> A = tvm.tir.decl_buffer((4, 8), "float32", name="A")
+    >>> A.shape[1], A.dtype
+    (8, 'float32')
+    """
     if isinstance(shape, (int, PrimExpr)):
         shape = (shape,)
     if data is None:
@@ -150,4 +261,16 @@ def decl_buffer(shape, dtype: str = "float32", name: str = "buffer", data: Var |
 
 
 def is_compact_zero_offset(buffer: Buffer) -> bool:
+    """Whether ``buffer`` has no strides and a zero element offset.
+
+    Parameters
+    ----------
+    buffer : Buffer
+        The buffer.
+
+    Returns
+    -------
+    bool
+        True for a compact buffer at offset 0.
+    """
     return not buffer.strides and isinstance(buffer.elem_offset, IntImm) and buffer.elem_offset.value == 0

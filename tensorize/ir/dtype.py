@@ -78,54 +78,193 @@ def _format(code: str, bits: int, lanes: int) -> str:
 
 
 def parse(dtype: str) -> DataType:
-    """Parse a dtype string, raising ``ValueError`` with the accepted spellings if it is unknown."""
+    """Parse a dtype string, raising ``ValueError`` with the accepted spellings if it is unknown.
+
+    Parameters
+    ----------
+    dtype : str
+        A dtype string, e.g. ``"float32x8"``.
+
+    Returns
+    -------
+    DataType
+        Its code, bits and lanes.
+
+    Raises
+    ------
+    ValueError
+        For an unknown dtype.
+    """
     return _parse(dtype)
 
 
 @lru_cache(maxsize=None)
 def with_lanes(dtype: str, lanes: int) -> str:
-    """The same element type with ``lanes`` vector lanes: ``with_lanes("float32", 8) == "float32x8"``."""
+    """The same element type with ``lanes`` vector lanes: ``with_lanes("float32", 8) == "float32x8"``.
+
+    Parameters
+    ----------
+    dtype : str
+        A dtype string, e.g. ``"float32x8"``.
+    lanes : int
+        The number of lanes.
+
+    Returns
+    -------
+    str
+        The vector dtype.
+
+    Examples
+    --------
+    >>> from tensorize.ir.dtype import with_lanes
+    >>> with_lanes("float32", 8)
+    'float32x8'
+    """
     t = _parse(dtype)
     return _format(t.code, t.bits, lanes)
 
 
 def element_of(dtype: str) -> str:
-    """The scalar element type of a (possibly vector) dtype."""
+    """The scalar element type of a (possibly vector) dtype.
+
+    Parameters
+    ----------
+    dtype : str
+        A dtype string, e.g. ``"float32x8"``.
+
+    Returns
+    -------
+    str
+        The element dtype.
+    """
     return with_lanes(dtype, 1)
 
 
 def lanes_of(dtype: str) -> int:
+    """The number of vector lanes of ``dtype`` (1 for a scalar).
+
+    Parameters
+    ----------
+    dtype : str
+        A dtype string, e.g. ``"float32x8"``.
+
+    Returns
+    -------
+    int
+        The lanes.
+    """
     return _parse(dtype).lanes
 
 
 def bits_of(dtype: str) -> int:
+    """The width in bits of one element of ``dtype``.
+
+    Parameters
+    ----------
+    dtype : str
+        A dtype string, e.g. ``"float32x8"``.
+
+    Returns
+    -------
+    int
+        The bits.
+    """
     return _parse(dtype).bits
 
 
 def is_int(dtype: str) -> bool:
-    """True for signed and unsigned integers (not bool)."""
+    """True for signed and unsigned integers (not bool).
+
+    Parameters
+    ----------
+    dtype : str
+        A dtype string, e.g. ``"float32x8"``.
+
+    Returns
+    -------
+    bool
+        Whether it is an integer type.
+    """
     return _parse(dtype).code in ("int", "uint")
 
 
 def is_uint(dtype: str) -> bool:
+    """True for unsigned integers.
+
+    Parameters
+    ----------
+    dtype : str
+        A dtype string, e.g. ``"float32x8"``.
+
+    Returns
+    -------
+    bool
+        Whether it is unsigned.
+    """
     return _parse(dtype).code == "uint"
 
 
 def is_float(dtype: str) -> bool:
-    """True for float16/32/64 and bfloat16."""
+    """True for float16/32/64 and bfloat16.
+
+    Parameters
+    ----------
+    dtype : str
+        A dtype string, e.g. ``"float32x8"``.
+
+    Returns
+    -------
+    bool
+        Whether it is a floating-point type.
+    """
     return _parse(dtype).code in ("float", "bfloat")
 
 
 def is_bool(dtype: str) -> bool:
+    """True for ``bool``.
+
+    Parameters
+    ----------
+    dtype : str
+        A dtype string, e.g. ``"float32x8"``.
+
+    Returns
+    -------
+    bool
+        Whether it is bool.
+    """
     return _parse(dtype).code == "bool"
 
 
 def is_handle(dtype: str) -> bool:
+    """True for ``handle`` (a pointer).
+
+    Parameters
+    ----------
+    dtype : str
+        A dtype string, e.g. ``"float32x8"``.
+
+    Returns
+    -------
+    bool
+        Whether it is a handle.
+    """
     return _parse(dtype).code == "handle"
 
 
 def numpy_dtype(dtype: str) -> str:
-    """The numpy dtype name holding ``dtype`` (bfloat16 is held as uint16 bits)."""
+    """The numpy dtype name holding ``dtype`` (bfloat16 is held as uint16 bits).
+
+    Parameters
+    ----------
+    dtype : str
+        A dtype string, e.g. ``"float32x8"``.
+
+    Returns
+    -------
+    str
+        The numpy dtype name.
+    """
     t = _parse(dtype)
     if t.code == "bool":
         return "bool"
@@ -137,7 +276,18 @@ def numpy_dtype(dtype: str) -> str:
 
 
 def from_numpy(np_dtype) -> str:
-    """The TVM dtype string of a numpy dtype."""
+    """The TVM dtype string of a numpy dtype.
+
+    Parameters
+    ----------
+    np_dtype : numpy.dtype or str
+        The numpy dtype.
+
+    Returns
+    -------
+    str
+        The dtype string.
+    """
     name = str(np_dtype)
     if name == "bool":
         return "bool"

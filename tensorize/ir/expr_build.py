@@ -25,7 +25,20 @@ from .expr_scalar import (
 
 
 def make_const(dtype: str, value) -> PrimExpr:
-    """A constant of ``dtype``; vector dtypes give a Broadcast."""
+    """A constant of ``dtype``; vector dtypes give a Broadcast.
+
+    Parameters
+    ----------
+    dtype : str
+        A dtype string, e.g. ``"float32x8"``.
+    value : int, float or bool
+        The value.
+
+    Returns
+    -------
+    PrimExpr
+        The expression.
+    """
     lanes = dt.lanes_of(dtype)
     if lanes > 1:
         return Broadcast(make_const(dt.element_of(dtype), value), lanes)
@@ -39,7 +52,18 @@ const = make_const
 
 def convert(value: Any) -> Any:
     """Python numbers to IR constants (int -> int32 or int64, float -> float32, bool -> bool);
-    expressions, buffers and other nodes pass through."""
+    expressions, buffers and other nodes pass through.
+
+    Parameters
+    ----------
+    value : any
+        A number, an expression or another node.
+
+    Returns
+    -------
+    any
+        The IR value.
+    """
     if isinstance(value, PrimExpr):
         return value
     if isinstance(value, EqualOp):
@@ -69,7 +93,20 @@ def _is_python_number(value) -> bool:
 
 
 def match_types(a, b) -> tuple[PrimExpr, PrimExpr]:
-    """Convert and match the dtypes of two operands the way TVM's operators do."""
+    """Convert and match the dtypes of two operands the way TVM's operators do.
+
+    Parameters
+    ----------
+    a : PrimExpr or number
+        The left operand.
+    b : PrimExpr or number
+        The right operand.
+
+    Returns
+    -------
+    tuple of PrimExpr
+        The two operands with one dtype.
+    """
     if isinstance(a, PrimExpr) and isinstance(b, PrimExpr) and a.dtype == b.dtype:
         return a, b  # the common case, answered before any conversion
     if _is_python_number(a) and isinstance(b, PrimExpr):
@@ -110,7 +147,20 @@ def match_types(a, b) -> tuple[PrimExpr, PrimExpr]:
 
 
 def cast(dtype: str, value) -> PrimExpr:
-    """``value`` converted to ``dtype`` (constants fold)."""
+    """``value`` converted to ``dtype`` (constants fold).
+
+    Parameters
+    ----------
+    dtype : str
+        A dtype string, e.g. ``"float32x8"``.
+    value : PrimExpr or number
+        The value.
+
+    Returns
+    -------
+    PrimExpr
+        The expression.
+    """
     value = convert(value)
     if value.dtype == dtype:
         return value
@@ -212,31 +262,128 @@ def _arith(cls, a, b):
 
 
 def add(a, b):
+    """``a + b`` as IR (constants fold).
+
+    Parameters
+    ----------
+    a : PrimExpr or number
+        The left operand.
+    b : PrimExpr or number
+        The right operand.
+
+    Returns
+    -------
+    PrimExpr
+        The expression.
+    """
     return _arith(Add, a, b)
 
 
 def sub(a, b):
+    """``a - b`` as IR (constants fold).
+
+    Parameters
+    ----------
+    a : PrimExpr or number
+        The left operand.
+    b : PrimExpr or number
+        The right operand.
+
+    Returns
+    -------
+    PrimExpr
+        The expression.
+    """
     return _arith(Sub, a, b)
 
 
 def mul(a, b):
+    """``a * b`` as IR (constants fold).
+
+    Parameters
+    ----------
+    a : PrimExpr or number
+        The left operand.
+    b : PrimExpr or number
+        The right operand.
+
+    Returns
+    -------
+    PrimExpr
+        The expression.
+    """
     return _arith(Mul, a, b)
 
 
 def div(a, b):
-    """True division for floats; integer operands give truncated ``Div`` as in TVM."""
+    """True division for floats; integer operands give truncated ``Div`` as in TVM.
+
+    Parameters
+    ----------
+    a : PrimExpr or number
+        The left operand.
+    b : PrimExpr or number
+        The right operand.
+
+    Returns
+    -------
+    PrimExpr
+        The expression.
+    """
     return _arith(Div, a, b)
 
 
 def truncdiv(a, b):
+    """Integer division rounding toward zero (``Div``).
+
+    Parameters
+    ----------
+    a : PrimExpr or number
+        The left operand.
+    b : PrimExpr or number
+        The right operand.
+
+    Returns
+    -------
+    PrimExpr
+        The expression.
+    """
     return _arith(Div, a, b)
 
 
 def truncmod(a, b):
+    """The remainder of ``truncdiv`` (``Mod``).
+
+    Parameters
+    ----------
+    a : PrimExpr or number
+        The left operand.
+    b : PrimExpr or number
+        The right operand.
+
+    Returns
+    -------
+    PrimExpr
+        The expression.
+    """
     return _arith(Mod, a, b)
 
 
 def floordiv(a, b):
+    """Integer division rounding toward minus infinity (``FloorDiv``).
+
+    Parameters
+    ----------
+    a : PrimExpr or number
+        The left operand.
+    b : PrimExpr or number
+        The right operand.
+
+    Returns
+    -------
+    PrimExpr
+        The expression.
+    """
     a, b = match_types(a, b)
     if dt.is_float(a.dtype):
         q = div(a, b)
@@ -245,6 +392,20 @@ def floordiv(a, b):
 
 
 def floormod(a, b):
+    """The remainder of ``floordiv`` (``FloorMod``), with the sign of ``b``.
+
+    Parameters
+    ----------
+    a : PrimExpr or number
+        The left operand.
+    b : PrimExpr or number
+        The right operand.
+
+    Returns
+    -------
+    PrimExpr
+        The expression.
+    """
     a, b = match_types(a, b)
     if dt.is_float(a.dtype):
         q = div(a, b)
@@ -253,10 +414,38 @@ def floormod(a, b):
 
 
 def min_value_expr(a, b):
+    """``Min(a, b)`` as IR.
+
+    Parameters
+    ----------
+    a : PrimExpr or number
+        The left operand.
+    b : PrimExpr or number
+        The right operand.
+
+    Returns
+    -------
+    PrimExpr
+        The expression.
+    """
     return _arith(Min, a, b)
 
 
 def max_value_expr(a, b):
+    """``Max(a, b)`` as IR.
+
+    Parameters
+    ----------
+    a : PrimExpr or number
+        The left operand.
+    b : PrimExpr or number
+        The right operand.
+
+    Returns
+    -------
+    PrimExpr
+        The expression.
+    """
     return _arith(Max, a, b)
 
 
@@ -270,6 +459,20 @@ def _compare(cls, a, b):
 
 
 def logical_and(a, b):
+    """``a and b`` as IR; a constant true operand is dropped.
+
+    Parameters
+    ----------
+    a : PrimExpr or number
+        The left operand.
+    b : PrimExpr or number
+        The right operand.
+
+    Returns
+    -------
+    PrimExpr
+        The expression.
+    """
     a, b = convert(a), convert(b)
     if isinstance(a, IntImm):
         return b if a.value else a
@@ -279,6 +482,20 @@ def logical_and(a, b):
 
 
 def logical_or(a, b):
+    """``a or b`` as IR; a constant false operand is dropped.
+
+    Parameters
+    ----------
+    a : PrimExpr or number
+        The left operand.
+    b : PrimExpr or number
+        The right operand.
+
+    Returns
+    -------
+    PrimExpr
+        The expression.
+    """
     a, b = convert(a), convert(b)
     if isinstance(a, IntImm):
         return a if a.value else b
@@ -288,6 +505,18 @@ def logical_or(a, b):
 
 
 def logical_not(a):
+    """``not a`` as IR.
+
+    Parameters
+    ----------
+    a : PrimExpr
+        A boolean expression.
+
+    Returns
+    -------
+    PrimExpr
+        The expression.
+    """
     a = convert(a)
     if isinstance(a, IntImm):
         return IntImm("bool", not a.value)
@@ -295,12 +524,43 @@ def logical_not(a):
 
 
 def call_intrin_binary(name: str, a, b):
+    """A call of the built-in ``name`` on ``a`` and ``b``, of ``a``'s dtype.
+
+    Parameters
+    ----------
+    name : str
+        The operator, e.g. ``"tir.pow"``.
+    a : PrimExpr or number
+        The left operand.
+    b : PrimExpr or number
+        The right operand.
+
+    Returns
+    -------
+    Call
+        The call.
+    """
     a, b = match_types(a, b)
     return call_intrin(a.dtype, name, a, b)
 
 
 def call_intrin(dtype: str, op_name: str, *args) -> Call:
-    """A call of the built-in ``op_name`` (``"tir.exp"``) returning ``dtype``."""
+    """A call of the built-in ``op_name`` (``"tir.exp"``) returning ``dtype``.
+
+    Parameters
+    ----------
+    dtype : str
+        A dtype string, e.g. ``"float32x8"``.
+    op_name : str
+        The operator's name.
+    *args : PrimExpr
+        The arguments.
+
+    Returns
+    -------
+    Call
+        The call.
+    """
     return Call(dtype, Op.get(op_name), args)
 
 

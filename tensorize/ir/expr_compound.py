@@ -117,6 +117,7 @@ class Let(PrimExpr):
 
 
 class CallEffectKind(enum.IntEnum):
+    """The side effects of an operator call (TVM's ``CallEffectKind``): pure, read-state, update-state, opaque."""
     EXPR_ANNOTATION = 0
     PURE = 1
     READ_STATE = 2
@@ -135,7 +136,18 @@ class Op:
 
     @classmethod
     def get(cls, name: str) -> "Op":
-        """The operator named ``name`` (``"tir.exp"``); unknown names raise ``ValueError``."""
+        """The operator named ``name`` (``"tir.exp"``); unknown names raise ``ValueError``.
+
+        Parameters
+        ----------
+        name : str
+            The operator's name.
+
+        Returns
+        -------
+        Op
+            The operator.
+        """
         op = cls._registry.get(name)
         if op is None:
             raise TVMValueError(f"unknown operator {name!r}; registered: {', '.join(sorted(cls._registry))}")
@@ -143,6 +155,20 @@ class Op:
 
     @classmethod
     def register(cls, name: str, effect: CallEffectKind = CallEffectKind.PURE) -> "Op":
+        """Register (or return) the operator ``name`` with its side-effect kind.
+
+        Parameters
+        ----------
+        name : str
+            The operator's name.
+        effect : CallEffectKind
+            Its side effects.
+
+        Returns
+        -------
+        Op
+            The operator.
+        """
         op = cls._registry.get(name)
         if op is None:
             op = cls._registry[name] = cls(name, effect)
@@ -315,6 +341,22 @@ class Range(Node):
 
     @staticmethod
     def from_min_extent(min_value, extent, span=None) -> "Range":
+        """The range ``[min_value, min_value + extent)``.
+
+        Parameters
+        ----------
+        min_value : PrimExpr or int
+            The start.
+        extent : PrimExpr or int
+            The length.
+        span : Span, optional
+            The source location.
+
+        Returns
+        -------
+        Range
+            The range.
+        """
         r = object.__new__(Range)
         min_value, extent = _upper.match_types(_upper.convert(min_value), _upper.convert(extent))
         _set(r, "min", min_value)

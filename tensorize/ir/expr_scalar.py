@@ -29,7 +29,13 @@ _upper = _Upper()
 
 
 def install(**functions) -> None:
-    """Make ``functions`` available to the expression nodes (called by ``expr_build`` and ``functor``)."""
+    """Make ``functions`` available to the expression nodes (called by ``expr_build`` and ``functor``).
+
+    Parameters
+    ----------
+    **functions : callable
+        The functions by name (``cast``, ``add``, ...).
+    """
     for name, fn in functions.items():
         setattr(_upper, name, fn)
 
@@ -135,10 +141,33 @@ class PrimExpr(Node):
         )
 
     def equal(self, other) -> "EQ":
-        """The symbolic ``==`` as an ``EQ`` node."""
+        """The symbolic ``==`` as an ``EQ`` node.
+
+        Parameters
+        ----------
+        other : PrimExpr or number
+            The other side.
+
+        Returns
+        -------
+        EQ
+            The comparison.
+        """
         return _upper._compare(EQ, self, other)
 
     def astype(self, dtype: str) -> "PrimExpr":
+        """This expression cast to ``dtype``.
+
+        Parameters
+        ----------
+        dtype : str
+            A dtype string, e.g. ``"float32x8"``.
+
+        Returns
+        -------
+        PrimExpr
+            The expression.
+        """
         return _upper.cast(dtype, self)
 
 
@@ -155,16 +184,31 @@ class EqualOp:
         return self.a is self.b
 
     def asobject(self) -> "EQ":
+        """The ``EQ`` node of this comparison.
+
+        Returns
+        -------
+        EQ
+            The node.
+        """
         return _upper._compare(EQ, self.a, self.b)
 
 
 class NotEqualOp(EqualOp):
+    """The result of ``a != b`` on expressions: usable as a bool (identity) and as an ``NE`` node."""
     __slots__ = ()
 
     def __bool__(self) -> bool:
         return self.a is not self.b
 
     def asobject(self) -> "NE":
+        """The ``NE`` node of this comparison.
+
+        Returns
+        -------
+        NE
+            The node.
+        """
         return _upper._compare(NE, self.a, self.b)
 
 
@@ -191,12 +235,37 @@ class Var(PrimExpr):
 
     @property
     def name_hint(self) -> str:
+        """The variable's name."""
         return self.name
 
     def copy_with_suffix(self, suffix: str) -> "Var":
+        """A new variable named ``name + suffix`` with the same dtype.
+
+        Parameters
+        ----------
+        suffix : str
+            The suffix.
+
+        Returns
+        -------
+        Var
+            The new variable.
+        """
         return type(self)(self.name + suffix, self.dtype, self.type_annotation)
 
     def copy_with_name(self, name: str) -> "Var":
+        """A new variable named ``name`` with the same dtype.
+
+        Parameters
+        ----------
+        name : str
+            The name.
+
+        Returns
+        -------
+        Var
+            The new variable.
+        """
         return type(self)(name, self.dtype, self.type_annotation)
 
 
@@ -308,6 +377,7 @@ class StringImm(PrimExpr):
 
 
 class Cast(PrimExpr):
+    """``value`` converted to ``dtype``."""
     __slots__ = ("value",)
     _fields = ("value",)
     _type_key = "tir.Cast"
@@ -352,6 +422,7 @@ Max = _binary("Max", "max(a, b)")
 
 
 class CmpOpExpr(BinaryOpExpr):
+    """Base of the comparison nodes (``EQ``, ``NE``, ``LT``, ``LE``, ``GT``, ``GE``); their dtype is bool."""
     __slots__ = ()
 
     @staticmethod
@@ -386,6 +457,7 @@ class Or(BinaryOpExpr):
 
 
 class Not(PrimExpr):
+    """Logical negation of a boolean expression."""
     __slots__ = ("a",)
     _fields = ("a",)
     _type_key = "tir.Not"

@@ -36,7 +36,20 @@ class PrimFunc(Node):
         _set(self, "span", span)
 
     def with_attr(self, key_or_dict, value: Any = None) -> "PrimFunc":
-        """A copy with attribute(s) set: ``f.with_attr("global_symbol", "main")``."""
+        """A copy with attribute(s) set: ``f.with_attr("global_symbol", "main")``.
+
+        Parameters
+        ----------
+        key_or_dict : str or dict
+            An attribute name, or a dict of attributes.
+        value : any
+            The value (with a name).
+
+        Returns
+        -------
+        PrimFunc
+            The copy.
+        """
         attrs = dict(self.attrs)
         if isinstance(key_or_dict, Mapping):
             attrs.update(key_or_dict)
@@ -45,12 +58,37 @@ class PrimFunc(Node):
         return self.replace(attrs=attrs)
 
     def without_attr(self, key: str) -> "PrimFunc":
+        """A copy without attribute ``key``.
+
+        Parameters
+        ----------
+        key : str
+            The attribute name.
+
+        Returns
+        -------
+        PrimFunc
+            The copy.
+        """
         attrs = dict(self.attrs)
         attrs.pop(key, None)
         return self.replace(attrs=attrs)
 
     def with_body(self, body: Stmt, span=None) -> "PrimFunc":
-        """A copy with ``body`` replaced."""
+        """A copy with ``body`` replaced.
+
+        Parameters
+        ----------
+        body : Stmt
+            The new body.
+        span : Span, optional
+            The source location.
+
+        Returns
+        -------
+        PrimFunc
+            The copy.
+        """
         return self.replace(body=body)
 
     @property
@@ -95,19 +133,67 @@ class IRModule(Node):
 
     @staticmethod
     def from_expr(func: PrimFunc) -> "IRModule":
+        """A module of one function, named by its ``global_symbol`` (``main`` when it has none).
+
+        Parameters
+        ----------
+        func : PrimFunc
+            The function.
+
+        Returns
+        -------
+        IRModule
+            The module.
+        """
         name = func.attrs.get("global_symbol", "main")
         return IRModule({name: func})
 
     def get_global_var(self, name: str) -> GlobalVar:
+        """The GlobalVar of the function named ``name``.
+
+        Parameters
+        ----------
+        name : str
+            The function name.
+
+        Returns
+        -------
+        GlobalVar
+            Its GlobalVar.
+
+        Raises
+        ------
+        KeyError
+            When the module has no such function.
+        """
         for gv in self.functions:
             if gv.name_hint == name:
                 return gv
         raise KeyError(f"no function named {name!r} in the module; it has {self.function_names()}")
 
     def get_global_vars(self) -> list[GlobalVar]:
+        """The GlobalVars of the functions, in order.
+
+        Returns
+        -------
+        list of GlobalVar
+            The GlobalVars.
+        """
         return list(self.functions)
 
     def function_names(self) -> list[str]:
+        """The names of the functions, in order.
+
+        Returns
+        -------
+        list of str
+            The names.
+
+        Examples
+        --------
+        >>> tvm.IRModule({"main": matmul()}).function_names()
+        ['main']
+        """
         return [gv.name_hint for gv in self.functions]
 
     def __getitem__(self, key) -> PrimFunc:
@@ -125,6 +211,15 @@ class IRModule(Node):
         return GlobalVar(name)
 
     def update_func(self, gv: GlobalVar, func: PrimFunc) -> None:
+        """Replace the function of ``gv`` in place.
+
+        Parameters
+        ----------
+        gv : GlobalVar
+            The function's GlobalVar.
+        func : PrimFunc
+            The new function.
+        """
         self.functions[gv] = func
 
     def __contains__(self, key) -> bool:
@@ -139,12 +234,40 @@ class IRModule(Node):
         return len(self.functions)
 
     def items(self):
+        """``(GlobalVar, PrimFunc)`` pairs, in order.
+
+        Returns
+        -------
+        ItemsView
+            The pairs.
+        """
         return self.functions.items()
 
     def with_attr(self, key: str, value: Any) -> "IRModule":
+        """A copy with module attribute ``key`` set to ``value``.
+
+        Parameters
+        ----------
+        key : str
+            The attribute name.
+        value : any
+            Its value.
+
+        Returns
+        -------
+        IRModule
+            The copy.
+        """
         attrs = dict(self.attrs)
         attrs[key] = value
         return IRModule(self.functions, attrs, self.global_infos)
 
     def copy(self) -> "IRModule":
+        """A shallow copy (functions shared).
+
+        Returns
+        -------
+        IRModule
+            The copy.
+        """
         return IRModule(self.functions, self.attrs, self.global_infos)

@@ -48,6 +48,15 @@ class _PostOrderVisitor(StmtExprVisitor):
 def post_order_visit(stmt, fvisit: Callable[[Node], None]) -> None:
     """Call ``fvisit`` on every statement and expression under ``stmt``, children first.
 
+    Parameters
+    ----------
+    stmt : Stmt or PrimExpr
+        The root.
+    fvisit : callable
+        Called with each node.
+
+    Examples
+    --------
     >>> from tensorize.ir.expr import Var
     >>> seen = []
     >>> post_order_visit(Var("x") + 1, lambda n: seen.append(type(n).__name__))
@@ -93,7 +102,24 @@ class _IRTransformer(StmtExprMutator):
 def ir_transform(stmt, preorder: Callable | None, postorder: Callable | None, only_enable: Iterable[str] | None = None):
     """Rewrite ``stmt``: for each node whose type key is in ``only_enable`` (``["tir.For"]``; all nodes when
     empty), call ``preorder(node)``: a non-None result replaces the node and skips its children;
-    otherwise the children are rewritten and ``postorder(new_node)`` may return a replacement."""
+    otherwise the children are rewritten and ``postorder(new_node)`` may return a replacement.
+
+    Parameters
+    ----------
+    stmt : Stmt
+        The statement.
+    preorder : callable or None
+        Called before the children.
+    postorder : callable or None
+        Called after the children; its result replaces the node.
+    only_enable : list of str, optional
+        Type keys to call the functions on.
+
+    Returns
+    -------
+    Stmt
+        The rewritten statement.
+    """
     keys = frozenset(only_enable) if only_enable else None
     return _IRTransformer(preorder, postorder, keys).visit(stmt)
 
@@ -113,7 +139,28 @@ class _Substituter(StmtExprMutator):
 
 def substitute(node, value_map: Mapping | Callable):
     """Replace variables in ``node`` (a statement, an expression, or a list/Range/BufferRegion of them)
-    by the expressions ``value_map`` gives (a dict from Var, or a function returning None to keep)."""
+    by the expressions ``value_map`` gives (a dict from Var, or a function returning None to keep).
+
+    Parameters
+    ----------
+    node : Stmt, PrimExpr or list
+        What to rewrite.
+    value_map : dict or callable
+        Var to expression (a callable returns None to keep a Var).
+
+    Returns
+    -------
+    Stmt, PrimExpr or list
+        The rewritten node.
+
+    Examples
+    --------
+    >>> from tensorize.ir.functor import substitute
+    >>> i = tvm.tir.Var("i", "int32")
+    >>> j = tvm.tir.Var("j", "int32")
+    >>> substitute(i * 2 + 1, {i: j + 1})
+    (j + 1) * 2 + 1
+    """
     if callable(value_map) and not isinstance(value_map, Mapping):
         lookup = value_map
     else:
@@ -128,6 +175,20 @@ def substitute(node, value_map: Mapping | Callable):
 
 
 def substitute_with(mutator: StmtExprMutator, node):
+    """Apply ``mutator`` to ``node``, a statement, an expression, or a list/Range/BufferRegion of them.
+
+    Parameters
+    ----------
+    mutator : StmtExprMutator
+        The mutator.
+    node : Node or list
+        What to rewrite.
+
+    Returns
+    -------
+    Node or list
+        The rewritten node.
+    """
     if isinstance(node, Range):
         return mutator.visit_range(node)
     if isinstance(node, S.BufferRegion):
@@ -186,7 +247,18 @@ def _expr_vars(e) -> tuple:
 
 
 def collect_vars(node) -> list:
-    """The distinct variables used in ``node``, in first-use order."""
+    """The distinct variables used in ``node``, in first-use order.
+
+    Parameters
+    ----------
+    node : Node
+        An expression or statement.
+
+    Returns
+    -------
+    list of Var
+        The variables.
+    """
     if isinstance(node, PrimExpr):
         return list(_expr_vars(node))
     seen: dict[int, E.Var] = {}
@@ -200,7 +272,20 @@ def collect_vars(node) -> list:
 
 
 def uses_var(node, predicate: Callable[[E.Var], bool]) -> bool:
-    """Whether ``node`` uses a variable for which ``predicate`` holds."""
+    """Whether ``node`` uses a variable for which ``predicate`` holds.
+
+    Parameters
+    ----------
+    node : Node
+        An expression or statement.
+    predicate : callable
+        Tests one Var.
+
+    Returns
+    -------
+    bool
+        True when some used variable satisfies ``predicate``.
+    """
     found = []
 
     def f(n):
@@ -212,7 +297,20 @@ def uses_var(node, predicate: Callable[[E.Var], bool]) -> bool:
 
 
 def uses_any(node, ids: set[int]) -> bool:
-    """Whether ``node`` uses a variable whose ``id`` is in ``ids``."""
+    """Whether ``node`` uses a variable whose ``id`` is in ``ids``.
+
+    Parameters
+    ----------
+    node : Node
+        An expression or statement.
+    ids : set of int
+        Variable ids.
+
+    Returns
+    -------
+    bool
+        True when ``node`` uses one of them.
+    """
     if not ids:
         return False
     found = []

@@ -19,7 +19,15 @@ _PRINTER: dict[str, Any] = {"script": None, "load": None}
 
 def register_printer(script: Any = None, load: Any = None) -> None:
     """Set the function that prints a node as TVMScript (``script(node, **options) -> str``) and/or
-    the function that loads the printer module on first use."""
+    the function that loads the printer module on first use.
+
+    Parameters
+    ----------
+    script : callable, optional
+        The printer.
+    load : callable, optional
+        Imports the printer module.
+    """
     if script is not None:
         _PRINTER["script"] = script
     if load is not None:
@@ -50,11 +58,33 @@ class Node:
         raise AttributeError(f"{type(self).__name__} is immutable; use node.replace({name}=...) to make a changed copy")
 
     def same_as(self, other: object) -> bool:
-        """Identity: the very same node object."""
+        """Identity: the very same node object.
+
+        Parameters
+        ----------
+        other : object
+            Another object.
+
+        Returns
+        -------
+        bool
+            True when ``other is self``.
+        """
         return self is other
 
     def replace(self, **changes: Any) -> "Node":
-        """A copy with some fields changed; unchanged fields are shared, ``span`` is kept."""
+        """A copy with some fields changed; unchanged fields are shared, ``span`` is kept.
+
+        Parameters
+        ----------
+        **changes : any
+            New values of fields, by name.
+
+        Returns
+        -------
+        Node
+            The copy.
+        """
         cls = type(self)
         names = _SLOTS.get(cls)
         if names is None:
@@ -69,11 +99,39 @@ class Node:
         return new
 
     def with_span(self, span: Span | None) -> "Node":
+        """This node (spans are not tracked by identity here).
+
+        Parameters
+        ----------
+        span : Span or None
+            The span.
+
+        Returns
+        -------
+        Node
+            This node.
+        """
         _set(self, "span", span)
         return self
 
     def script(self, **kwargs: Any) -> str:
-        """TVMScript text of this node (see ``tensorize.script.printer.script`` for the options)."""
+        """TVMScript text of this node (see ``tensorize.script.printer.script`` for the options).
+
+        Parameters
+        ----------
+        **kwargs : any
+            Printer options.
+
+        Returns
+        -------
+        str
+            The TVMScript text.
+
+        Examples
+        --------
+        >>> print(tvm.tir.const(1.5, "float32").script())
+        T.float32(1.5)
+        """
         if _PRINTER["script"] is None and _PRINTER["load"] is not None:
             _PRINTER["load"]()
         if _PRINTER["script"] is None:
@@ -81,7 +139,13 @@ class Node:
         return _PRINTER["script"](self, **kwargs)
 
     def show(self, **kwargs: Any) -> None:
-        """Print the TVMScript text of this node."""
+        """Print the TVMScript text of this node.
+
+        Parameters
+        ----------
+        **kwargs : any
+            Printer options.
+        """
         print(self.script(**kwargs))  # noqa: T201 - user-facing display
 
     def __str__(self) -> str:

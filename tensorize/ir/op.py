@@ -62,31 +62,128 @@ abs = fabs  # noqa: A001 - TVM names it abs too
 
 
 def bitwise_and(x, y):
+    """``x & y`` as IR.
+
+    Parameters
+    ----------
+    x : PrimExpr or int
+        The left operand.
+    y : PrimExpr or int
+        The right operand.
+
+    Returns
+    -------
+    PrimExpr
+        The expression.
+    """
     return x & y
 
 
 def bitwise_or(x, y):
+    """``x | y`` as IR.
+
+    Parameters
+    ----------
+    x : PrimExpr or int
+        The left operand.
+    y : PrimExpr or int
+        The right operand.
+
+    Returns
+    -------
+    PrimExpr
+        The expression.
+    """
     return x | y
 
 
 def bitwise_xor(x, y):
+    """``x ^ y`` as IR.
+
+    Parameters
+    ----------
+    x : PrimExpr or int
+        The left operand.
+    y : PrimExpr or int
+        The right operand.
+
+    Returns
+    -------
+    PrimExpr
+        The expression.
+    """
     return x ^ y
 
 
 def bitwise_not(x):
+    """``~x`` as IR.
+
+    Parameters
+    ----------
+    x : PrimExpr or int
+        The operand.
+
+    Returns
+    -------
+    PrimExpr
+        The expression.
+    """
     return ~convert(x)
 
 
 def shift_left(x, y):
+    """``x << y`` as IR.
+
+    Parameters
+    ----------
+    x : PrimExpr or int
+        The left operand.
+    y : PrimExpr or int
+        The right operand.
+
+    Returns
+    -------
+    PrimExpr
+        The expression.
+    """
     return convert(x) << y
 
 
 def shift_right(x, y):
+    """``x >> y`` as IR.
+
+    Parameters
+    ----------
+    x : PrimExpr or int
+        The left operand.
+    y : PrimExpr or int
+        The right operand.
+
+    Returns
+    -------
+    PrimExpr
+        The expression.
+    """
     return convert(x) >> y
 
 
 def min(a, b, *rest):  # noqa: A001 - TVM's name
-    """``min(a, b, ...)`` as IR."""
+    """``min(a, b, ...)`` as IR.
+
+    Parameters
+    ----------
+    a : PrimExpr or number
+        The left operand.
+    b : PrimExpr or number
+        The right operand.
+    *rest : PrimExpr or number
+        More operands.
+
+    Returns
+    -------
+    PrimExpr
+        The expression.
+    """
     result = min_value_expr(a, b)
     for r in rest:
         result = min_value_expr(result, r)
@@ -94,7 +191,27 @@ def min(a, b, *rest):  # noqa: A001 - TVM's name
 
 
 def max(a, b, *rest):  # noqa: A001 - TVM's name
-    """``max(a, b, ...)`` as IR."""
+    """``max(a, b, ...)`` as IR.
+
+    Parameters
+    ----------
+    a : PrimExpr or number
+        The left operand.
+    b : PrimExpr or number
+        The right operand.
+    *rest : PrimExpr or number
+        More operands.
+
+    Returns
+    -------
+    PrimExpr
+        The expression.
+
+    Examples
+    --------
+    >>> tvm.tir.max(tvm.tir.const(2), 5)
+    5
+    """
     result = max_value_expr(a, b)
     for r in rest:
         result = max_value_expr(result, r)
@@ -102,7 +219,22 @@ def max(a, b, *rest):  # noqa: A001 - TVM's name
 
 
 def if_then_else(cond, t, f) -> PrimExpr:
-    """``t if cond else f`` where only the taken side is evaluated (guards out-of-bounds loads)."""
+    """``t if cond else f`` where only the taken side is evaluated (guards out-of-bounds loads).
+
+    Parameters
+    ----------
+    cond : PrimExpr
+        The condition.
+    t : PrimExpr
+        The value when true.
+    f : PrimExpr
+        The value when false.
+
+    Returns
+    -------
+    PrimExpr
+        The expression.
+    """
     cond = convert(cond)
     t, f = match_types(t, f)
     if isinstance(cond, IntImm):
@@ -111,36 +243,138 @@ def if_then_else(cond, t, f) -> PrimExpr:
 
 
 def Select_(cond, t, f) -> Select:  # noqa: N802
+    """``Select(cond, t, f)``: both sides evaluated, one kept.
+
+    Parameters
+    ----------
+    cond : PrimExpr
+        The condition.
+    t : PrimExpr
+        The value when true.
+    f : PrimExpr
+        The value when false.
+
+    Returns
+    -------
+    Select
+        The node.
+    """
     return Select(cond, t, f)
 
 
 def likely(cond) -> PrimExpr:
+    """``cond`` marked as likely true (a branch hint).
+
+    Parameters
+    ----------
+    cond : PrimExpr
+        The condition.
+
+    Returns
+    -------
+    PrimExpr
+        The expression.
+    """
     cond = convert(cond)
     return Call(cond.dtype, Op.get("tir.likely"), (cond,))
 
 
 def reinterpret(dtype: str, value) -> PrimExpr:
-    """The bits of ``value`` read as ``dtype`` (same total width)."""
+    """The bits of ``value`` read as ``dtype`` (same total width).
+
+    Parameters
+    ----------
+    dtype : str
+        A dtype string, e.g. ``"float32x8"``.
+    value : PrimExpr
+        The value.
+
+    Returns
+    -------
+    PrimExpr
+        The expression.
+    """
     value = convert(value)
     return Call(dtype, Op.get("tir.reinterpret"), (value,))
 
 
 def call_extern(dtype: str, func_name: str, *args) -> Call:
-    """A call of the C function ``func_name``."""
+    """A call of the C function ``func_name``.
+
+    Parameters
+    ----------
+    dtype : str
+        A dtype string, e.g. ``"float32x8"``.
+    func_name : str
+        The C function.
+    *args : PrimExpr
+        The arguments.
+
+    Returns
+    -------
+    Call
+        The call.
+    """
     return Call(dtype, Op.get("tir.call_extern"), (StringImm(func_name),) + tuple(args))
 
 
 def call_pure_extern(dtype: str, func_name: str, *args) -> Call:
+    """A call of the side-effect-free C function ``func_name``.
+
+    Parameters
+    ----------
+    dtype : str
+        A dtype string, e.g. ``"float32x8"``.
+    func_name : str
+        The C function.
+    *args : PrimExpr
+        The arguments.
+
+    Returns
+    -------
+    Call
+        The call.
+    """
     return Call(dtype, Op.get("tir.call_pure_extern"), (StringImm(func_name),) + tuple(args))
 
 
 def call_llvm_intrin(dtype: str, name: str, *args) -> Call:
-    """A call of the LLVM intrinsic ``name`` (``"llvm.x86.avx512.vpdpbusd.512"``) with side effects."""
+    """A call of the LLVM intrinsic ``name`` (``"llvm.x86.avx512.vpdpbusd.512"``) with side effects.
+
+    Parameters
+    ----------
+    dtype : str
+        A dtype string, e.g. ``"float32x8"``.
+    name : str
+        The LLVM intrinsic.
+    *args : PrimExpr
+        The arguments.
+
+    Returns
+    -------
+    Call
+        The call.
+    """
     return Call(dtype, Op.get("tir.call_llvm_intrin"), (StringImm(name),) + _num_args(args))
 
 
 def call_llvm_pure_intrin(dtype: str, name: str, *args) -> Call:
-    """A call of the pure LLVM intrinsic ``name``; TVM's optional leading argument count is accepted."""
+    """A call of the pure LLVM intrinsic ``name``; TVM's optional leading argument count is accepted.
+
+    Parameters
+    ----------
+    dtype : str
+        A dtype string, e.g. ``"float32x8"``.
+    name : str
+        The LLVM intrinsic.
+    *args : PrimExpr
+        The arguments.
+
+    Returns
+    -------
+    Call
+        The call.
+    """
     return Call(dtype, Op.get("tir.call_llvm_pure_intrin"), (StringImm(name),) + _num_args(args))
 
 
@@ -152,7 +386,18 @@ def _num_args(args: Sequence) -> tuple:
 
 
 def max_value(dtype: str) -> PrimExpr:
-    """The largest value of ``dtype``."""
+    """The largest value of ``dtype``.
+
+    Parameters
+    ----------
+    dtype : str
+        A dtype string, e.g. ``"float32x8"``.
+
+    Returns
+    -------
+    PrimExpr
+        The expression.
+    """
     t = dt.parse(dtype)
     if t.code == "int":
         return IntImm(dtype, (1 << (t.bits - 1)) - 1)
@@ -168,7 +413,18 @@ def max_value(dtype: str) -> PrimExpr:
 
 
 def min_value(dtype: str) -> PrimExpr:
-    """The smallest value of ``dtype``."""
+    """The smallest value of ``dtype``.
+
+    Parameters
+    ----------
+    dtype : str
+        A dtype string, e.g. ``"float32x8"``.
+
+    Returns
+    -------
+    PrimExpr
+        The expression.
+    """
     t = dt.parse(dtype)
     if t.code == "int":
         return IntImm(dtype, -(1 << (t.bits - 1)))
@@ -178,11 +434,34 @@ def min_value(dtype: str) -> PrimExpr:
 
 
 def infinity(dtype: str) -> PrimExpr:
+    """Positive infinity of a float ``dtype``.
+
+    Parameters
+    ----------
+    dtype : str
+        A dtype string, e.g. ``"float32x8"``.
+
+    Returns
+    -------
+    FloatImm
+        The constant.
+    """
     return FloatImm(dtype, float("inf"))
 
 
 def all(*conds) -> PrimExpr:  # noqa: A001 - TVM's name
-    """Logical and of all ``conds``."""
+    """Logical and of all ``conds``.
+
+    Parameters
+    ----------
+    *conds : PrimExpr
+        Boolean expressions.
+
+    Returns
+    -------
+    PrimExpr
+        The expression.
+    """
     result = convert(True)
     for c in conds:
         result = logical_and(result, c)
@@ -190,7 +469,18 @@ def all(*conds) -> PrimExpr:  # noqa: A001 - TVM's name
 
 
 def any(*conds) -> PrimExpr:  # noqa: A001 - TVM's name
-    """Logical or of all ``conds``."""
+    """Logical or of all ``conds``.
+
+    Parameters
+    ----------
+    *conds : PrimExpr
+        Boolean expressions.
+
+    Returns
+    -------
+    PrimExpr
+        The expression.
+    """
     result = convert(False)
     for c in conds:
         result = logical_or(result, c)
@@ -198,7 +488,25 @@ def any(*conds) -> PrimExpr:  # noqa: A001 - TVM's name
 
 
 def const(value, dtype: str | None = None) -> PrimExpr:
-    """``tvm.tir.const(value, dtype)``: a constant; dtype defaults to int32/float32 by the value."""
+    """``tvm.tir.const(value, dtype)``: a constant; dtype defaults to int32/float32 by the value.
+
+    Parameters
+    ----------
+    value : int, float or bool
+        The value.
+    dtype : str, optional
+        The dtype.
+
+    Returns
+    -------
+    PrimExpr
+        The expression.
+
+    Examples
+    --------
+    >>> tvm.tir.const(3).dtype, tvm.tir.const(0.5).dtype
+    ('int32', 'float32')
+    """
     if dtype is None:
         return convert(value)
     return make_const(dtype, value)

@@ -75,6 +75,7 @@ class For(Stmt):
 
 
 class While(Stmt):
+    """``while condition: body``."""
     __slots__ = ("condition", "body")
     _fields = ("condition", "body")
     _type_key = "tir.While"
@@ -104,7 +105,18 @@ class SeqStmt(Stmt):
 
     @staticmethod
     def flatten(*stmts) -> Stmt:
-        """One statement for ``stmts``: nested sequences are spliced, no-ops dropped, a single statement returned as is."""
+        """One statement for ``stmts``: nested sequences are spliced, no-ops dropped, a single statement returned as is.
+
+        Parameters
+        ----------
+        *stmts : Stmt or list of Stmt
+            The statements.
+
+        Returns
+        -------
+        Stmt
+            The statement.
+        """
         out: list[Stmt] = []
 
         def push(s):
@@ -128,6 +140,7 @@ class SeqStmt(Stmt):
 
 
 class IfThenElse(Stmt):
+    """``if condition: then_case else: else_case`` (no else when ``else_case`` is None)."""
     __slots__ = ("condition", "then_case", "else_case")
     _fields = ("condition", "then_case", "else_case")
     _type_key = "tir.IfThenElse"
@@ -152,6 +165,7 @@ class Evaluate(Stmt):
 
 
 class LetStmt(Stmt):
+    """``var = value`` bound over ``body``."""
     __slots__ = ("var", "value", "body")
     _fields = ("var", "value", "body")
     _type_key = "tir.LetStmt"
@@ -179,6 +193,7 @@ class AttrStmt(Stmt):
 
 
 class AssertStmt(Stmt):
+    """Check ``condition`` at run time (failing with ``message``), then run ``body``."""
     __slots__ = ("condition", "message", "body")
     _fields = ("condition", "message", "body")
     _type_key = "tir.AssertStmt"
@@ -235,10 +250,36 @@ class BufferRegion(Node):
 
     @staticmethod
     def full_region(buffer: Buffer) -> "BufferRegion":
+        """The whole of ``buffer`` as a region.
+
+        Parameters
+        ----------
+        buffer : Buffer
+            The buffer.
+
+        Returns
+        -------
+        BufferRegion
+            The region.
+        """
         return BufferRegion(buffer, [Range.from_min_extent(0, s) for s in buffer.shape])
 
     @staticmethod
     def from_point(buffer: Buffer, indices: Sequence) -> "BufferRegion":
+        """The one element of ``buffer`` at ``indices`` as a region.
+
+        Parameters
+        ----------
+        buffer : Buffer
+            The buffer.
+        indices : list of PrimExpr
+            One index per axis.
+
+        Returns
+        -------
+        BufferRegion
+            The region.
+        """
         return BufferRegion(buffer, [Range.from_min_extent(i, 1) for i in indices])
 
 
@@ -303,11 +344,34 @@ SBlockRealize = BlockRealize
 
 
 def stmt_seq(*stmts) -> Stmt:
+    """``SeqStmt.flatten(*stmts)``: one statement for several.
+
+    Parameters
+    ----------
+    *stmts : Stmt
+        The statements.
+
+    Returns
+    -------
+    Stmt
+        The statement.
+    """
     return SeqStmt.flatten(*stmts)
 
 
 def stmt_list(stmt: Stmt) -> list[Stmt]:
-    """The statements of ``stmt`` as a list (a SeqStmt's items, or the statement alone)."""
+    """The statements of ``stmt`` as a list (a SeqStmt's items, or the statement alone).
+
+    Parameters
+    ----------
+    stmt : Stmt
+        The statement.
+
+    Returns
+    -------
+    list of Stmt
+        The statements.
+    """
     if isinstance(stmt, SeqStmt):
         return list(stmt.seq)
     return [stmt]

@@ -123,7 +123,27 @@ def _name(obj) -> str:
 
 
 def structural_equal(lhs, rhs, map_free_vars: bool = True) -> bool:
-    """Whether ``lhs`` and ``rhs`` have the same structure (variables matched by position)."""
+    """Whether ``lhs`` and ``rhs`` have the same structure (variables matched by position).
+
+    Parameters
+    ----------
+    lhs : Node
+        One side.
+    rhs : Node
+        The other side.
+    map_free_vars : bool
+        Match free variables by position.
+
+    Returns
+    -------
+    bool
+        Whether they are equal.
+
+    Examples
+    --------
+    >>> tvm.ir.structural_equal(matmul(), matmul())
+    True
+    """
     try:
         _Equal(map_free_vars).eq(lhs, rhs)
     except _Mismatch:
@@ -132,7 +152,22 @@ def structural_equal(lhs, rhs, map_free_vars: bool = True) -> bool:
 
 
 def assert_structural_equal(lhs, rhs, map_free_vars: bool = True) -> None:
-    """Raise ``ValueError`` naming the first place where ``lhs`` and ``rhs`` differ, with both sides printed."""
+    """Raise ``ValueError`` naming the first place where ``lhs`` and ``rhs`` differ, with both sides printed.
+
+    Parameters
+    ----------
+    lhs : Node
+        One side.
+    rhs : Node
+        The other side.
+    map_free_vars : bool
+        Match free variables by position.
+
+    Raises
+    ------
+    ValueError
+        When they differ.
+    """
     try:
         _Equal(map_free_vars).eq(lhs, rhs)
     except _Mismatch as m:
@@ -203,6 +238,24 @@ class _Hasher:
 
 def structural_hash(node, map_free_vars: bool = True) -> int:
     """A hash consistent with ``structural_equal`` (equal programs hash equal), and the same in every
-    process, so it can key caches and databases on disk."""
+    process, so it can key caches and databases on disk.
+
+    Parameters
+    ----------
+    node : Node
+        The node.
+    map_free_vars : bool
+        Hash free variables by position.
+
+    Returns
+    -------
+    int
+        The hash.
+
+    Examples
+    --------
+    >>> tvm.ir.structural_hash(matmul()) == tvm.ir.structural_hash(matmul())
+    True
+    """
     return _Hasher().h(node) & 0xFFFFFFFFFFFFFFFF
 

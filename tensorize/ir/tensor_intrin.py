@@ -83,7 +83,18 @@ class IntrinMeta:
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def supported_by(self, target) -> bool:
-        """Whether ``target`` (a ``tensorize.target.Target``) can run this intrinsic."""
+        """Whether ``target`` (a ``tensorize.target.Target``) can run this intrinsic.
+
+        Parameters
+        ----------
+        target : Target
+            The target.
+
+        Returns
+        -------
+        bool
+            True when it has the needed features.
+        """
         if getattr(target.kind, "name", None) != self.target_kind:
             return False
         if self.arch is not None:
@@ -129,7 +140,26 @@ class TensorIntrin:
     def register(name: str, desc: PrimFunc, impl: PrimFunc, override: bool = False, *,
                  meta: IntrinMeta | None = None) -> "TensorIntrin":
         """Register ``desc``/``impl`` under ``name``; a second registration of a name (or of an alias)
-        raises unless ``override``."""
+        raises unless ``override``.
+
+        Parameters
+        ----------
+        name : str
+            The name.
+        desc : PrimFunc
+            What it computes.
+        impl : PrimFunc
+            How it computes it.
+        override : bool
+            Replace an earlier registration.
+        meta : IntrinMeta, optional
+            Features, family and shape information.
+
+        Returns
+        -------
+        TensorIntrin
+            The intrinsic.
+        """
         intrin = TensorIntrin(desc, impl, name, meta)
         with TensorIntrin._lock:
             if name in TensorIntrin._registry and not override:
@@ -149,6 +179,20 @@ class TensorIntrin:
 
         ``get(alias)`` then returns the very intrinsic ``get(name)`` returns. An alias may not shadow
         a registered name, and re-pointing an existing alias elsewhere needs ``override``.
+
+        Parameters
+        ----------
+        alias : str
+            The other name.
+        name : str
+            A registered name.
+        override : bool
+            Replace an earlier alias.
+
+        Returns
+        -------
+        str
+            ``name``.
         """
         with TensorIntrin._lock:
             if name not in TensorIntrin._registry:
@@ -164,14 +208,33 @@ class TensorIntrin:
 
     @staticmethod
     def aliases() -> dict[str, str]:
-        """Every alias and the registered name it stands for (after loading the plugins)."""
+        """Every alias and the registered name it stands for (after loading the plugins).
+
+        Returns
+        -------
+        dict of str to str
+            Alias to name.
+        """
         load_plugins()
         return dict(TensorIntrin._aliases)
 
     @staticmethod
     def get(name: str, allow_missing: bool = False) -> "TensorIntrin | None":
         """The intrinsic registered as ``name`` (or aliased to it); on a miss, load the
-        ``tensorize.intrinsics`` plugins and retry."""
+        ``tensorize.intrinsics`` plugins and retry.
+
+        Parameters
+        ----------
+        name : str
+            A name or alias.
+        allow_missing : bool
+            Return None instead of raising.
+
+        Returns
+        -------
+        TensorIntrin or None
+            The intrinsic.
+        """
         intrin = TensorIntrin._lookup(name)
         if intrin is None:
             load_plugins()
@@ -192,7 +255,13 @@ class TensorIntrin:
 
     @staticmethod
     def list_names() -> list[str]:
-        """The registered names of all intrinsics, aliases left out (after loading the plugins)."""
+        """The registered names of all intrinsics, aliases left out (after loading the plugins).
+
+        Returns
+        -------
+        list of str
+            The names, sorted.
+        """
         load_plugins()
         return sorted(TensorIntrin._registry)
 
@@ -221,7 +290,18 @@ def load_plugins() -> None:
 
 def describe_desc(desc: PrimFunc) -> tuple[tuple, tuple]:
     """Operands and iterators of an intrinsic's ``desc``: the buffers with dtype/shape/scope and whether
-    written, and the iterators of the innermost computation block."""
+    written, and the iterators of the innermost computation block.
+
+    Parameters
+    ----------
+    desc : PrimFunc
+        The intrinsic's description.
+
+    Returns
+    -------
+    tuple of (tuple, tuple)
+        The operands and the iterators.
+    """
     from .stmt import Block
 
     blocks: list[Block] = []

@@ -5,10 +5,12 @@ links its object code with a small generated C driver (``aarch64_driver``) into 
 executable, runs that (under ``qemu-aarch64-static -cpu <cpu>`` unless the host is AArch64), and
 copies the buffers back, so a call fills output arrays like a local call does.
 
->>> # rt = tvm.build(sch.mod, target="llvm -mtriple=aarch64-linux-gnu -mattr=+neon,+dotprod")
->>> # run_aarch64(rt, "main", a, b, c)              # c now holds the result
->>> # runner = Aarch64Runner(cpu="cortex-a72")       # a CPU model without dotprod
->>> # runner.run(rt, "main", a, b, c)               # raises Aarch64IllegalInstruction
+Example (needs qemu-user and an AArch64 cross toolchain, see ``tools_available``)::
+
+    rt = tvm.build(sch.mod, target="llvm -mtriple=aarch64-linux-gnu -mattr=+neon,+dotprod")
+    run_aarch64(rt, "main", a, b, c)              # c now holds the result
+    runner = Aarch64Runner(cpu="cortex-a72")       # a CPU model without dotprod
+    runner.run(rt, "main", a, b, c)               # raises Aarch64IllegalInstruction
 
 ``Aarch64Runner`` is the object the search's ARM nodes use: it caches one executable per
 (module, function), checks arguments against the function's signature before anything runs,
@@ -60,11 +62,24 @@ class Aarch64IllegalInstruction(Aarch64RunError):
 
 
 def host_is_aarch64() -> bool:
+    """Whether this process runs on AArch64 (no emulator needed).
+
+    Returns
+    -------
+    bool
+        True on AArch64.
+    """
     return platform.machine().lower() in ("aarch64", "arm64")
 
 
 def find_emulator() -> str | None:
-    """The qemu-user binary for AArch64 on this host, or None."""
+    """The qemu-user binary for AArch64 on this host, or None.
+
+    Returns
+    -------
+    str or None
+        The path of ``qemu-aarch64`` (or its static variant).
+    """
     for name in DEFAULT_EMULATORS:
         path = shutil.which(name)
         if path:
@@ -73,7 +88,18 @@ def find_emulator() -> str | None:
 
 
 def missing_tools(cc: str = DEFAULT_CC) -> list[str]:
-    """Names of the tools the runner needs that are not on the PATH (empty when all are there)."""
+    """Names of the tools the runner needs that are not on the PATH (empty when all are there).
+
+    Parameters
+    ----------
+    cc : str
+        The cross C compiler.
+
+    Returns
+    -------
+    list of str
+        The missing tools.
+    """
     missing = [tool for tool in (cc, _objcopy_for(cc)) if not shutil.which(tool)]
     if not host_is_aarch64() and find_emulator() is None:
         missing.append(DEFAULT_EMULATORS[0])
@@ -81,7 +107,18 @@ def missing_tools(cc: str = DEFAULT_CC) -> list[str]:
 
 
 def tools_available(cc: str = DEFAULT_CC) -> bool:
-    """Whether AArch64 code can be linked and run here (used by tests to skip)."""
+    """Whether AArch64 code can be linked and run here (used by tests to skip).
+
+    Parameters
+    ----------
+    cc : str
+        The cross C compiler.
+
+    Returns
+    -------
+    bool
+        True when nothing is missing.
+    """
     return not missing_tools(cc)
 
 
@@ -117,9 +154,11 @@ class Aarch64Runner:
 
     Example
     -------
-    >>> # runner = Aarch64Runner(cpu="max,sve256=on", timeout=30)
-    >>> # runner.run(rt_mod, "main", a, b, c)
-    >>> # runner.time(rt_mod, "main", a, b, c, number=10, repeat=3)   # [seconds per call, ...]
+    Example (needs qemu-user and an AArch64 cross toolchain)::
+
+        runner = Aarch64Runner(cpu="max,sve256=on", timeout=30)
+        runner.run(rt_mod, "main", a, b, c)
+        runner.time(rt_mod, "main", a, b, c, number=10, repeat=3)   # [seconds per call, ...]
     """
 
     def __init__(self, cpu: str = "max", emulator: str | None = "auto", cc: str = DEFAULT_CC,
@@ -157,7 +196,20 @@ class Aarch64Runner:
 
     # -- building ---------------------------------------------------------------------------
     def executable(self, rt_mod, func_name: str) -> str:
-        """Path of the static executable that runs ``func_name`` of ``rt_mod`` (built once, cached)."""
+        """Path of the static executable that runs ``func_name`` of ``rt_mod`` (built once, cached).
+
+        Parameters
+        ----------
+        rt_mod : Module
+            An AArch64 runtime module.
+        func_name : str
+            The function's name.
+
+        Returns
+        -------
+        str
+            The executable's path.
+        """
         signature = _signature_of(rt_mod, func_name)
         self.check_tools()
         object_code = rt_mod.object_code()
@@ -197,12 +249,41 @@ class Aarch64Runner:
     # -- running ----------------------------------------------------------------------------
     def run(self, rt_mod, func_name: str, *args) -> None:
         """Run ``func_name`` on ``args`` (numpy arrays, ``tvm.nd.array`` tensors, scalars) and write
-        the results back into the array arguments, like ``rt_mod[func_name](*args)`` on the host."""
+        the results back into the array arguments, like ``rt_mod[func_name](*args)`` on the host.
+
+        Parameters
+        ----------
+        rt_mod : Module
+            An AArch64 runtime module.
+        func_name : str
+            The function's name.
+        *args : numpy.ndarray, Tensor or scalar
+            The arguments.
+        """
         self._execute(rt_mod, func_name, args, number=1, repeat=0)
 
     def time(self, rt_mod, func_name: str, *args, number: int = 10, repeat: int = 3) -> list:
         """Seconds per call of ``func_name``, one mean per batch of ``number`` calls (``repeat`` batches).
-        The arrays receive the result of the first call."""
+        The arrays receive the result of the first call.
+
+        Parameters
+        ----------
+        rt_mod : Module
+            An AArch64 runtime module.
+        func_name : str
+            The function's name.
+        *args : numpy.ndarray, Tensor or scalar
+            The arguments.
+        number : int
+            Calls per batch.
+        repeat : int
+            Batches.
+
+        Returns
+        -------
+        list of float
+            Seconds per call, one per batch.
+        """
         if number < 1 or repeat < 1:
             raise TVMValueError(f"number and repeat must be at least 1, got number={number}, repeat={repeat}")
         return self._execute(rt_mod, func_name, args, number=number, repeat=repeat).times
@@ -292,8 +373,25 @@ _DEFAULT_RUNNERS: dict[tuple, Aarch64Runner] = {}
 def run_aarch64(rt_mod, func_name: str, *args, cpu: str = "max", timeout: float = 60.0) -> None:
     """Run ``func_name`` of an AArch64 module on ``args``, filling the output arrays.
 
-    >>> # rt = tvm.build(func, target="llvm -mtriple=aarch64-linux-gnu -mattr=+neon,+dotprod")
-    >>> # run_aarch64(rt, "main", a, b, c)
+    Parameters
+    ----------
+    rt_mod : Module
+        An AArch64 runtime module.
+    func_name : str
+        The function's name.
+    *args : numpy.ndarray, Tensor or scalar
+        The arguments.
+    cpu : str
+        The CPU qemu emulates.
+    timeout : float
+        Seconds before the run is stopped.
+
+    Examples
+    --------
+    Example (needs qemu-user and an AArch64 cross toolchain)::
+
+        rt = tvm.build(func, target="llvm -mtriple=aarch64-linux-gnu -mattr=+neon,+dotprod")
+        run_aarch64(rt, "main", a, b, c)
     """
     key = (cpu, float(timeout))
     runner = _DEFAULT_RUNNERS.get(key)

@@ -39,19 +39,56 @@ _NUMPY_OF_CTYPE = {
 
 
 def scalar_dtypes(signature: FunctionSignature) -> list[str]:
-    """The dtypes of the scalars the driver reads, in order: scalar params, then implicit vars."""
+    """The dtypes of the scalars the driver reads, in order: scalar params, then implicit vars.
+
+    Parameters
+    ----------
+    signature : FunctionSignature
+        The function's parameters.
+
+    Returns
+    -------
+    list of str
+        The dtypes.
+    """
     return [p.dtype for p in signature.params if not isinstance(p, BufferParam)] + \
         [v.dtype for v in signature.implicit]
 
 
 def pack_scalar(dtype: str, value) -> bytes:
-    """``value`` as the bytes of the C type a scalar of ``dtype`` is passed as."""
+    """``value`` as the bytes of the C type a scalar of ``dtype`` is passed as.
+
+    Parameters
+    ----------
+    dtype : str
+        The scalar's dtype.
+    value : int or float
+        The value.
+
+    Returns
+    -------
+    bytes
+        The bytes.
+    """
     ctype = c_scalar_type(dtype)
     return np.array(value, dtype=_NUMPY_OF_CTYPE[ctype]).tobytes()
 
 
 def driver_source(signature: FunctionSignature, kernel_symbol: str) -> str:
-    """C source of a driver for ``signature`` calling the (renamed) kernel ``kernel_symbol``."""
+    """C source of a driver for ``signature`` calling the (renamed) kernel ``kernel_symbol``.
+
+    Parameters
+    ----------
+    signature : FunctionSignature
+        The function's parameters.
+    kernel_symbol : str
+        The kernel's symbol.
+
+    Returns
+    -------
+    str
+        The C source.
+    """
     params: list[str] = []
     reads: list[str] = []
     args: list[str] = []

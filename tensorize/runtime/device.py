@@ -68,12 +68,34 @@ def _cuda_device_count() -> int:
 
 
 def cpu(dev_id: int = 0) -> Device:
-    """The host CPU."""
+    """The host CPU.
+
+    Parameters
+    ----------
+    dev_id : int
+        The device number.
+
+    Returns
+    -------
+    Device
+        The device.
+    """
     return Device(CPU, dev_id)
 
 
 def cuda(dev_id: int = 0) -> Device:
-    """An NVIDIA GPU."""
+    """An NVIDIA GPU.
+
+    Parameters
+    ----------
+    dev_id : int
+        The device number.
+
+    Returns
+    -------
+    Device
+        The device.
+    """
     return Device(CUDA, dev_id)
 
 
@@ -82,7 +104,25 @@ gpu = cuda
 
 def device(dev_type, dev_id: int = 0) -> Device:
     """A device by name (``"llvm"``, ``"cpu"``, ``"cuda"``, a target string such as ``"llvm -mcpu=native"``)
-    or by type code."""
+    or by type code.
+
+    Parameters
+    ----------
+    dev_type : str or int
+        The name or type code.
+    dev_id : int
+        The device number.
+
+    Returns
+    -------
+    Device
+        The device.
+
+    Examples
+    --------
+    >>> tvm.device("llvm") == tvm.cpu(0)
+    True
+    """
     if isinstance(dev_type, Device):
         return dev_type
     if isinstance(dev_type, int):

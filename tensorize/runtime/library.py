@@ -7,8 +7,15 @@ with the system loader (``dlopen``) in any process, reads that document and retu
 functions check their arguments exactly as the freshly built module's do. Nothing in the file is
 evaluated as Python.
 
->>> # rt = tvm.build(func, target="llvm"); rt.export_library("k.so")
->>> # same = tvm.runtime.load_module("k.so"); same(a, b, c)
+>>> import os, tempfile
+>>> rt = tvm.build(matmul(), target="llvm")
+>>> with tempfile.TemporaryDirectory() as tmp:
+...     rt.export_library(os.path.join(tmp, "k.so"))
+...     same = tvm.runtime.load_module(os.path.join(tmp, "k.so"))
+...     a, b, c = (tvm.nd.array(np.ones((16, 16), "float32")) for _ in range(3))
+...     same(a, b, c)
+>>> float(c.numpy()[1, 1])
+16.0
 """
 from __future__ import annotations
 
@@ -33,7 +40,13 @@ THREADS_SYMBOL = "__tensorize_num_threads"
 
 
 def num_threads() -> int:
-    """Threads for parallel loops: ``TVM_NUM_THREADS``, else ``OMP_NUM_THREADS``, else the usable cores."""
+    """Threads for parallel loops: ``TVM_NUM_THREADS``, else ``OMP_NUM_THREADS``, else the usable cores.
+
+    Returns
+    -------
+    int
+        The thread count.
+    """
     for name in ("TVM_NUM_THREADS", "OMP_NUM_THREADS"):
         value = os.environ.get(name, "").strip()
         if value.isdigit() and int(value) > 0:
@@ -66,6 +79,19 @@ class LibraryModule(Module):
         _ctypes.dlclose(handle)
 
     def export_library(self, path: str, fcompile=None, cc=None, **kwargs) -> None:
+        """Copy the loaded shared library to ``path``.
+
+        Parameters
+        ----------
+        path : str
+            The destination.
+        fcompile : optional
+            Ignored (already linked).
+        cc : optional
+            Ignored.
+        **kwargs
+            Ignored.
+        """
         if os.path.abspath(path) != os.path.abspath(self.library_path):
             shutil.copyfile(self.library_path, path)
 

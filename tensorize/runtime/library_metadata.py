@@ -13,7 +13,18 @@ FORMAT = "tensorize.library"
 
 
 def metadata_json(module) -> str:
-    """The JSON document describing ``module``'s functions, as stored in an exported library."""
+    """The JSON document describing ``module``'s functions, as stored in an exported library.
+
+    Parameters
+    ----------
+    module : Module
+        The runtime module.
+
+    Returns
+    -------
+    str
+        The JSON text.
+    """
     functions = [signature_to_json(module._signatures[name]) for name in module.function_names]  # noqa: SLF001
     return json.dumps({"format": FORMAT, "version": FORMAT_VERSION, "type_key": module.type_key,
                        "target": str(module.target) if module.target is not None else None,
@@ -23,7 +34,18 @@ def metadata_json(module) -> str:
 
 
 def metadata_object(module) -> bytes:
-    """An object file (for ``module``'s target) defining ``__tensorize_metadata``; linked into exports."""
+    """An object file (for ``module``'s target) defining ``__tensorize_metadata``; linked into exports.
+
+    Parameters
+    ----------
+    module : Module
+        The runtime module.
+
+    Returns
+    -------
+    bytes
+        The object file.
+    """
     import llvmlite.ir as ir
 
     from ..codegen.llvm import backend

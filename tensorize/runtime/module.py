@@ -4,7 +4,13 @@ A ``Module`` holds compiled functions by name. It is callable (runs the entry fu
 (``mod["main"]`` is a ``PackedFunc``), and keeps its sources (``get_source("ll")``,
 ``get_source("asm")``) and its object code (``export_library("k.so")``).
 
->>> # mod = tvm.build(ir_module, target="llvm"); mod(a, b); mod["main"](a, b)
+>>> mod = tvm.build(matmul(), target="llvm")
+>>> a, b = tvm.nd.array(np.ones((16, 16), "float32")), tvm.nd.array(np.ones((16, 16), "float32"))
+>>> c = tvm.nd.empty((16, 16), "float32")
+>>> mod(a, b, c)
+>>> mod["main"](a, b, c)
+>>> float(c.numpy()[0, 0])
+16.0
 """
 from __future__ import annotations
 
@@ -35,7 +41,18 @@ class PackedFunc:
 
     def prepare(self, *args) -> Callable[[], None]:
         """Check and convert ``args`` once; return a no-argument function that runs the code
-        (what ``time_evaluator`` repeats, so the checks stay out of the measurement)."""
+        (what ``time_evaluator`` repeats, so the checks stay out of the measurement).
+
+        Parameters
+        ----------
+        *args : numpy.ndarray, Tensor or scalar
+            The arguments.
+
+        Returns
+        -------
+        callable
+            Runs the function on the prepared arguments.
+        """
         if self._cfunc is None:
             raise TVMError(f"function {self.name!r} was compiled for {self.module.target} and cannot run in this "
                            "process; use export_library() and run it on a matching machine")
@@ -91,7 +108,20 @@ class Module:
 
     # -- functions --------------------------------------------------------------------------
     def get_function(self, name: str, query_imports: bool = False) -> PackedFunc:
-        """The function ``name`` (``"__tvm_main__"`` is the entry function)."""
+        """The function ``name`` (``"__tvm_main__"`` is the entry function).
+
+        Parameters
+        ----------
+        name : str
+            The function's name.
+        query_imports : bool
+            Also look in imported modules.
+
+        Returns
+        -------
+        PackedFunc
+            The function.
+        """
         if name == "__tvm_main__":
             name = self.entry_name
         if name in self._funcs:
@@ -107,6 +137,20 @@ class Module:
         raise TVMAttributeError(f"module has no function {name!r}; it has {sorted(self._signatures)}")
 
     def implements_function(self, name: str, query_imports: bool = False) -> bool:
+        """Whether the module (or, with ``query_imports``, an imported one) has function ``name``.
+
+        Parameters
+        ----------
+        name : str
+            The function's name.
+        query_imports : bool
+            Also look in imported modules.
+
+        Returns
+        -------
+        bool
+            True when it does.
+        """
         if name in self._signatures or (name == "__tvm_main__" and self.entry_name):
             return True
         return query_imports and any(m.implements_function(name, True) for m in self.imported_modules)
@@ -124,18 +168,63 @@ class Module:
 
     @property
     def function_names(self) -> list[str]:
+        """The names of the module's functions.
+
+        Returns
+        -------
+        list of str
+            The names.
+        """
         return list(self._signatures)
 
     def import_module(self, other: "Module") -> None:
+        """Import ``other`` into this module (TVM's module tree).
+
+        Parameters
+        ----------
+        other : Module
+            The module.
+        """
         self.imported_modules.append(other)
 
     def error_message(self, code: int, name: str) -> str:
+        """The message for a failed call of ``name`` that returned error ``code``.
+
+        Parameters
+        ----------
+        code : int
+            The error code.
+        name : str
+            The function's name.
+
+        Returns
+        -------
+        str
+            The message.
+        """
         detail = self._error_message(code) if self._error_message else ""
         return f"{name} failed (error code {code}){': ' + detail if detail else ''}"
 
     # -- sources and export -----------------------------------------------------------------
     def get_source(self, fmt: str = "") -> str:
-        """Generated code as text: ``"ll"`` (LLVM IR), ``"asm"`` (assembly); default the first one."""
+        """Generated code as text: ``"ll"`` (LLVM IR), ``"asm"`` (assembly); default the first one.
+
+        Parameters
+        ----------
+        fmt : str
+            ``"ll"`` or ``"asm"``.
+
+        Returns
+        -------
+        str
+            The text.
+
+        Examples
+        --------
+        >>> lib = tvm.build(matmul(), target="llvm")
+        >>> "define" in lib.get_source("ll")
+        True
+        """
         if not fmt:
             fmt = next(iter(self._sources), "")
         aliases = {"llvm": "ll", "s": "asm", "cu": "cuda"}
@@ -148,7 +237,13 @@ class Module:
         return source
 
     def object_code(self) -> bytes:
-        """The module's object file (ELF on Linux)."""
+        """The module's object file (ELF on Linux).
+
+        Returns
+        -------
+        bytes
+            The object file.
+        """
         if self._object_code is None:
             raise TVMError(f"a {self.type_key} module has no object code to export")
         if callable(self._object_code):
@@ -156,7 +251,15 @@ class Module:
         return self._object_code
 
     def save(self, path: str, fmt: str = "") -> None:
-        """Write the object file (``.o``), LLVM IR (``.ll``) or assembly (``.s``) to ``path``."""
+        """Write the object file (``.o``), LLVM IR (``.ll``) or assembly (``.s``) to ``path``.
+
+        Parameters
+        ----------
+        path : str
+            The file.
+        fmt : str
+            The format (default: from the suffix).
+        """
         fmt = fmt or os.path.splitext(path)[1].lstrip(".")
         if fmt in ("o", "obj"):
             with open(path, "wb") as f:
@@ -171,7 +274,19 @@ class Module:
         The library carries the functions' signatures, so ``tvm.runtime.load_module(path)`` loads it back
         as a callable module in any process.
 
-        For cross-compiled modules pass ``cc="aarch64-linux-gnu-gcc"`` to link a shared library."""
+        For cross-compiled modules pass ``cc="aarch64-linux-gnu-gcc"`` to link a shared library.
+
+        Parameters
+        ----------
+        path : str
+            The file.
+        fcompile : callable, optional
+            A compile function in TVM's form.
+        cc : str, optional
+            The C compiler.
+        **kwargs
+            Passed to ``fcompile``.
+        """
         if path.endswith((".o", ".obj")):
             self.save(path, "o")
             return
@@ -206,8 +321,41 @@ class Module:
         Each of ``repeat`` measurements times ``number`` runs (grown until a measurement takes at least
         ``min_repeat_ms``) and records the mean time per run.
 
-        >>> # evaluator = mod.time_evaluator(mod.entry_name, tvm.cpu(), number=10)
-        >>> # print(evaluator(a, b, c).mean)
+        Parameters
+        ----------
+        func_name : str
+            The function's name.
+        dev : Device
+            The device.
+        number : int
+            Calls per measurement.
+        repeat : int
+            Measurements.
+        min_repeat_ms : int
+            Raise ``number`` until a measurement takes this long.
+        limit_zero_time_iterations : int
+            Retries of a measurement of zero time.
+        cooldown_interval_ms : int
+            Pause between batches of measurements.
+        repeats_to_cooldown : int
+            Measurements per batch.
+        cache_flush_bytes : int
+            Bytes written before each measurement to flush the caches.
+        f_preproc : str
+            Accepted for TVM compatibility.
+
+        Returns
+        -------
+        callable
+            ``f(*args) -> BenchmarkResult``.
+
+        Examples
+        --------
+        >>> mod = tvm.build(matmul(), target="llvm")
+        >>> a, b, c = (tvm.nd.array(np.ones((16, 16), "float32")) for _ in range(3))
+        >>> evaluator = mod.time_evaluator(mod.entry_name, tvm.cpu(), number=10)
+        >>> evaluator(a, b, c).mean > 0
+        True
         """
         from .profiling import make_time_evaluator
 

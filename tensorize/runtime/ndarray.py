@@ -25,7 +25,22 @@ ALIGNMENT = 64
 
 
 def aligned_empty(shape: Sequence[int], np_dtype, alignment: int = ALIGNMENT) -> np.ndarray:
-    """An uninitialised C-contiguous numpy array whose data starts on an ``alignment``-byte boundary."""
+    """An uninitialised C-contiguous numpy array whose data starts on an ``alignment``-byte boundary.
+
+    Parameters
+    ----------
+    shape : list of int
+        The shape.
+    np_dtype : numpy.dtype
+        The dtype.
+    alignment : int
+        Bytes.
+
+    Returns
+    -------
+    numpy.ndarray
+        The array.
+    """
     shape = tuple(int(s) for s in shape)
     np_dtype = np.dtype(np_dtype)
     nbytes = max(int(np.prod(shape, dtype=np.int64)) * np_dtype.itemsize, 1)
@@ -52,6 +67,7 @@ class Tensor:
     # -- properties -------------------------------------------------------------------------
     @property
     def shape(self) -> tuple[int, ...]:
+        """The shape."""
         return tuple(self._data.shape)
 
     @property
@@ -61,6 +77,7 @@ class Tensor:
 
     @property
     def ndim(self) -> int:
+        """The number of axes."""
         return self._data.ndim
 
     @property
@@ -75,17 +92,35 @@ class Tensor:
 
     @property
     def is_contiguous(self) -> bool:
+        """Whether the data is C-contiguous."""
         return self._data.flags.c_contiguous
 
     # -- data movement ----------------------------------------------------------------------
     def numpy(self) -> np.ndarray:
-        """A numpy copy of the data (bfloat16 as uint16 bits)."""
+        """A numpy copy of the data (bfloat16 as uint16 bits).
+
+        Returns
+        -------
+        numpy.ndarray
+            The copy.
+        """
         return self._data.copy()
 
     asnumpy = numpy
 
     def copyfrom(self, source) -> "Tensor":
-        """Copy ``source`` (a Tensor, numpy array or nested list) into this tensor; shapes must match."""
+        """Copy ``source`` (a Tensor, numpy array or nested list) into this tensor; shapes must match.
+
+        Parameters
+        ----------
+        source : Tensor, numpy.ndarray or list
+            The data.
+
+        Returns
+        -------
+        Tensor
+            This tensor.
+        """
         if isinstance(source, Tensor):
             source = source._data
         source = np.asarray(source)
@@ -95,7 +130,18 @@ class Tensor:
         return self
 
     def copyto(self, target) -> "Tensor":
-        """Copy into another Tensor, or to a new tensor on the given Device."""
+        """Copy into another Tensor, or to a new tensor on the given Device.
+
+        Parameters
+        ----------
+        target : Tensor or Device
+            Where to copy.
+
+        Returns
+        -------
+        Tensor
+            The tensor copied into.
+        """
         if isinstance(target, Tensor):
             return target.copyfrom(self)
         if isinstance(target, Device):
@@ -128,6 +174,25 @@ def _numpy_dtype(dtype: str) -> np.dtype:
 def array(arr, device: Device | None = None, dtype: str | None = None) -> Tensor:
     """A new tensor on ``device`` (default CPU) holding a copy of ``arr`` (numpy array, list or Tensor).
 
+    Parameters
+    ----------
+    arr : numpy.ndarray, list or Tensor
+        The data.
+    device : Device, optional
+        The device.
+    dtype : str, optional
+        The dtype (default: the data's).
+
+    Returns
+    -------
+    Tensor
+        The tensor.
+
+    Examples
+    --------
+    >>> a = tvm.nd.array(np.arange(4, dtype="float32"))
+    >>> a.shape, a.dtype
+    ((4,), 'float32')
     >>> array([[1, 2], [3, 4]], dtype="int8").dtype
     'int8'
     """
@@ -151,7 +216,22 @@ tensor = array
 
 
 def empty(shape, dtype: str = "float32", device: Device | None = None) -> Tensor:
-    """A new uninitialised, 64-byte aligned tensor."""
+    """A new uninitialised, 64-byte aligned tensor.
+
+    Parameters
+    ----------
+    shape : tuple of int
+        The shape.
+    dtype : str
+        The dtype.
+    device : Device, optional
+        The device.
+
+    Returns
+    -------
+    Tensor
+        The tensor.
+    """
     if isinstance(shape, int):
         shape = (shape,)
     device = make_device(device) if isinstance(device, str) else (device or cpu(0))
@@ -161,5 +241,18 @@ def empty(shape, dtype: str = "float32", device: Device | None = None) -> Tensor
 
 
 def from_numpy(arr: np.ndarray, device: Device | None = None) -> Tensor:
-    """Wrap ``arr`` without copying."""
+    """Wrap ``arr`` without copying.
+
+    Parameters
+    ----------
+    arr : numpy.ndarray
+        The array.
+    device : Device, optional
+        The device.
+
+    Returns
+    -------
+    Tensor
+        The tensor.
+    """
     return Tensor(arr, device)

@@ -42,6 +42,34 @@ ProfileResult = BenchmarkResult
 
 def make_time_evaluator(func, dev, number: int, repeat: int, min_repeat_ms: float, limit_zero_time_iterations: int,
                         cooldown_interval_ms: float, repeats_to_cooldown: int, cache_flush_bytes: int):
+    """The timing function behind ``Module.time_evaluator`` for the callable ``func``.
+
+    Parameters
+    ----------
+    func : PackedFunc
+        The function.
+    dev : Device
+        The device.
+    number : int
+        Calls per measurement.
+    repeat : int
+        Measurements.
+    min_repeat_ms : float
+        Raise ``number`` until a measurement takes this long.
+    limit_zero_time_iterations : int
+        Retries of a measurement of zero time.
+    cooldown_interval_ms : float
+        Pause between batches.
+    repeats_to_cooldown : int
+        Measurements per batch.
+    cache_flush_bytes : int
+        Bytes written before each measurement.
+
+    Returns
+    -------
+    callable
+        ``f(*args) -> BenchmarkResult``.
+    """
     if number < 1 or repeat < 1:
         raise TVMValueError(f"time_evaluator needs number >= 1 and repeat >= 1, got number={number}, repeat={repeat}")
     flush = np.zeros(cache_flush_bytes // 8, dtype=np.float64) if cache_flush_bytes else None

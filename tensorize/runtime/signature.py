@@ -31,7 +31,18 @@ _C_UINT = {8: ctypes.c_uint8, 16: ctypes.c_uint16, 32: ctypes.c_uint32, 64: ctyp
 
 
 def c_scalar_type(dtype: str):
-    """The ctypes type a scalar of ``dtype`` is passed as in the C entry point."""
+    """The ctypes type a scalar of ``dtype`` is passed as in the C entry point.
+
+    Parameters
+    ----------
+    dtype : str
+        The scalar's dtype.
+
+    Returns
+    -------
+    type
+        A ctypes type.
+    """
     t = dt.parse(dtype)
     if t.lanes != 1:
         raise TVMTypeError(f"vector scalar parameters ({dtype}) are not supported; pass a buffer instead")
@@ -52,6 +63,7 @@ def c_scalar_type(dtype: str):
 
 @dataclass
 class BufferParam:
+    """A buffer parameter of a compiled function: name, dtype, shape (ints or symbolic), strides, offset, alignment."""
     name: str
     dtype: str
     shape: tuple
@@ -62,6 +74,7 @@ class BufferParam:
 
 @dataclass
 class ScalarParam:
+    """A scalar parameter of a compiled function: name and dtype."""
     name: str
     dtype: str
 
@@ -76,15 +89,40 @@ class FunctionSignature:
 
     @property
     def c_argtypes(self) -> list:
+        """The ctypes argument types of the C entry point.
+
+        Returns
+        -------
+        list of type
+            The types.
+        """
         types = [ctypes.c_void_p if isinstance(p, BufferParam) else c_scalar_type(p.dtype) for p in self.params]
         return types + [c_scalar_type(v.dtype) for v in self.implicit]
 
     def describe(self) -> str:
+        """``name(param, ...)`` for error messages.
+
+        Returns
+        -------
+        str
+            The text.
+        """
         return f"{self.name}({', '.join(p.name for p in self.params)})"
 
     def bind(self, args: Sequence) -> tuple[list, Callable[[], None], list]:
         """C argument values for ``args``, a function that copies results back from temporaries
-        (for misaligned numpy inputs), and the objects to keep alive during the call."""
+        (for misaligned numpy inputs), and the objects to keep alive during the call.
+
+        Parameters
+        ----------
+        args : list
+            The call's arguments.
+
+        Returns
+        -------
+        tuple
+            ``(c_args, copy_back, keep_alive)``.
+        """
         if len(args) != len(self.params):
             raise TVMTypeError(f"{self.describe()} takes {len(self.params)} arguments, got {len(args)}")
         env: dict = {}
@@ -219,7 +257,20 @@ _FOLD = {
 
 
 def evaluate(expr, env: dict):
-    """The integer value of a shape expression under ``env``; None if it has unknowns."""
+    """The integer value of a shape expression under ``env``; None if it has unknowns.
+
+    Parameters
+    ----------
+    expr : PrimExpr or int
+        The expression.
+    env : dict
+        Variable name to value.
+
+    Returns
+    -------
+    int or None
+        The value.
+    """
     if isinstance(expr, E.IntImm):
         return expr.value
     if isinstance(expr, E.Var):

@@ -78,7 +78,18 @@ class _Reader:
 
 
 def signature_to_json(signature: FunctionSignature) -> dict:
-    """A JSON-ready dict describing ``signature`` (see the module docstring)."""
+    """A JSON-ready dict describing ``signature`` (see the module docstring).
+
+    Parameters
+    ----------
+    signature : FunctionSignature
+        The function's parameters.
+
+    Returns
+    -------
+    dict
+        The description.
+    """
     writer = _Writer()
     params = []
     for param in signature.params:
@@ -94,7 +105,18 @@ def signature_to_json(signature: FunctionSignature) -> dict:
 
 
 def signature_from_json(data: dict) -> FunctionSignature:
-    """The ``FunctionSignature`` written by ``signature_to_json``."""
+    """The ``FunctionSignature`` written by ``signature_to_json``.
+
+    Parameters
+    ----------
+    data : dict
+        ``signature_to_json`` output.
+
+    Returns
+    -------
+    FunctionSignature
+        The signature.
+    """
     reader = _Reader(data.get("vars", []))
     params: list = []
     for item in data["params"]:

@@ -20,23 +20,70 @@ COMM_REDUCE = E.IterVar.CommReduce
 
 
 def conjoin(a: E.PrimExpr, b: E.PrimExpr) -> E.PrimExpr:
-    """``a and b`` with ``True`` operands dropped."""
+    """``a and b`` with ``True`` operands dropped.
+
+    Parameters
+    ----------
+    a : PrimExpr
+        A condition.
+    b : PrimExpr
+        Another condition.
+
+    Returns
+    -------
+    PrimExpr
+        ``a and b``, with a constant true side dropped.
+    """
     return E.logical_and(a, b)
 
 
 # -- variables and iterators ----------------------------------------------------------------------
 def var_ids(node) -> set[int]:
-    """Ids of the variables ``node`` uses."""
+    """Ids of the variables ``node`` uses.
+
+    Parameters
+    ----------
+    node : Node
+        An expression or statement.
+
+    Returns
+    -------
+    set of int
+        The ``id`` of every Var used in it.
+    """
     return {id(v) for v in collect_vars(node)}
 
 
 def iter_kind_name(iter_type: int) -> str:
+    """The name of a block iterator type (``'spatial'``, ``'reduce'``, ...).
+
+    Parameters
+    ----------
+    iter_type : int
+        The IterVar type constant.
+
+    Returns
+    -------
+    str
+        Its name.
+    """
     return {DATA_PAR: "spatial", COMM_REDUCE: "reduction", E.IterVar.Ordered: "scan",
             E.IterVar.Opaque: "opaque"}.get(iter_type, f"kind {iter_type}")
 
 
 def block_realizes_under(stmt: Stmt) -> list[BlockRealize]:
-    """Block realizes in ``stmt`` not nested inside another block, in program order."""
+    """Block realizes in ``stmt`` not nested inside another block, in program order.
+
+    Parameters
+    ----------
+    stmt : Stmt
+        The statement.
+
+    Returns
+    -------
+    list of BlockRealize
+        The block realizes, in program order.
+    """
     out: list[BlockRealize] = []
 
     def walk(s):

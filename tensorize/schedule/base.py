@@ -36,7 +36,18 @@ _HANDLE_TYPES = {"BlockRV": (BlockRV,), "LoopRV": (LoopRV,), "BlockRV | str": (B
 
 
 def primitive(fn):
-    """Make ``fn`` a traced, all-or-nothing schedule primitive (see the module docstring)."""
+    """Make ``fn`` a traced, all-or-nothing schedule primitive (see the module docstring).
+
+    Parameters
+    ----------
+    fn : callable
+        The primitive's implementation, a method of a ScheduleBase subclass.
+
+    Returns
+    -------
+    callable
+        The wrapped method: checks handle types, records an Instruction, restores the schedule on error.
+    """
     sig = inspect.signature(fn)
     params = list(sig.parameters.values())[1:]
     var_positional = next((p.name for p in params if p.kind is p.VAR_POSITIONAL), None)
@@ -153,16 +164,37 @@ class ScheduleBase:
 
     @property
     def func_working_on(self) -> str | None:
+        """The function ``get_block`` looks in by default (set by ``work_on``), or None."""
         return self._func_working_on
 
     def work_on(self, func_name: str) -> None:
-        """Make ``func_name`` the function that ``get_block`` looks in by default."""
+        """Make ``func_name`` the function that ``get_block`` looks in by default.
+
+        Parameters
+        ----------
+        func_name : str
+            A function of the module.
+        """
         if func_name not in self._mod:
             raise ScheduleError(f"no function named {func_name!r}; the module has {self._mod.function_names()}")
         self._func_working_on = func_name
 
     def copy(self) -> "ScheduleBase":
-        """An independent schedule with the same module, trace and random state; handles stay valid in both."""
+        """An independent schedule with the same module, trace and random state; handles stay valid in both.
+
+        Returns
+        -------
+        ScheduleBase
+            The copy.
+
+        Examples
+        --------
+        >>> sch = tvm.tir.Schedule(matmul())
+        >>> other = sch.copy()
+        >>> _ = other.split(other.get_loops(other.get_block("C"))[0], [4, 4])
+        >>> len(sch.trace), len(other.trace)
+        (0, 3)
+        """
         new = object.__new__(type(self))
         new.__dict__.update(self.__dict__)
         new._trace = self._trace.copy()
@@ -181,14 +213,44 @@ class ScheduleBase:
         return self._rng_obj
 
     def seed(self, seed: int) -> None:
+        """Reseed the schedule's random state (the sampling primitives draw from it).
+
+        Parameters
+        ----------
+        seed : int
+            The new seed.
+        """
         self._rng.seed(seed)
 
     def fork_seed(self) -> int:
-        """A new seed drawn from this schedule's random state (to seed another schedule)."""
+        """A new seed drawn from this schedule's random state (to seed another schedule).
+
+        Returns
+        -------
+        int
+            A seed in ``[0, 2**31)``.
+        """
         return self._rng.randrange(1 << 31)
 
     def get(self, rv):
-        """The value behind a handle: the Block of a BlockRV, the For of a LoopRV, the int of an ExprRV."""
+        """The value behind a handle: the Block of a BlockRV, the For of a LoopRV, the int of an ExprRV.
+
+        Parameters
+        ----------
+        rv : BlockRV, LoopRV or ExprRV
+            The handle.
+
+        Returns
+        -------
+        Block, For or int
+            The value behind it.
+
+        Examples
+        --------
+        >>> sch = tvm.tir.Schedule(matmul())
+        >>> sch.get(sch.get_loops(sch.get_block("C"))[2]).extent
+        16
+        """
         if isinstance(rv, BlockRV):
             return self._block(rv)[2].block
         if isinstance(rv, LoopRV):
@@ -198,10 +260,24 @@ class ScheduleBase:
         raise TVMTypeError(f"Schedule.get takes a BlockRV, LoopRV or ExprRV, got {type(rv).__name__}")
 
     def remove_rv(self, rv) -> None:
-        """Kept for TVM compatibility: handles here hold no resources."""
+        """Kept for TVM compatibility: handles here hold no resources.
+
+        Parameters
+        ----------
+        rv : BlockRV, LoopRV or ExprRV
+            The handle (ignored).
+        """
 
     def show(self, *args, **kwargs) -> None:
-        """Print the module and the trace."""
+        """Print the module and the trace.
+
+        Parameters
+        ----------
+        *args
+            Ignored (TVM's printing options).
+        **kwargs
+            Ignored.
+        """
         self._mod.show()
         self._trace.show()
 

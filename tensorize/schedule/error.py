@@ -15,7 +15,20 @@ class ScheduleError(TVMError):
 
 
 def render(node, limit: int = 60) -> str:
-    """TVMScript of ``node`` for error messages, cut to ``limit`` lines."""
+    """TVMScript of ``node`` for error messages, cut to ``limit`` lines.
+
+    Parameters
+    ----------
+    node : Node
+        The IR node.
+    limit : int
+        The most lines to keep.
+
+    Returns
+    -------
+    str
+        The text, with ``...`` where it was cut.
+    """
     try:
         text = node.script()
     except Exception:  # the printer is best effort inside an error message

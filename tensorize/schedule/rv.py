@@ -11,6 +11,15 @@ from ..ir.expr import Var
 
 
 class BlockRV:
+    """A handle to a block: its name and the name of its function.
+
+    Parameters
+    ----------
+    name : str
+        The block's name.
+    func_name : str
+        The function's name.
+    """
     __slots__ = ("name", "func_name")
 
     def __init__(self, name: str, func_name: str):
@@ -21,6 +30,15 @@ class BlockRV:
 
 
 class LoopRV:
+    """A handle to a loop: its loop variable and the name of its function.
+
+    Parameters
+    ----------
+    var : Var
+        The loop variable.
+    func_name : str
+        The function's name.
+    """
     __slots__ = ("var", "func_name")
 
     def __init__(self, var: Var, func_name: str):
@@ -53,5 +71,16 @@ RV_TYPES = (BlockRV, LoopRV, ExprRV)
 
 
 def rv_prefix(rv) -> str:
-    """The letter TVM uses when naming an RV in a printed trace: b (block), l (loop), v (value)."""
+    """The letter TVM uses when naming an RV in a printed trace: b (block), l (loop), v (value).
+
+    Parameters
+    ----------
+    rv : BlockRV, LoopRV or ExprRV
+        The handle.
+
+    Returns
+    -------
+    str
+        ``'b'``, ``'l'`` or ``'v'``.
+    """
     return {BlockRV: "b", LoopRV: "l", ExprRV: "v"}[type(rv)]

@@ -47,7 +47,19 @@ _CODECS: dict[str, tuple[type, Callable[[Any], Any], Callable[[Any], Any]]] = {}
 
 
 def register_codec(name: str, cls: type, to_json: Callable[[Any], Any], from_json: Callable[[Any], Any]) -> None:
-    """Teach traces to serialise arguments of type ``cls`` (index maps, ...)."""
+    """Teach traces to serialise arguments of type ``cls`` (index maps, ...).
+
+    Parameters
+    ----------
+    name : str
+        The tag of the type in JSON.
+    cls : type
+        The argument type.
+    to_json : callable
+        Turns a value into JSON-ready data.
+    from_json : callable
+        Turns that data back into a value.
+    """
     _CODECS[name] = (cls, to_json, from_json)
 
 
@@ -84,20 +96,50 @@ class Trace:
         self.insts: list[Instruction] = list(insts or [])
 
     def append(self, inst: Instruction) -> None:
+        """Add an instruction at the end.
+
+        Parameters
+        ----------
+        inst : Instruction
+            The instruction.
+        """
         self.insts.append(inst)
 
     @property
     def decisions(self) -> dict[Instruction, Any]:
+        """The decision of every sampling instruction, by instruction."""
         return {inst: inst.decision for inst in self.insts if inst.kind in SAMPLING_KINDS}
 
     def __len__(self) -> int:
         return len(self.insts)
 
     def copy(self) -> "Trace":
+        """A deep copy: instructions and their argument dicts are new, RVs shared.
+
+        Returns
+        -------
+        Trace
+            The copy.
+        """
         return Trace([Instruction(i.kind, dict(i.args), list(i.outputs), i.decision) for i in self.insts])
 
     def with_decision(self, inst: Instruction, decision: Any, remove_postproc: bool = False) -> "Trace":
-        """A copy where ``inst`` (by position) takes ``decision``."""
+        """A copy where ``inst`` (by position) takes ``decision``.
+
+        Parameters
+        ----------
+        inst : Instruction
+            An instruction of this trace.
+        decision : any
+            Its new decision.
+        remove_postproc : bool
+            Also drop the post-processing instructions.
+
+        Returns
+        -------
+        Trace
+            The new trace.
+        """
         pos = self.insts.index(inst)
         new = self.copy()
         new.insts[pos].decision = decision
@@ -106,6 +148,13 @@ class Trace:
         return new
 
     def without_postproc(self) -> "Trace":
+        """The instructions before ``enter_postproc`` (the schedule rules' part).
+
+        Returns
+        -------
+        Trace
+            The shorter trace.
+        """
         insts = []
         for inst in self.insts:
             if inst.kind == "enter_postproc":
@@ -124,7 +173,18 @@ class Trace:
 
     # -- Python -----------------------------------------------------------------------------
     def as_python(self, remove_postproc: bool = False) -> list[str]:
-        """The Python statements that reproduce the schedule, one per instruction."""
+        """The Python statements that reproduce the schedule, one per instruction.
+
+        Parameters
+        ----------
+        remove_postproc : bool
+            Leave out the post-processing instructions.
+
+        Returns
+        -------
+        list of str
+            The statements, e.g. ``l0, l1 = sch.split(...)``.
+        """
         names = self._names()
         lines = []
         for inst in (self.without_postproc() if remove_postproc else self).insts:
@@ -146,12 +206,24 @@ class Trace:
             f"  {line}\n" for line in self.as_python()) if self.insts else "def apply_trace(sch):\n  pass\n"
 
     def show(self) -> None:
+        """Print the trace as a Python function ``apply_trace(sch)``."""
         print(str(self))  # noqa: T201 - user-facing display
 
     # -- JSON -------------------------------------------------------------------------------
     def as_json(self, remove_postproc: bool = False) -> list:
         """``[instructions, decisions]`` as JSON-ready lists, TVM's shape: each instruction is
-        ``[kind, args, [], output_names]`` and each decision ``[instruction_index, value]``."""
+        ``[kind, args, [], output_names]`` and each decision ``[instruction_index, value]``.
+
+        Parameters
+        ----------
+        remove_postproc : bool
+            Leave out the post-processing instructions.
+
+        Returns
+        -------
+        list
+            ``[instructions, decisions]``.
+        """
         names = self._names()
         trace = self.without_postproc() if remove_postproc else self
         insts, decisions = [], []
@@ -163,12 +235,45 @@ class Trace:
         return [insts, decisions]
 
     def as_json_str(self) -> str:
+        """``as_json()`` as JSON text.
+
+        Returns
+        -------
+        str
+            The JSON text.
+        """
         return json.dumps(self.as_json())
 
     @staticmethod
     def from_json(data) -> "Trace":
         """Rebuild a trace from ``as_json()`` output (or its JSON text). Output RVs are fresh
-        placeholders; ``apply_to_schedule`` binds them to real handles."""
+        placeholders; ``apply_to_schedule`` binds them to real handles.
+
+        Parameters
+        ----------
+        data : list, str or bytes
+            ``as_json()`` output or its JSON text.
+
+        Returns
+        -------
+        Trace
+            The trace.
+
+        Raises
+        ------
+        TraceError
+            When ``data`` is not a trace in that form.
+
+        Examples
+        --------
+        >>> sch = tvm.tir.Schedule(matmul())
+        >>> _ = sch.split(sch.get_loops(sch.get_block("C"))[0], [4, 4])
+        >>> trace = tvm.tir.schedule.Trace.from_json(sch.trace.as_json_str())
+        >>> replay = tvm.tir.Schedule(matmul())
+        >>> trace.apply_to_schedule(replay)
+        >>> tvm.ir.structural_equal(replay.mod, sch.mod)
+        True
+        """
         from .error import TraceError
 
         try:
@@ -202,7 +307,17 @@ class Trace:
 
         ``decision_provider(inst, old_decision)`` may return a new decision for a sampling
         instruction (``None`` keeps the old one, ``RESAMPLE`` draws a fresh one from ``sch``'s random
-        state: replaying a sketch this way samples a new program from it)."""
+        state: replaying a sketch this way samples a new program from it).
+
+        Parameters
+        ----------
+        sch : Schedule
+            A schedule of the program the trace was recorded on.
+        remove_postproc : bool
+            Stop at ``enter_postproc``.
+        decision_provider : callable, optional
+            ``(inst, old_decision) -> decision``: new decisions for sampling instructions.
+        """
         rv_map: dict[int, Any] = {}
         for inst in self.insts:
             if remove_postproc and inst.kind == "enter_postproc":

@@ -86,17 +86,64 @@ class StmtIndex:
                 push(child)
 
     def block(self, name: str) -> BlockRealize | None:
+        """The block realize of the block named ``name``, or None.
+
+        Parameters
+        ----------
+        name : str
+            The block name.
+
+        Returns
+        -------
+        BlockRealize or None
+            The first block of that name.
+        """
         found = self.blocks.get(name)
         return found[0] if found else None
 
     def loop(self, var) -> For | None:
+        """The loop of loop variable ``var``, or None.
+
+        Parameters
+        ----------
+        var : Var
+            The loop variable.
+
+        Returns
+        -------
+        For or None
+            The loop.
+        """
         return self.loops.get(id(var))
 
     def parent_of(self, stmt: Stmt) -> Stmt | None:
+        """The statement directly above ``stmt``, or None at the root.
+
+        Parameters
+        ----------
+        stmt : Stmt
+            The statement.
+
+        Returns
+        -------
+        Stmt or None
+            The parent.
+        """
         return self.parent.get(id(stmt))
 
     def ancestors(self, stmt: Stmt) -> list[Stmt]:
-        """Statements from ``stmt``'s parent up to the root (innermost first)."""
+        """Statements from ``stmt``'s parent up to the root (innermost first).
+
+        Parameters
+        ----------
+        stmt : Stmt
+            The statement.
+
+        Returns
+        -------
+        list of Stmt
+            The ancestors, innermost first.
+        """
         out = []
         p = self.parent.get(id(stmt))
         while p is not None:
@@ -105,14 +152,36 @@ class StmtIndex:
         return out
 
     def parent_block_realize(self, stmt: Stmt) -> BlockRealize | None:
-        """The nearest enclosing BlockRealize (the scope block), or None at the function root."""
+        """The nearest enclosing BlockRealize (the scope block), or None at the function root.
+
+        Parameters
+        ----------
+        stmt : Stmt
+            The statement.
+
+        Returns
+        -------
+        BlockRealize or None
+            The scope block.
+        """
         for a in self.ancestors(stmt):
             if isinstance(a, BlockRealize):
                 return a
         return None
 
     def loops_of(self, stmt: Stmt) -> list[For]:
-        """The loops between ``stmt`` and its enclosing block, outermost first."""
+        """The loops between ``stmt`` and its enclosing block, outermost first.
+
+        Parameters
+        ----------
+        stmt : Stmt
+            The statement.
+
+        Returns
+        -------
+        list of For
+            The loops, outermost first.
+        """
         loops = []
         for a in self.ancestors(stmt):
             if isinstance(a, (Block, BlockRealize)):
@@ -122,7 +191,18 @@ class StmtIndex:
         return loops[::-1]
 
     def child_block_realizes(self, stmt: Stmt) -> list[BlockRealize]:
-        """Block realizes directly under ``stmt`` (not inside another block), in program order."""
+        """Block realizes directly under ``stmt`` (not inside another block), in program order.
+
+        Parameters
+        ----------
+        stmt : Stmt
+            The statement.
+
+        Returns
+        -------
+        list of BlockRealize
+            The child blocks.
+        """
         out: list[BlockRealize] = []
         start = stmt.block if isinstance(stmt, BlockRealize) else stmt
 
@@ -140,15 +220,57 @@ class StmtIndex:
         return out
 
     def is_ancestor(self, maybe_ancestor: Stmt, stmt: Stmt) -> bool:
+        """Whether ``maybe_ancestor`` lies above ``stmt``.
+
+        Parameters
+        ----------
+        maybe_ancestor : Stmt
+            The candidate ancestor.
+        stmt : Stmt
+            The statement.
+
+        Returns
+        -------
+        bool
+            True when it is a (strict) ancestor.
+        """
         return any(a is maybe_ancestor for a in self.ancestors(stmt))
 
     def precedes(self, a: Stmt, b: Stmt) -> bool:
-        """Whether ``a`` comes before ``b`` in program order."""
+        """Whether ``a`` comes before ``b`` in program order.
+
+        Parameters
+        ----------
+        a : Stmt
+            A statement.
+        b : Stmt
+            Another statement.
+
+        Returns
+        -------
+        bool
+            True when ``a`` comes first.
+        """
         return self.order[id(a)] < self.order[id(b)]
 
 
 def replace_child(parent: Stmt, old: Stmt, new: Stmt | None) -> Stmt:
-    """``parent`` with its direct child ``old`` replaced by ``new`` (``None`` removes it from a sequence)."""
+    """``parent`` with its direct child ``old`` replaced by ``new`` (``None`` removes it from a sequence).
+
+    Parameters
+    ----------
+    parent : Stmt
+        The parent.
+    old : Stmt
+        Its child.
+    new : Stmt or None
+        The replacement (None: remove).
+
+    Returns
+    -------
+    Stmt
+        The new parent.
+    """
     if isinstance(parent, SeqStmt):
         seq = [new if s is old else s for s in parent.seq]
         seq = [s for s in seq if s is not None]
@@ -165,7 +287,22 @@ def replace_child(parent: Stmt, old: Stmt, new: Stmt | None) -> Stmt:
 
 
 def replace_stmt(index: StmtIndex, old: Stmt, new: Stmt | None) -> Stmt:
-    """The root with ``old`` replaced by ``new``: only the path from ``old`` to the root is rebuilt."""
+    """The root with ``old`` replaced by ``new``: only the path from ``old`` to the root is rebuilt.
+
+    Parameters
+    ----------
+    index : StmtIndex
+        The index of the function body.
+    old : Stmt
+        The statement to replace.
+    new : Stmt or None
+        The replacement (None: remove).
+
+    Returns
+    -------
+    Stmt
+        The new root.
+    """
     cur_old, cur_new = old, new
     parent = index.parent_of(old)
     while parent is not None:
@@ -178,7 +315,20 @@ def replace_stmt(index: StmtIndex, old: Stmt, new: Stmt | None) -> Stmt:
 
 
 def replace_many(root: Stmt, replacements: dict[int, Stmt | None]) -> Stmt:
-    """Replace several statements (keyed by ``id`` of the old one) in one walk."""
+    """Replace several statements (keyed by ``id`` of the old one) in one walk.
+
+    Parameters
+    ----------
+    root : Stmt
+        The statement to rewrite.
+    replacements : dict of int to Stmt or None
+        ``{id(old): new}``; None removes.
+
+    Returns
+    -------
+    Stmt
+        The new root.
+    """
     def rebuild(stmt: Stmt) -> Stmt | None:
         if id(stmt) in replacements:
             return replacements[id(stmt)]
@@ -206,17 +356,54 @@ def replace_many(root: Stmt, replacements: dict[int, Stmt | None]) -> Stmt:
 
 
 def is_node(x) -> bool:
+    """Whether ``x`` is an IR node.
+
+    Parameters
+    ----------
+    x : object
+        Anything.
+
+    Returns
+    -------
+    bool
+        True for a Node.
+    """
     return isinstance(x, Node)
 
 
 # -- dependences between sibling blocks -----------------------------------------------------------
 def buffer_ids(regions) -> set[int]:
+    """The ``id`` of the buffer of each region.
+
+    Parameters
+    ----------
+    regions : list of BufferRegion
+        The regions.
+
+    Returns
+    -------
+    set of int
+        The buffer ids.
+    """
     return {id(r.buffer) for r in regions}
 
 
 def conflicts(a: Block, b: Block) -> Buffer | None:
     """A buffer through which ``a`` and ``b`` depend on each other (read-after-write, write-after-read
-    or write-after-write), or None."""
+    or write-after-write), or None.
+
+    Parameters
+    ----------
+    a : Block
+        A block.
+    b : Block
+        Another block.
+
+    Returns
+    -------
+    Buffer or None
+        A buffer of the dependence.
+    """
     wa, wb = {id(r.buffer): r.buffer for r in a.writes}, {id(r.buffer): r.buffer for r in b.writes}
     ra, rb = buffer_ids(a.reads), buffer_ids(b.reads)
     for k, buf in wa.items():
@@ -231,7 +418,22 @@ def conflicts(a: Block, b: Block) -> Buffer | None:
 # -- statement surgery ----------------------------------------------------------------------------
 def removal_target(index: StmtIndex, realize: BlockRealize, stop: Stmt | None = None) -> Stmt:
     """The statement to remove to take ``realize`` out: the block with the loops that wrap only it
-    (never ``stop`` itself nor anything above it)."""
+    (never ``stop`` itself nor anything above it).
+
+    Parameters
+    ----------
+    index : StmtIndex
+        The index of the function body.
+    realize : BlockRealize
+        The block.
+    stop : Stmt, optional
+        A statement the removal must not reach.
+
+    Returns
+    -------
+    Stmt
+        The statement to remove.
+    """
     target: Stmt = realize
     parent = index.parent_of(target)
     while isinstance(parent, For) and parent is not stop and parent.body is target:
@@ -241,15 +443,56 @@ def removal_target(index: StmtIndex, realize: BlockRealize, stop: Stmt | None = 
 
 
 def remove_stmt(root: Stmt, target: Stmt) -> Stmt:
-    """``root`` without ``target`` (a statement inside a sequence, or a loop nest wrapping it)."""
+    """``root`` without ``target`` (a statement inside a sequence, or a loop nest wrapping it).
+
+    Parameters
+    ----------
+    root : Stmt
+        The statement to rewrite.
+    target : Stmt
+        The statement to remove.
+
+    Returns
+    -------
+    Stmt
+        The new root.
+    """
     return replace_many(root, {id(target): None})
 
 
 def children_of(loop: For) -> list[Stmt]:
+    """The statements of a loop's body.
+
+    Parameters
+    ----------
+    loop : For
+        The loop.
+
+    Returns
+    -------
+    list of Stmt
+        The body's top-level statements.
+    """
     return stmt_list(loop.body)
 
 
 def contains(index: StmtIndex, ancestor: Stmt, stmt: Stmt) -> bool:
+    """Whether ``stmt`` is ``ancestor`` or lies under it.
+
+    Parameters
+    ----------
+    index : StmtIndex
+        The index of the function body.
+    ancestor : Stmt
+        The outer statement.
+    stmt : Stmt
+        The statement.
+
+    Returns
+    -------
+    bool
+        True when ``ancestor`` contains ``stmt``.
+    """
     return ancestor is stmt or index.is_ancestor(ancestor, stmt)
 
 
@@ -290,13 +533,43 @@ class BufferReplacer(StmtExprMutator):
 
 
 def replace_buffers(stmt: Stmt, buffer_map: Mapping[int, Buffer]) -> Stmt:
-    """``stmt`` with buffers swapped per ``{id(old): new}``."""
+    """``stmt`` with buffers swapped per ``{id(old): new}``.
+
+    Parameters
+    ----------
+    stmt : Stmt
+        The statement.
+    buffer_map : dict of int to Buffer
+        ``{id(old): new}``.
+
+    Returns
+    -------
+    Stmt
+        The new statement.
+    """
     return BufferReplacer(buffer_map).visit(stmt)
 
 
 def realize_in_loops(bindings, preds, block: Block, loops) -> Stmt:
     """``block`` realized with ``bindings`` under the conjunction of ``preds``, wrapped in serial
-    loops ``for var in range(extent)`` for ``(var, extent)`` in ``loops`` (outermost first)."""
+    loops ``for var in range(extent)`` for ``(var, extent)`` in ``loops`` (outermost first).
+
+    Parameters
+    ----------
+    bindings : list of PrimExpr
+        One binding per block iterator.
+    preds : list of PrimExpr
+        Predicates to conjoin.
+    block : Block
+        The block.
+    loops : list of (Var, PrimExpr)
+        The loops, outermost first.
+
+    Returns
+    -------
+    Stmt
+        The loop nest.
+    """
     pred = E.convert(True)
     for p in preds:
         pred = E.logical_and(pred, p)
@@ -307,20 +580,60 @@ def realize_in_loops(bindings, preds, block: Block, loops) -> Stmt:
 
 
 def seq(stmts: list[Stmt]) -> Stmt:
+    """The statements as one statement (nested sequences flattened).
+
+    Parameters
+    ----------
+    stmts : list of Stmt
+        The statements.
+
+    Returns
+    -------
+    Stmt
+        A SeqStmt, or the single statement.
+    """
     return SeqStmt.flatten(*stmts)
 
 
 # -- the scope block of a block: its body as a list of top-level statements ----------------------
 def scope_parts(tree: StmtIndex, realize: Stmt) -> tuple[BlockRealize | None, list[Stmt]]:
     """The scope BlockRealize around ``realize`` (None at a bare function root) and its body's
-    top-level statements."""
+    top-level statements.
+
+    Parameters
+    ----------
+    tree : StmtIndex
+        The index of the function's statements.
+    realize : Stmt
+        A statement in the scope.
+
+    Returns
+    -------
+    tuple of (BlockRealize or None, list of Stmt)
+        The scope and its statements.
+    """
     scope = tree.parent_block_realize(realize)
     body = scope.block.body if scope is not None else tree.root
     return scope, stmt_list(body)
 
 
 def top_child(tree: StmtIndex, children: list[Stmt], stmt: Stmt) -> int:
-    """The position of the top-level statement of ``children`` that holds ``stmt``."""
+    """The position of the top-level statement of ``children`` that holds ``stmt``.
+
+    Parameters
+    ----------
+    tree : StmtIndex
+        The index of the function's statements.
+    children : list of Stmt
+        The scope's statements.
+    stmt : Stmt
+        The statement.
+
+    Returns
+    -------
+    int
+        The position.
+    """
     for pos, child in enumerate(children):
         if child is stmt or tree.is_ancestor(child, stmt):
             return pos
@@ -329,7 +642,24 @@ def top_child(tree: StmtIndex, children: list[Stmt], stmt: Stmt) -> int:
 
 def rebuild_scope(tree: StmtIndex, scope: BlockRealize | None, children: list[Stmt], new_buffers) -> Stmt:
     """The function body with the scope's body replaced by ``children`` and ``new_buffers``
-    allocated in the scope (a root block is created when the function has none)."""
+    allocated in the scope (a root block is created when the function has none).
+
+    Parameters
+    ----------
+    tree : StmtIndex
+        The index of the function's statements.
+    scope : BlockRealize or None
+        The scope block (None: a function without a root block).
+    children : list of Stmt
+        The new body statements.
+    new_buffers : list of Buffer
+        Buffers to allocate in the scope.
+
+    Returns
+    -------
+    Stmt
+        The new function body.
+    """
     body = seq(children)
     if scope is None:
         root = Block([], [], [], "root", body, alloc_buffers=list(new_buffers))
@@ -340,7 +670,24 @@ def rebuild_scope(tree: StmtIndex, scope: BlockRealize | None, children: list[St
 
 def replace_in_scope(tree: StmtIndex, stmt: Stmt, replacements: dict[int, Stmt | None], new_buffers) -> Stmt:
     """The function body with ``replacements`` (``{id(old): new}``) applied inside the scope block of
-    ``stmt`` and ``new_buffers`` allocated in that scope."""
+    ``stmt`` and ``new_buffers`` allocated in that scope.
+
+    Parameters
+    ----------
+    tree : StmtIndex
+        The index of the function's statements.
+    stmt : Stmt
+        The statement.
+    replacements : dict of int to Stmt or None
+        ``{id(old): new}``.
+    new_buffers : list of Buffer
+        Buffers to allocate in the scope.
+
+    Returns
+    -------
+    Stmt
+        The new function body.
+    """
     scope = tree.parent_block_realize(stmt)
     body = scope.block.body if scope is not None else tree.root
     return rebuild_scope(tree, scope, stmt_list(replace_many(body, replacements)), new_buffers)
@@ -372,7 +719,20 @@ class _NestSubstituter(StmtExprMutator):
 
 
 def substitute_in_nest(stmt: Stmt, vmap: Mapping[E.Var, E.PrimExpr]) -> Stmt:
-    """``stmt`` with loop variables replaced per ``vmap`` (see ``_NestSubstituter``); bindings are simplified."""
+    """``stmt`` with loop variables replaced per ``vmap`` (see ``_NestSubstituter``); bindings are simplified.
+
+    Parameters
+    ----------
+    stmt : Stmt
+        The statement.
+    vmap : dict of Var to PrimExpr
+        The substitution.
+
+    Returns
+    -------
+    Stmt
+        The new statement.
+    """
     if not vmap:
         return stmt
     table = {id(k): E.convert(v) for k, v in vmap.items()}

@@ -63,6 +63,11 @@ def script(node: Any, show_meta: bool = False, syntax_sugar: bool = True, indent
     indent_spaces : int
         Spaces per indentation level.
 
+    Returns
+    -------
+    str
+        The text.
+
     Example
     -------
     >>> from tensorize.ir.expr import Var

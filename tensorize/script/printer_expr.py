@@ -55,7 +55,24 @@ DTYPE_FIRST_OPS = frozenset({
 
 def format_float(value: float) -> str:
     """The shortest text that reads back as the same double (``repr``), with TVM's spelling of
-    infinities and NaN as strings."""
+    infinities and NaN as strings.
+
+    Parameters
+    ----------
+    value : float
+        The value.
+
+    Returns
+    -------
+    str
+        The text.
+
+    Examples
+    --------
+    >>> from tensorize.script.printer_expr import format_float
+    >>> format_float(0.1), format_float(float("inf"))
+    ('0.1', '"inf"')
+    """
     if math.isinf(value):
         return '"inf"' if value > 0 else '"-inf"'
     if math.isnan(value):
@@ -64,13 +81,35 @@ def format_float(value: float) -> str:
 
 
 def format_str(value: str) -> str:
-    """A double-quoted Python string literal."""
+    """A double-quoted Python string literal.
+
+    Parameters
+    ----------
+    value : str
+        The string.
+
+    Returns
+    -------
+    str
+        The text.
+    """
     escaped = value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t")
     return f'"{escaped}"'
 
 
 def dtype_call(dtype: str) -> str:
-    """``T.float32`` for a scalar dtype, ``T.handle`` for pointers (the type constructors of TVMScript)."""
+    """``T.float32`` for a scalar dtype, ``T.handle`` for pointers (the type constructors of TVMScript).
+
+    Parameters
+    ----------
+    dtype : str
+        The dtype.
+
+    Returns
+    -------
+    str
+        The text.
+    """
     return "T." + dtype
 
 
@@ -91,18 +130,65 @@ class ExprPrinter:
 
     # -- entry points ----------------------------------------------------------------------
     def expr(self, e) -> str:
+        """The text of an expression.
+
+        Parameters
+        ----------
+        e : PrimExpr
+            The expression.
+
+        Returns
+        -------
+        str
+            The text.
+        """
         return self._p(e)[0]
 
     def var(self, v: E.Var) -> str:
+        """The name of a variable (free variables are reported through ``on_free_var``).
+
+        Parameters
+        ----------
+        v : Var
+            The variable.
+
+        Returns
+        -------
+        str
+            The name.
+        """
         name = self.names.name_of(v)
         return name if name is not None else self.on_free_var(v)
 
     def buffer(self, b: Buffer) -> str:
+        """The name of a buffer (free buffers are reported through ``on_free_buffer``).
+
+        Parameters
+        ----------
+        b : Buffer
+            The buffer.
+
+        Returns
+        -------
+        str
+            The name.
+        """
         name = self.names.name_of(b)
         return name if name is not None else self.on_free_buffer(b)
 
     def value(self, obj: Any) -> str:
-        """Any attribute value: Python scalars and containers, nodes, dtypes."""
+        """Any attribute value: Python scalars and containers, nodes, dtypes.
+
+        Parameters
+        ----------
+        obj : any
+            The value.
+
+        Returns
+        -------
+        str
+            The text.
+        """
         if isinstance(obj, bool):
             return "True" if obj else "False"
         if isinstance(obj, int):
@@ -133,12 +219,36 @@ class ExprPrinter:
         return repr(obj)
 
     def dict_text(self, mapping: dict) -> str:
+        """A dict literal of attribute values, keys sorted.
+
+        Parameters
+        ----------
+        mapping : dict
+            The attributes.
+
+        Returns
+        -------
+        str
+            The text.
+        """
         items = list(mapping.items())
         if all(isinstance(k, str) for k, _ in items):
             items.sort(key=lambda kv: kv[0])  # TVM prints attribute maps in key order
         return "{" + ", ".join(f"{self.value(k)}: {self.value(v)}" for k, v in items) + "}"
 
     def iter_var(self, iv: E.IterVar) -> str:
+        """``T.iter_var(...)`` text of an IterVar.
+
+        Parameters
+        ----------
+        iv : IterVar
+            The iteration variable.
+
+        Returns
+        -------
+        str
+            The text.
+        """
         kinds = {E.IterVar.DataPar: "DataPar", E.IterVar.ThreadIndex: "ThreadIndex",
                  E.IterVar.CommReduce: "CommReduce", E.IterVar.Ordered: "Ordered", E.IterVar.Opaque: "DimInfo"}
         dom = "None" if iv.dom is None else self.value(iv.dom)
@@ -146,7 +256,18 @@ class ExprPrinter:
 
     def indices(self, indices) -> str:
         """Buffer subscript text: ``i, j``; a constant-stride Ramp prints as a slice ``b:b + 8``;
-        no indices print as ``()``."""
+        no indices print as ``()``.
+
+        Parameters
+        ----------
+        indices : list of PrimExpr
+            The indices.
+
+        Returns
+        -------
+        str
+            The text.
+        """
         if not indices:
             return "()"
         parts = []
@@ -294,7 +415,18 @@ class ExprPrinter:
                 f"condition={self.expr(e.condition)}, value_index={e.value_index})", P_ATOM)
 
     def comm_reducer(self, r: E.CommReducer) -> str:
-        """``T.comm_reducer(lambda x, y: x + y, [T.float32(0.0)])``."""
+        """``T.comm_reducer(lambda x, y: x + y, [T.float32(0.0)])``.
+
+        Parameters
+        ----------
+        r : CommReducer
+            The reducer.
+
+        Returns
+        -------
+        str
+            The text.
+        """
         identity = ", ".join(self.expr(v) for v in r.identity_element)
         self.names.push_scope()
         try:

@@ -25,7 +25,18 @@ _INVALID = re.compile(r"[^0-9A-Za-z_]")
 
 
 def sanitize(hint: str) -> str:
-    """A valid Python identifier close to ``hint``: ``"i.outer"`` -> ``"i_outer"``, ``""`` -> ``"v"``."""
+    """A valid Python identifier close to ``hint``: ``"i.outer"`` -> ``"i_outer"``, ``""`` -> ``"v"``.
+
+    Parameters
+    ----------
+    hint : str
+        The name hint.
+
+    Returns
+    -------
+    str
+        The identifier.
+    """
     name = _INVALID.sub("_", hint or "")
     if not name:
         return "v"
@@ -49,23 +60,64 @@ class NameTable:
         self._keep: list[object] = []  # holds defined objects alive so their ids stay unique
 
     def push_scope(self) -> None:
+        """Open a naming scope."""
         self._scopes.append([])
 
     def pop_scope(self) -> None:
+        """Close the innermost scope; its names become free for reuse."""
         for key, owns_name in self._scopes.pop():
             name = self._names.pop(key, None)
             if owns_name and name is not None:
                 self._used.discard(name)
 
     def name_of(self, obj) -> str | None:
+        """The name given to ``obj``, or None.
+
+        Parameters
+        ----------
+        obj : Node
+            A variable or buffer.
+
+        Returns
+        -------
+        str or None
+            Its name.
+        """
         return self._names.get(id(obj))
 
     def is_defined(self, obj) -> bool:
+        """Whether ``obj`` has a name.
+
+        Parameters
+        ----------
+        obj : Node
+            A variable or buffer.
+
+        Returns
+        -------
+        bool
+            The answer.
+        """
         return id(obj) in self._names
 
     def define(self, obj, hint: str, outermost: bool = False) -> str:
         """Give ``obj`` a fresh unique name based on ``hint`` in the innermost scope (or the
-        outermost one, for definitions hoisted to the top of a function)."""
+        outermost one, for definitions hoisted to the top of a function).
+
+        Parameters
+        ----------
+        obj : Node
+            A variable or buffer.
+        hint : str
+            The name hint.
+        outermost : bool
+            Define it in the outermost scope.
+
+        Returns
+        -------
+        str
+            The name.
+        """
         base = sanitize(hint)
         name = base
         if name in self._used or name in RESERVED:
@@ -78,7 +130,15 @@ class NameTable:
         return name
 
     def alias(self, obj, text: str) -> None:
-        """Print ``obj`` as ``text`` (an expression such as ``A.data``) while the scope lives."""
+        """Print ``obj`` as ``text`` (an expression such as ``A.data``) while the scope lives.
+
+        Parameters
+        ----------
+        obj : Node
+            A variable.
+        text : str
+            The text to print for it.
+        """
         self._register(obj, text, owns_name=False)
 
     def _register(self, obj, name: str, owns_name: bool, outermost: bool = False) -> None:

@@ -51,15 +51,40 @@ class StmtPrinter:
 
     # -- output ---------------------------------------------------------------------------
     def indent_text(self, depth: int) -> str:
+        """The indentation of ``depth`` levels.
+
+        Parameters
+        ----------
+        depth : int
+            The depth.
+
+        Returns
+        -------
+        str
+            The text.
+        """
         while len(self._indents) <= depth:
             self._indents.append(self._indents[-1] + self.indent_unit)
         return self._indents[depth]
 
     def emit(self, line: str) -> None:
+        """Append ``line`` at the current depth.
+
+        Parameters
+        ----------
+        line : str
+            The line.
+        """
         self.lines.append(self.indent_text(self.depth) + line)
 
     def body(self, stmt: Stmt) -> None:
-        """``stmt`` as an indented body."""
+        """``stmt`` as an indented body.
+
+        Parameters
+        ----------
+        stmt : Stmt
+            The statement.
+        """
         self.depth += 1
         self.stmt(stmt, concise=True)
         self.depth -= 1
@@ -89,6 +114,18 @@ class StmtPrinter:
         return name
 
     def define_buffer(self, buffer: Buffer) -> str:
+        """Give ``buffer`` (and its data pointer) a name in the current scope.
+
+        Parameters
+        ----------
+        buffer : Buffer
+            The buffer.
+
+        Returns
+        -------
+        str
+            The name.
+        """
         name = self.names.define(buffer, buffer.name)
         self._alias_parts(buffer, name)
         return name
@@ -99,7 +136,19 @@ class StmtPrinter:
 
     def buffer_definition(self, buffer: Buffer, method: str, first_args: list[str] = (), dtype_always: bool = False) -> None:
         """``A = T.alloc_buffer(...)`` / ``T.match_buffer(...)`` / ``T.decl_buffer(...)``, preceded by the
-        definitions of new variables in its shape, strides or offset."""
+        definitions of new variables in its shape, strides or offset.
+
+        Parameters
+        ----------
+        buffer : Buffer
+            The buffer.
+        method : str
+            ``"T.alloc_buffer"``, ``"T.match_buffer"`` or ``"T.decl_buffer"``.
+        first_args : list of str
+            Text of the arguments before the shape.
+        dtype_always : bool
+            Print the dtype even when it is float32.
+        """
         saved, self.local_defs = self.local_defs, []
         try:
             call = buffer_decl_call(self, buffer, method, first_args=first_args, dtype_always=dtype_always)
@@ -112,18 +161,52 @@ class StmtPrinter:
 
     def var_type(self, var: E.Var) -> str:
         """The TVMScript type of a variable: ``T.int32``, ``T.handle``, ``T.handle("float32", "shared")`` (TVM
-        always names the scope of a pointer type)."""
+        always names the scope of a pointer type).
+
+        Parameters
+        ----------
+        var : Var
+            The variable.
+
+        Returns
+        -------
+        str
+            The text.
+        """
         annotation = var.type_annotation
         if isinstance(annotation, PointerType):
             return f'T.handle("{annotation.element_dtype}", "{annotation.storage_scope}")'
         return "T." + var.dtype
 
     def var_decl(self, var: E.Var) -> str:
-        """The expression that makes a new variable like ``var``: ``T.int32()``, ``T.handle("float32", "global")``."""
+        """The expression that makes a new variable like ``var``: ``T.int32()``, ``T.handle("float32", "global")``.
+
+        Parameters
+        ----------
+        var : Var
+            The variable.
+
+        Returns
+        -------
+        str
+            The text.
+        """
         text = self.var_type(var)
         return text if text.endswith(")") else text + "()"
 
     def region(self, region: BufferRegion) -> str:
+        """``A[0:16, vk]`` text of a BufferRegion.
+
+        Parameters
+        ----------
+        region : BufferRegion
+            The region.
+
+        Returns
+        -------
+        str
+            The text.
+        """
         parts = []
         for r in region.region:
             if isinstance(r.extent, E.IntImm) and r.extent.value == 1:
@@ -133,10 +216,26 @@ class StmtPrinter:
         return f"{self.ex.buffer(region.buffer)}[{', '.join(parts) if parts else '()'}]"
 
     def match_buffer(self, match: MatchBufferRegion) -> None:
+        """Print a block's ``T.match_buffer`` line.
+
+        Parameters
+        ----------
+        match : MatchBufferRegion
+            The match.
+        """
         self.buffer_definition(match.buffer, "T.match_buffer", first_args=[self.region(match.source)])
 
     # -- statements -------------------------------------------------------------------------
     def stmt(self, s: Stmt, concise: bool) -> None:
+        """Print a statement through its handler (``concise``: a body where a root block may be elided).
+
+        Parameters
+        ----------
+        s : Stmt
+            The statement.
+        concise : bool
+            Elide a root block when it holds nothing.
+        """
         handler = self._dispatch.get(type(s))
         if handler is None:
             handler = None
@@ -380,7 +479,28 @@ class StmtPrinter:
 def buffer_decl_call(printer: StmtPrinter, buffer: Buffer, method: str, first_args=(), dtype_always: bool = False,
                      with_data: bool = False) -> str:
     """``T.Buffer((128, 128), "float32", strides=..., scope="shared", ...)``: shape, dtype, and the
-    attributes that differ from their defaults, in TVM's order."""
+    attributes that differ from their defaults, in TVM's order.
+
+    Parameters
+    ----------
+    printer : StmtPrinter
+        The printer.
+    buffer : Buffer
+        The buffer.
+    method : str
+        The constructor, e.g. ``"T.Buffer"``.
+    first_args : list of str
+        Text of the arguments before the shape.
+    dtype_always : bool
+        Print the dtype even when it is float32.
+    with_data : bool
+        Print ``data=`` as well.
+
+    Returns
+    -------
+    str
+        The text.
+    """
     ex = printer.ex
     shape = ", ".join(ex.expr(s) for s in buffer.shape)
     args = list(first_args)
@@ -440,7 +560,18 @@ def _is_zero(e) -> bool:
 
 
 def contains_block(stmt: Stmt) -> bool:
-    """Whether ``stmt`` holds a block anywhere (a statement walk; expressions are not entered)."""
+    """Whether ``stmt`` holds a block anywhere (a statement walk; expressions are not entered).
+
+    Parameters
+    ----------
+    stmt : Stmt
+        The statement.
+
+    Returns
+    -------
+    bool
+        The answer.
+    """
     stack = [stmt]
     while stack:
         s = stack.pop()

@@ -58,7 +58,24 @@ def prim_func(func=None, *, private: bool = False, s_tir: bool = False, check_we
     As in TVM, a function that is not ``private`` gets the attribute ``global_symbol`` (its name,
     unless ``T.func_attr`` gives another); ``@T.prim_func(private=True)`` gets none.
     ``@T.prim_func(s_tir=True)`` (TVM 0.27's printed form) is accepted. ``check_well_formed=False``
-    skips the verifier."""
+    skips the verifier.
+
+    Parameters
+    ----------
+    func : callable, optional
+        The decorated function (None when called with options).
+    private : bool
+        Give the function no ``global_symbol``.
+    s_tir : bool
+        Accepted for TVM compatibility (``T.prim_func(s_tir=True)``).
+    check_well_formed : bool
+        Verify the parsed function.
+
+    Returns
+    -------
+    PrimFunc or callable
+        The function, or a decorator when called with options.
+    """
     def decorate(f):
         return _hooks.get("prim_func")(f, check_well_formed=check_well_formed, private=private)
 
@@ -162,7 +179,38 @@ Buffer = BufferFactory()
 def make_buffer(name: str, shape, dtype: str = "float32", data=None, strides=None, elem_offset=None,
                 scope: str = "global", align: int = 0, offset_factor: int = 0, buffer_type: str = "",
                 axis_separators=None) -> _Buffer:
-    """Declare a buffer the way TVMScript does (string entries in strides/elem_offset become variables)."""
+    """Declare a buffer the way TVMScript does (string entries in strides/elem_offset become variables).
+
+    Parameters
+    ----------
+    name : str
+        The name.
+    shape : tuple of int or PrimExpr
+        The shape.
+    dtype : str
+        The element type.
+    data : Var, optional
+        The data pointer (a new one when None).
+    strides : list of PrimExpr, optional
+        The strides (None: compact).
+    elem_offset : PrimExpr, optional
+        The offset of the first element.
+    scope : str
+        The storage scope.
+    align : int
+        The data alignment in bytes (-1 or 0: default).
+    offset_factor : int
+        The factor ``elem_offset`` is a multiple of.
+    buffer_type : str
+        ``"default"`` or ``"auto_broadcast"``.
+    axis_separators : list of int, optional
+        Where the flattened axes split.
+
+    Returns
+    -------
+    Buffer
+        The buffer.
+    """
     shape = _shape_tuple(shape)
     for extent in shape:
         if isinstance(extent, _builtins.bool) or not (isinstance(extent, int) or (isinstance(extent, PrimExpr)
@@ -185,7 +233,38 @@ def make_buffer(name: str, shape, dtype: str = "float32", data=None, strides=Non
 def match_buffer(param, shape, dtype: str = "float32", data=None, strides=None, elem_offset=None, scope: str = "global",
                  align: int = -1, offset_factor: int = 0, buffer_type: str = "default", axis_separators=None):
     """``A = T.match_buffer(a, (8,), "float32")``: the buffer behind handle parameter ``a`` (or, inside a
-    block, a view of the region ``a``)."""
+    block, a view of the region ``a``).
+
+    Parameters
+    ----------
+    param : Var or BufferRegion
+        A handle parameter, or a region of a buffer (inside a block).
+    shape : tuple of int or PrimExpr
+        The shape.
+    dtype : str
+        The element type.
+    data : Var, optional
+        The data pointer (a new one when None).
+    strides : list of PrimExpr, optional
+        The strides (None: compact).
+    elem_offset : PrimExpr, optional
+        The offset of the first element.
+    scope : str
+        The storage scope.
+    align : int
+        The data alignment in bytes (-1 or 0: default).
+    offset_factor : int
+        The factor ``elem_offset`` is a multiple of.
+    buffer_type : str
+        ``"default"`` or ``"auto_broadcast"``.
+    axis_separators : list of int, optional
+        Where the flattened axes split.
+
+    Returns
+    -------
+    Buffer
+        The buffer.
+    """
     return _specs.MatchBufferSpec(param, shape, dtype, dict(
         data=data, strides=strides, elem_offset=elem_offset, scope=scope, align=align, offset_factor=offset_factor,
         buffer_type=buffer_type, axis_separators=axis_separators))
@@ -193,7 +272,36 @@ def match_buffer(param, shape, dtype: str = "float32", data=None, strides=None, 
 
 def alloc_buffer(shape, dtype: str = "float32", data=None, strides=None, elem_offset=None, scope: str = "global",
                  align: int = -1, offset_factor: int = 0, buffer_type: str = "default", axis_separators=None):
-    """``Y = T.alloc_buffer((128, 128), "float32")``: a buffer allocated by the enclosing block."""
+    """``Y = T.alloc_buffer((128, 128), "float32")``: a buffer allocated by the enclosing block.
+
+    Parameters
+    ----------
+    shape : tuple of int or PrimExpr
+        The shape.
+    dtype : str
+        The element type.
+    data : Var, optional
+        The data pointer (a new one when None).
+    strides : list of PrimExpr, optional
+        The strides (None: compact).
+    elem_offset : PrimExpr, optional
+        The offset of the first element.
+    scope : str
+        The storage scope.
+    align : int
+        The data alignment in bytes (-1 or 0: default).
+    offset_factor : int
+        The factor ``elem_offset`` is a multiple of.
+    buffer_type : str
+        ``"default"`` or ``"auto_broadcast"``.
+    axis_separators : list of int, optional
+        Where the flattened axes split.
+
+    Returns
+    -------
+    Buffer
+        The buffer.
+    """
     return _specs.AllocBufferSpec(make_buffer("buffer", shape, dtype, data=data, strides=strides, elem_offset=elem_offset,
                                               scope=scope, align=align, offset_factor=offset_factor,
                                               axis_separators=axis_separators))
@@ -204,14 +312,62 @@ sblock_alloc_buffer = alloc_buffer
 
 def decl_buffer(shape, dtype: str = "float32", data=None, strides=None, elem_offset=None, scope: str = "global",
                 align: int = -1, offset_factor: int = 0, buffer_type: str = "default", axis_separators=None):
-    """``A = T.decl_buffer(...)``: a buffer for the rest of the scope; allocated when ``data`` is not given."""
+    """``A = T.decl_buffer(...)``: a buffer for the rest of the scope; allocated when ``data`` is not given.
+
+    Parameters
+    ----------
+    shape : tuple of int or PrimExpr
+        The shape.
+    dtype : str
+        The element type.
+    data : Var, optional
+        The data pointer (a new one when None).
+    strides : list of PrimExpr, optional
+        The strides (None: compact).
+    elem_offset : PrimExpr, optional
+        The offset of the first element.
+    scope : str
+        The storage scope.
+    align : int
+        The data alignment in bytes (-1 or 0: default).
+    offset_factor : int
+        The factor ``elem_offset`` is a multiple of.
+    buffer_type : str
+        ``"default"`` or ``"auto_broadcast"``.
+    axis_separators : list of int, optional
+        Where the flattened axes split.
+
+    Returns
+    -------
+    Buffer
+        The buffer.
+    """
     buffer = make_buffer("buffer", shape, dtype, data=data, strides=strides, elem_offset=elem_offset, scope=scope,
                          align=align, offset_factor=offset_factor, axis_separators=axis_separators)
     return _specs.DeclBufferSpec(buffer, allocate=data is None)
 
 
 def allocate(extents, dtype: str, scope: str = "global", condition=True, annotations=None):
-    """``p = T.allocate([n], "float32", "global")``: allocate memory; ``p`` is its pointer variable."""
+    """``p = T.allocate([n], "float32", "global")``: allocate memory; ``p`` is its pointer variable.
+
+    Parameters
+    ----------
+    extents : list of PrimExpr
+        The extents.
+    dtype : str
+        The element type.
+    scope : str
+        The storage scope.
+    condition : PrimExpr or bool
+        Allocate only when true.
+    annotations : dict, optional
+        Annotations.
+
+    Returns
+    -------
+    Spec
+        A record the parser turns into a statement (valid inside a prim_func only).
+    """
     return _specs.AllocateSpec(_shape_tuple(extents), dtype, scope, condition, annotations)
 
 
@@ -238,7 +394,24 @@ unroll.__doc__ = "``for i in T.unroll(n)``: a loop unrolled at compile time."
 
 
 def thread_binding(start, stop=None, thread: str | None = None, *, annotations=None):
-    """``for i in T.thread_binding(n, thread="threadIdx.x")``: a loop bound to a GPU thread axis."""
+    """``for i in T.thread_binding(n, thread="threadIdx.x")``: a loop bound to a GPU thread axis.
+
+    Parameters
+    ----------
+    start : PrimExpr or int
+        The start (or the extent, alone).
+    stop : PrimExpr or int, optional
+        The end.
+    thread : str
+        The thread axis, e.g. ``"threadIdx.x"``.
+    annotations : dict, optional
+        Loop annotations.
+
+    Returns
+    -------
+    ForSpec
+        A loop record iterated by the ``for`` statement.
+    """
     if isinstance(stop, str) and thread is None:
         start, stop, thread = 0, start, stop
     if stop is None:
@@ -249,7 +422,18 @@ def thread_binding(start, stop=None, thread: str | None = None, *, annotations=N
 
 
 def grid(*extents) -> list:
-    """``for i, j, k in T.grid(128, 128, 128)``: nested serial loops."""
+    """``for i, j, k in T.grid(128, 128, 128)``: nested serial loops.
+
+    Parameters
+    ----------
+    *extents : PrimExpr or int
+        One extent per loop, outermost first.
+
+    Returns
+    -------
+    list of ForSpec
+        Loop records iterated by the ``for`` statement.
+    """
     return [_specs.ForSpec(_ForKind.SERIAL, 0, e) for e in extents]
 
 
@@ -257,7 +441,20 @@ def grid(*extents) -> list:
 
 
 def block(name: str = "", no_realize: bool = False):
-    """``with T.block("C"):`` a block (``T.sblock`` is the same)."""
+    """``with T.block("C"):`` a block (``T.sblock`` is the same).
+
+    Parameters
+    ----------
+    name : str
+        The block's name.
+    no_realize : bool
+        A block without a BlockRealize (inside another block's init).
+
+    Returns
+    -------
+    Spec
+        A record the parser turns into a statement (valid inside a prim_func only).
+    """
     return _specs.BlockSpec(name, no_realize)
 
 
@@ -265,7 +462,13 @@ sblock = block
 
 
 def init():
-    """``with T.init():`` the statements a reduction block runs before its first update."""
+    """``with T.init():`` the statements a reduction block runs before its first update.
+
+    Returns
+    -------
+    Spec
+        A record the parser turns into a statement (valid inside a prim_func only).
+    """
     return _specs.InitSpec()
 
 
@@ -280,27 +483,82 @@ def _regions(args) -> list:
 
 
 def reads(*regions):
-    """``T.reads(A[vi, vk], B[0:16, vk])``: the regions a block reads."""
+    """``T.reads(A[vi, vk], B[0:16, vk])``: the regions a block reads.
+
+    Parameters
+    ----------
+    *regions : BufferRegion or BufferLoad
+        The regions.
+
+    Returns
+    -------
+    Spec
+        A record the parser turns into a statement (valid inside a prim_func only).
+    """
     return _specs.RegionsSpec(_regions(regions), is_write=False)
 
 
 def writes(*regions):
-    """``T.writes(C[vi, vj])``: the regions a block writes."""
+    """``T.writes(C[vi, vj])``: the regions a block writes.
+
+    Parameters
+    ----------
+    *regions : BufferRegion or BufferLoad
+        The regions.
+
+    Returns
+    -------
+    Spec
+        A record the parser turns into a statement (valid inside a prim_func only).
+    """
     return _specs.RegionsSpec(_regions(regions), is_write=True)
 
 
 def where(predicate):
-    """``T.where(i * 4 + j < 10)``: run the block only where the predicate holds."""
+    """``T.where(i * 4 + j < 10)``: run the block only where the predicate holds.
+
+    Parameters
+    ----------
+    predicate : PrimExpr
+        The condition.
+
+    Returns
+    -------
+    Spec
+        A record the parser turns into a statement (valid inside a prim_func only).
+    """
     return _specs.WhereSpec(predicate)
 
 
 def func_attr(attrs: dict):
-    """``T.func_attr({"global_symbol": "main", "tir.noalias": True})``: function attributes."""
+    """``T.func_attr({"global_symbol": "main", "tir.noalias": True})``: function attributes.
+
+    Parameters
+    ----------
+    attrs : dict
+        The attributes.
+
+    Returns
+    -------
+    Spec
+        A record the parser turns into a statement (valid inside a prim_func only).
+    """
     return _specs.AttrsSpec(dict(attrs), "func")
 
 
 def block_attr(attrs: dict):
-    """``T.block_attr({...})``: block annotations (``T.sblock_attr`` is the same)."""
+    """``T.block_attr({...})``: block annotations (``T.sblock_attr`` is the same).
+
+    Parameters
+    ----------
+    attrs : dict
+        The annotations.
+
+    Returns
+    -------
+    Spec
+        A record the parser turns into a statement (valid inside a prim_func only).
+    """
     return _specs.AttrsSpec(dict(attrs), "block")
 
 
@@ -313,22 +571,100 @@ class axis:  # noqa: N801 - TVMScript's name
 
     @staticmethod
     def spatial(dom, binding, dtype: str | None = None):
+        """A spatial (data-parallel) block iterator.
+
+        Parameters
+        ----------
+        dom : int, tuple or Range
+            The iterator's domain (an extent, ``(min, max)`` or a Range).
+        binding : PrimExpr
+            The value bound to it (usually a loop variable).
+        dtype : str, optional
+            The iterator's dtype.
+
+        Returns
+        -------
+        AxisSpec
+            Used as ``vi = T.axis....(...)`` inside a block.
+        """
         return _specs.AxisSpec(IterVar.DataPar, dom, binding, dtype)
 
     @staticmethod
     def reduce(dom, binding, dtype: str | None = None):
+        """A reduction block iterator.
+
+        Parameters
+        ----------
+        dom : int, tuple or Range
+            The iterator's domain (an extent, ``(min, max)`` or a Range).
+        binding : PrimExpr
+            The value bound to it (usually a loop variable).
+        dtype : str, optional
+            The iterator's dtype.
+
+        Returns
+        -------
+        AxisSpec
+            Used as ``vi = T.axis....(...)`` inside a block.
+        """
         return _specs.AxisSpec(IterVar.CommReduce, dom, binding, dtype)
 
     @staticmethod
     def scan(dom, binding, dtype: str | None = None):
+        """A scan (ordered) block iterator.
+
+        Parameters
+        ----------
+        dom : int, tuple or Range
+            The iterator's domain (an extent, ``(min, max)`` or a Range).
+        binding : PrimExpr
+            The value bound to it (usually a loop variable).
+        dtype : str, optional
+            The iterator's dtype.
+
+        Returns
+        -------
+        AxisSpec
+            Used as ``vi = T.axis....(...)`` inside a block.
+        """
         return _specs.AxisSpec(IterVar.Ordered, dom, binding, dtype)
 
     @staticmethod
     def opaque(dom, binding, dtype: str | None = None):
+        """An opaque block iterator.
+
+        Parameters
+        ----------
+        dom : int, tuple or Range
+            The iterator's domain (an extent, ``(min, max)`` or a Range).
+        binding : PrimExpr
+            The value bound to it (usually a loop variable).
+        dtype : str, optional
+            The iterator's dtype.
+
+        Returns
+        -------
+        AxisSpec
+            Used as ``vi = T.axis....(...)`` inside a block.
+        """
         return _specs.AxisSpec(IterVar.Opaque, dom, binding, dtype)
 
     @staticmethod
     def remap(kinds: str, bindings: Sequence):
+        """Several block iterators at once, bound to loop variables: ``"S"`` spatial, ``"R"`` reduce.
+
+        Parameters
+        ----------
+        kinds : str
+            One letter per iterator, e.g. ``"SSR"``.
+        bindings : list of Var
+            The loop variables.
+
+        Returns
+        -------
+        RemapSpec
+            Used as ``vi, vj, vk = T.axis.remap(...)``.
+        """
         if len(kinds) != len(bindings):
             raise _errors.TVMValueError(f"T.axis.remap got {len(kinds)} kinds ({kinds!r}) but {len(bindings)} loop variables")
         bad = set(kinds) - set("SR")
@@ -344,37 +680,124 @@ class axis:  # noqa: N801 - TVMScript's name
 
 
 def evaluate(value) -> _Evaluate:
-    """``T.evaluate(call)``: run an expression for its side effect."""
+    """``T.evaluate(call)``: run an expression for its side effect.
+
+    Parameters
+    ----------
+    value : PrimExpr
+        The expression.
+
+    Returns
+    -------
+    Evaluate
+        The statement.
+    """
     return _Evaluate(value)
 
 
 def LetStmt(value, var=None):  # noqa: N802 - TVMScript's name
-    """``with T.LetStmt(value) as x:``: bind ``x`` for the statements inside."""
+    """``with T.LetStmt(value) as x:``: bind ``x`` for the statements inside.
+
+    Parameters
+    ----------
+    value : PrimExpr
+        The value.
+    var : Var, optional
+        The variable (a new one when None).
+
+    Returns
+    -------
+    Spec
+        A record the parser turns into a statement (valid inside a prim_func only).
+    """
     return _specs.LetSpec(value, var)
 
 
 def attr(node, attr_key: str, value):
-    """``T.attr(node, "pragma_key", value)``: an attribute on the statements that follow."""
+    """``T.attr(node, "pragma_key", value)``: an attribute on the statements that follow.
+
+    Parameters
+    ----------
+    node : any
+        The node the attribute is about.
+    attr_key : str
+        The key.
+    value : PrimExpr or str
+        The value.
+
+    Returns
+    -------
+    Spec
+        A record the parser turns into a statement (valid inside a prim_func only).
+    """
     return _specs.AttrStmtSpec(node, attr_key, value)
 
 
 def launch_thread(thread, extent):
-    """``tx = T.launch_thread("threadIdx.x", 32)``: launch a GPU thread axis for the statements that follow."""
+    """``tx = T.launch_thread("threadIdx.x", 32)``: launch a GPU thread axis for the statements that follow.
+
+    Parameters
+    ----------
+    thread : str or IterVar
+        The thread tag or axis.
+    extent : PrimExpr or int
+        The number of threads.
+
+    Returns
+    -------
+    Spec
+        A record the parser turns into a thread launch; the assigned name is the thread index.
+    """
     return _specs.LaunchThreadSpec(thread, extent)
 
 
 def env_thread(thread_tag: str) -> IterVar:
-    """``tx = T.env_thread("threadIdx.x")``: a thread axis to pass to ``T.launch_thread``."""
+    """``tx = T.env_thread("threadIdx.x")``: a thread axis to pass to ``T.launch_thread``.
+
+    Parameters
+    ----------
+    thread_tag : str
+        The thread tag.
+
+    Returns
+    -------
+    IterVar
+        The thread axis.
+    """
     return IterVar(None, Var(thread_tag, "int32"), IterVar.ThreadIndex, thread_tag)
 
 
 def Assert(condition, message):  # noqa: N802 - TVMScript's name
-    """``T.Assert(cond, "message")``: check ``cond`` at run time before the statements that follow."""
+    """``T.Assert(cond, "message")``: check ``cond`` at run time before the statements that follow.
+
+    Parameters
+    ----------
+    condition : PrimExpr
+        The condition.
+    message : str
+        The error message.
+
+    Returns
+    -------
+    Spec
+        A record the parser turns into a statement (valid inside a prim_func only).
+    """
     return _specs.AssertSpec(condition, message)
 
 
 def assume(condition):
-    """``T.assume(cond)``: tell the compiler ``cond`` holds."""
+    """``T.assume(cond)``: tell the compiler ``cond`` holds.
+
+    Parameters
+    ----------
+    condition : PrimExpr
+        The condition.
+
+    Returns
+    -------
+    Call
+        The ``tir.assume`` call (evaluate it as a statement).
+    """
     return call_intrin("bool", "tir.assume", condition)
 
 
@@ -382,34 +805,114 @@ def assume(condition):
 
 
 def cast(value, dtype: str) -> PrimExpr:
-    """``T.cast(x, "float32")``."""
+    """``T.cast(x, "float32")``.
+
+    Parameters
+    ----------
+    value : PrimExpr or number
+        The value.
+    dtype : str
+        The dtype.
+
+    Returns
+    -------
+    PrimExpr
+        The expression.
+    """
     return _cast(dtype, value)
 
 
 def Cast(dtype: str, value) -> PrimExpr:  # noqa: N802 - TVM's node name
-    """``T.Cast("float32", x)``: always a Cast node (constants are not folded)."""
+    """``T.Cast("float32", x)``: always a Cast node (constants are not folded).
+
+    Parameters
+    ----------
+    dtype : str
+        The dtype.
+    value : PrimExpr or number
+        The value.
+
+    Returns
+    -------
+    PrimExpr
+        The expression.
+    """
     return _CastNode(dtype, value)
 
 
 def Select(condition, true_value, false_value):  # noqa: N802,F811 - TVM's node name
-    """``T.Select(c, t, f)``: both sides may be evaluated."""
+    """``T.Select(c, t, f)``: both sides may be evaluated.
+
+    Parameters
+    ----------
+    condition : PrimExpr
+        The condition.
+    true_value : PrimExpr
+        The value when true.
+    false_value : PrimExpr
+        The value when false.
+
+    Returns
+    -------
+    Select
+        The node.
+    """
     from ..ir.expr import Select as _Select
 
     return _Select(condition, true_value, false_value)
 
 
 def ramp(base, stride, lanes: int) -> Ramp:
-    """``T.ramp(base, stride, lanes)``: the vector ``base + stride * [0, lanes)``."""
+    """``T.ramp(base, stride, lanes)``: the vector ``base + stride * [0, lanes)``.
+
+    Parameters
+    ----------
+    base : PrimExpr
+        The first lane.
+    stride : PrimExpr
+        The step.
+    lanes : int
+        The lanes.
+
+    Returns
+    -------
+    Ramp
+        The node.
+    """
     return Ramp(base, stride, int(lanes))
 
 
 def broadcast(value, lanes: int) -> Broadcast:
-    """``T.broadcast(v, lanes)``."""
+    """``T.broadcast(v, lanes)``.
+
+    Parameters
+    ----------
+    value : PrimExpr
+        The scalar.
+    lanes : int
+        The lanes.
+
+    Returns
+    -------
+    Broadcast
+        The node.
+    """
     return Broadcast(value, int(lanes))
 
 
 def llvm_lookup_intrinsic_id(name: str) -> StringImm:
-    """The LLVM intrinsic ``name``, for ``T.call_llvm_(pure_)intrin``; kept by name, resolved by codegen."""
+    """The LLVM intrinsic ``name``, for ``T.call_llvm_(pure_)intrin``; kept by name, resolved by codegen.
+
+    Parameters
+    ----------
+    name : str
+        The intrinsic, e.g. ``"llvm.fma.v8f32"``.
+
+    Returns
+    -------
+    StringImm
+        The name.
+    """
     return StringImm(name)
 
 
@@ -430,20 +933,59 @@ def _llvm_call_args(positional: tuple, dtype: str | None) -> tuple[str, str, tup
 
 def call_llvm_intrin(*args, dtype: str | None = None) -> Call:
     """``T.call_llvm_intrin(dtype, "llvm.name", *args)``; TVM's older ``(name, T.uint32(n), *args, dtype=...)``
-    with the leading argument count is accepted too."""
+    with the leading argument count is accepted too.
+
+    Parameters
+    ----------
+    *args : PrimExpr or str
+        The dtype, the intrinsic's name, then its arguments.
+    dtype : str, optional
+        The dtype (older spelling).
+
+    Returns
+    -------
+    Call
+        The call.
+    """
     ret, name, rest = _llvm_call_args(args, dtype)
     return _call_llvm_intrin(ret, name, *rest)
 
 
 def call_llvm_pure_intrin(*args, dtype: str | None = None) -> Call:
-    """``T.call_llvm_pure_intrin(dtype, "llvm.name", *args)``, or the older keyword-dtype spelling."""
+    """``T.call_llvm_pure_intrin(dtype, "llvm.name", *args)``, or the older keyword-dtype spelling.
+
+    Parameters
+    ----------
+    *args : PrimExpr or str
+        The dtype, the intrinsic's name, then its arguments.
+    dtype : str, optional
+        The dtype (older spelling).
+
+    Returns
+    -------
+    Call
+        The call.
+    """
     ret, name, rest = _llvm_call_args(args, dtype)
     return _call_llvm_pure_intrin(ret, name, *rest)
 
 
 def reinterpret(*args, dtype: str | None = None) -> PrimExpr:
     """``T.reinterpret(dtype, value)`` (current TVM) or ``T.reinterpret(value, dtype=...)`` (older TVM):
-    the bits of ``value`` read as ``dtype``."""
+    the bits of ``value`` read as ``dtype``.
+
+    Parameters
+    ----------
+    *args : PrimExpr or str
+        ``(dtype, value)`` or ``(value,)``.
+    dtype : str, optional
+        The dtype (older spelling).
+
+    Returns
+    -------
+    PrimExpr
+        The expression.
+    """
     if dtype is not None and len(args) == 1:
         return _reinterpret(dtype, args[0])
     if len(args) == 2 and isinstance(args[0], str):
@@ -454,26 +996,80 @@ def reinterpret(*args, dtype: str | None = None) -> PrimExpr:
 
 
 def type_annotation(dtype: str) -> Call:
-    """``T.type_annotation("float32")``: a typed placeholder argument (first argument of tvm_access_ptr)."""
+    """``T.type_annotation("float32")``: a typed placeholder argument (first argument of tvm_access_ptr).
+
+    Parameters
+    ----------
+    dtype : str
+        The dtype.
+
+    Returns
+    -------
+    Call
+        The call.
+    """
     return Call(dtype, _Op.get("tir.type_annotation"), ())
 
 
 def tvm_access_ptr(ptype, data, offset, extent, rw_mask) -> Call:
-    """``T.tvm_access_ptr(T.type_annotation("float32"), A.data, offset, extent, rw_mask)``."""
+    """``T.tvm_access_ptr(T.type_annotation("float32"), A.data, offset, extent, rw_mask)``.
+
+    Parameters
+    ----------
+    ptype : Call
+        ``T.type_annotation(dtype)``.
+    data : Var
+        The buffer's data pointer.
+    offset : PrimExpr
+        The element offset.
+    extent : PrimExpr
+        The number of elements.
+    rw_mask : int
+        1 read, 2 write, 3 both.
+
+    Returns
+    -------
+    Call
+        The call.
+    """
     if isinstance(rw_mask, str):
         rw_mask = {"r": 1, "w": 2, "rw": 3}[rw_mask]
     return call_intrin("handle", "tir.tvm_access_ptr", ptype, data, offset, extent, rw_mask)
 
 
 def address_of(load) -> Call:
-    """``T.address_of(A[i])``: the address of a buffer element."""
+    """``T.address_of(A[i])``: the address of a buffer element.
+
+    Parameters
+    ----------
+    load : BufferLoad
+        The element.
+
+    Returns
+    -------
+    Call
+        The call.
+    """
     return call_intrin("handle", "tir.address_of", load)
 
 
 def Let(body, where: dict | None = None):  # noqa: N802,F811 - TVMScript's name
     """``T.Let(x + 1, where={x: i * 2})``: ``body`` with each variable bound to its value (nested
     ``Let`` nodes, the first entry outermost). Inside a prim_func the keys are new names; from
-    Python they are ``Var`` objects."""
+    Python they are ``Var`` objects.
+
+    Parameters
+    ----------
+    body : PrimExpr
+        The expression.
+    where : dict of Var to PrimExpr
+        The bindings.
+
+    Returns
+    -------
+    Let
+        The node.
+    """
     from ..ir.expr import Let as _Let
 
     if not where:
@@ -487,14 +1083,47 @@ def Let(body, where: dict | None = None):  # noqa: N802,F811 - TVMScript's name
 
 
 def Range(begin, end=None):  # noqa: N802,F811 - TVM's name
+    """``T.Range(begin, end)``: the Range ``[begin, end)`` (``[0, begin)`` with one argument).
+
+    Parameters
+    ----------
+    begin : PrimExpr or int
+        The start (or the end, alone).
+    end : PrimExpr or int, optional
+        The end.
+
+    Returns
+    -------
+    Range
+        The range.
+    """
     from ..ir.expr import Range as _Range
 
     return _Range(begin, end)
 
 
 def ret(value) -> Call:
+    """``T.ret(value)``: return ``value`` from the function.
+
+    Parameters
+    ----------
+    value : PrimExpr
+        The value.
+
+    Returns
+    -------
+    Call
+        The ``tir.ret`` call.
+    """
     return call_intrin(convert(value).dtype, "tir.ret", value)
 
 
 def undef() -> Call:
+    """``T.undef()``: an undefined int32 value.
+
+    Returns
+    -------
+    Call
+        The ``tir.undef`` call.
+    """
     return call_intrin("int32", "tir.undef")

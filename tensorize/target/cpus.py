@@ -41,5 +41,22 @@ CPU_FEATURES: dict[str, frozenset[str]] = {
 
 
 def cpu_features(cpu: str | None) -> frozenset[str]:
-    """Features of the named CPU (empty for unknown names: only ``-mattr`` counts then)."""
+    """Features of the named CPU (empty for unknown names: only ``-mattr`` counts then).
+
+    Parameters
+    ----------
+    cpu : str or None
+        An LLVM CPU name (``"skylake-avx512"``).
+
+    Returns
+    -------
+    frozenset of str
+        The features.
+
+    Examples
+    --------
+    >>> from tensorize.target.cpus import cpu_features
+    >>> "avx512f" in cpu_features("skylake-avx512")
+    True
+    """
     return CPU_FEATURES.get(cpu or "generic", frozenset())

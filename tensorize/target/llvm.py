@@ -69,20 +69,54 @@ def host_cpu() -> tuple[str, frozenset]:
 
 @lru_cache(maxsize=1)
 def host_triple() -> str:
-    """The LLVM target triple of this process (``x86_64-unknown-linux-gnu``)."""
+    """The LLVM target triple of this process (``x86_64-unknown-linux-gnu``).
+
+    Returns
+    -------
+    str
+        The triple.
+    """
     import llvmlite.binding as llvm
 
     return llvm.get_process_triple()
 
 
 def arch_of(triple: str) -> str:
-    """The architecture part of a triple, normalised (``arm64`` -> ``aarch64``)."""
+    """The architecture part of a triple, normalised (``arm64`` -> ``aarch64``).
+
+    Parameters
+    ----------
+    triple : str
+        An LLVM target triple.
+
+    Returns
+    -------
+    str
+        The architecture.
+
+    Examples
+    --------
+    >>> from tensorize.target.llvm import arch_of
+    >>> arch_of("arm64-apple-darwin")
+    'aarch64'
+    """
     arch = triple.split("-", 1)[0]
     return {"arm64": "aarch64", "amd64": "x86_64"}.get(arch, arch)
 
 
 def normalize_triple(triple: str) -> str:
-    """``aarch64-linux-gnu`` -> ``aarch64-unknown-linux-gnu`` (LLVM wants the vendor part)."""
+    """``aarch64-linux-gnu`` -> ``aarch64-unknown-linux-gnu`` (LLVM wants the vendor part).
+
+    Parameters
+    ----------
+    triple : str
+        An LLVM target triple.
+
+    Returns
+    -------
+    str
+        The triple with a vendor part.
+    """
     parts = triple.split("-")
     if len(parts) == 3 and parts[1] == "linux":
         return f"{parts[0]}-unknown-{parts[1]}-{parts[2]}"
@@ -93,7 +127,23 @@ _TRIPLE = re.compile(r"^[A-Za-z0-9_.]+(-[A-Za-z0-9_.]+){1,4}$")
 
 
 def check_triple(triple: str) -> str:
-    """``triple`` normalised, or ``TargetError`` when LLVM has no backend for it."""
+    """``triple`` normalised, or ``TargetError`` when LLVM has no backend for it.
+
+    Parameters
+    ----------
+    triple : str
+        An LLVM target triple.
+
+    Returns
+    -------
+    str
+        The normalised triple.
+
+    Raises
+    ------
+    TargetError
+        When LLVM does not know it.
+    """
     import llvmlite.binding as llvm
 
     if not isinstance(triple, str) or not _TRIPLE.match(triple):
@@ -187,7 +237,20 @@ def _close(name: str, known) -> str:
 
 
 def check_cpu(triple: str, cpu: str) -> None:
-    """``TargetError`` unless ``cpu`` is a CPU LLVM knows for ``triple`` (and one that triple can use)."""
+    """``TargetError`` unless ``cpu`` is a CPU LLVM knows for ``triple`` (and one that triple can use).
+
+    Parameters
+    ----------
+    triple : str
+        An LLVM target triple.
+    cpu : str
+        The CPU name.
+
+    Raises
+    ------
+    TargetError
+        When LLVM does not know it.
+    """
     if cpu in ("", "generic", "native"):
         return
     cpus, _ = llvm_tables(triple)
@@ -201,7 +264,25 @@ def check_cpu(triple: str, cpu: str) -> None:
 
 def check_features(triple: str, mattr: list[str]) -> list[str]:
     """The ``-mattr`` items with explicit signs (``avx2`` -> ``+avx2``), or ``TargetError`` naming the first
-    unknown feature and LLVM's close matches."""
+    unknown feature and LLVM's close matches.
+
+    Parameters
+    ----------
+    triple : str
+        An LLVM target triple.
+    mattr : list of str
+        The ``-mattr`` items.
+
+    Returns
+    -------
+    list of str
+        The signed items.
+
+    Raises
+    ------
+    TargetError
+        When LLVM does not know it.
+    """
     _, features = llvm_tables(triple)
     out = []
     for item in mattr:
@@ -220,7 +301,18 @@ def check_features(triple: str, mattr: list[str]) -> list[str]:
 
 
 def check_cuda_arch(arch: str) -> None:
-    """``TargetError`` unless ``arch`` is an NVPTX ``sm_XX`` LLVM knows."""
+    """``TargetError`` unless ``arch`` is an NVPTX ``sm_XX`` LLVM knows.
+
+    Parameters
+    ----------
+    arch : str
+        E.g. ``"sm_80"``.
+
+    Raises
+    ------
+    TargetError
+        When LLVM does not know it.
+    """
     if not isinstance(arch, str) or not arch:
         raise TargetError(f"-arch={arch!r} is empty; write e.g. -arch=sm_80")
     cpus, _ = llvm_tables("nvptx64-nvidia-cuda")

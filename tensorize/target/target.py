@@ -48,6 +48,7 @@ class TargetKind:
 
     @property
     def device_type(self) -> int:
+        """The device type code (``kDLCPU`` or ``kDLCUDA``) of this kind."""
         from ..runtime.device import CPU, CUDA
 
         return CPU if _KINDS[self.name]["device"] == "cpu" else CUDA
@@ -121,6 +122,7 @@ class Target:
     # -- attributes -------------------------------------------------------------------------
     @property
     def keys(self) -> list[str]:
+        """The target's keys (``["cpu"]``, ``["cuda", "gpu"]``)."""
         return list(self.attrs.get("keys", ()))
 
     @property
@@ -138,6 +140,7 @@ class Target:
 
     @property
     def mattr(self) -> list[str]:
+        """The ``-mattr`` feature items."""
         return list(self.attrs.get("mattr", ()))
 
     @property
@@ -172,11 +175,33 @@ class Target:
         return frozenset(enabled)
 
     def has_feature(self, name: str) -> bool:
-        """``target.has_feature("avx512vnni")``: whether the CPU feature is enabled for this target."""
+        """``target.has_feature("avx512vnni")``: whether the CPU feature is enabled for this target.
+
+        Parameters
+        ----------
+        name : str
+            The feature (``"avx2"``).
+
+        Returns
+        -------
+        bool
+            Whether it is enabled.
+
+        Examples
+        --------
+        >>> tvm.target.Target("llvm -mcpu=skylake-avx512").has_feature("avx512f")
+        True
+        """
         return name.lstrip("+") in self.features
 
     def llvm_feature_string(self) -> str:
-        """The feature string handed to LLVM's target machine."""
+        """The feature string handed to LLVM's target machine.
+
+        Returns
+        -------
+        str
+            E.g. ``"+avx2,+fma"``.
+        """
         if self.attrs.get("mcpu") == "native":
             import llvmlite.binding as llvm
 
@@ -186,10 +211,17 @@ class Target:
 
     @property
     def num_cores(self) -> int:
+        """The ``num-cores`` attribute, or the host's core count."""
         return int(self.attrs.get("num-cores") or os.cpu_count() or 1)
 
     def export(self) -> dict:
-        """The target as a dict (the inverse of ``Target(dict)``)."""
+        """The target as a dict (the inverse of ``Target(dict)``).
+
+        Returns
+        -------
+        dict
+            The attributes, ``kind`` included.
+        """
         out = {"kind": self.kind.name, **{k: (list(v) if isinstance(v, list) else v) for k, v in self.attrs.items()}}
         if self.host is not None:
             out["host"] = self.host.export()
@@ -198,7 +230,18 @@ class Target:
     # -- current target ---------------------------------------------------------------------
     @staticmethod
     def current(allow_none: bool = True) -> "Target | None":
-        """The innermost target entered with ``with target:``."""
+        """The innermost target entered with ``with target:``.
+
+        Parameters
+        ----------
+        allow_none : bool
+            Return None outside any ``with``; raise otherwise.
+
+        Returns
+        -------
+        Target or None
+            The target.
+        """
         stack = getattr(_LOCAL, "stack", [])
         if stack:
             return stack[-1]
@@ -284,12 +327,34 @@ def _parse(text: str) -> tuple[TargetKind, dict]:
 
 
 def create(target: "str | Mapping | Target") -> Target:
-    """``tvm.target.create``: the same as ``Target(target)``."""
+    """``tvm.target.create``: the same as ``Target(target)``.
+
+    Parameters
+    ----------
+    target : str, dict or Target
+        The description.
+
+    Returns
+    -------
+    Target
+        The target.
+    """
     return target if isinstance(target, Target) else Target(target)
 
 
 def resolve(target: "str | Mapping | Target | None") -> Target:
-    """A Target from a user argument, falling back to ``Target.current()`` then ``llvm``."""
+    """A Target from a user argument, falling back to ``Target.current()`` then ``llvm``.
+
+    Parameters
+    ----------
+    target : str, dict, Target or None
+        The user's argument.
+
+    Returns
+    -------
+    Target
+        The target.
+    """
     if target is None:
         target = Target.current() or "llvm"
     return create(target)

@@ -67,7 +67,22 @@ def _lower_compute(op: ComputeOp, ctx: _Context) -> Stmt:
 
 def lower_te_schedule(sch: Schedule, args: Sequence[Any], name: str = "main") -> IRModule:
     """The module ``{name: PrimFunc}`` computing the default schedule ``sch`` with parameters ``args``
-    (tensors in order; scalar ``te.var``s become scalar parameters)."""
+    (tensors in order; scalar ``te.var``s become scalar parameters).
+
+    Parameters
+    ----------
+    sch : te.Schedule
+        The default schedule.
+    args : list of Tensor or Var
+        The parameters, in order.
+    name : str
+        The function's name.
+
+    Returns
+    -------
+    IRModule
+        The module.
+    """
     if not isinstance(sch, Schedule):
         raise TVMTypeError(f"lower_te_schedule takes a te.Schedule (te.create_schedule(C.op)), got {type(sch).__name__}")
     args = list(args)

@@ -95,6 +95,28 @@ def comm_reducer(fcombine: Callable, fidentity: Callable, name: str = "comm_redu
     """A commutative reducer from ``fcombine(x, y)`` (tuples for multi-value reducers) and
     ``fidentity(dtype, ...)``.
 
+    Parameters
+    ----------
+    fcombine : callable
+        ``(x, y) -> combined``.
+    fidentity : callable
+        ``(dtype) -> identity element``.
+    name : str
+        The reducer's name.
+
+    Returns
+    -------
+    Reducer
+        Callable like ``te.sum``: ``reducer(expr, axis=k)``.
+
+    Examples
+    --------
+    >>> prod = te.comm_reducer(lambda x, y: x * y, lambda t: tvm.tir.const(1, t), name="prod")
+    >>> A = te.placeholder((4, 3), name="A")
+    >>> k = te.reduce_axis((0, 3), name="k")
+    >>> P = te.compute((4,), lambda i: prod(A[i, k], axis=k), name="P")
+    >>> P.shape[0]
+    4
     >>> from tensorize import te
     >>> mysum = te.comm_reducer(lambda x, y: x + y, lambda t: te.const(0, t), name="mysum")
     >>> A = te.placeholder((4, 8), name="A")

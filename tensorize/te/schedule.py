@@ -61,6 +61,15 @@ class Schedule:
         return stage
 
     def cache_read(self, *args, **kwargs):
+        """Not supported on the legacy te schedule; raises with a pointer to ``tir.Schedule.cache_read``.
+
+        Parameters
+        ----------
+        *args
+            Ignored.
+        **kwargs
+            Ignored.
+        """
         raise TVMNotImplementedError(_TIR_SCHEDULE_HINT)
 
     cache_write = rfactor = create_group = cache_read
@@ -70,7 +79,18 @@ class Schedule:
 
 
 def create_schedule(ops) -> Schedule:
-    """The default schedule of ``ops`` (an Operation, a Tensor, or a list of them)."""
+    """The default schedule of ``ops`` (an Operation, a Tensor, or a list of them).
+
+    Parameters
+    ----------
+    ops : Operation, Tensor or list
+        The outputs.
+
+    Returns
+    -------
+    te.Schedule
+        The schedule.
+    """
     items = ops if isinstance(ops, (list, tuple)) else [ops]
     out = []
     for item in items:

@@ -32,10 +32,22 @@ class Operation:
 
     @property
     def num_outputs(self) -> int:
+        """The number of output tensors."""
         return len(self._outputs)
 
     def output(self, index: int) -> "Tensor":
-        """The Tensor holding output number ``index``."""
+        """The Tensor holding output number ``index``.
+
+        Parameters
+        ----------
+        index : int
+            The output number.
+
+        Returns
+        -------
+        Tensor
+            The tensor.
+        """
         if not 0 <= index < len(self._outputs):
             raise TVMIndexError(f"operation {self.name!r} has {len(self._outputs)} output(s), not {index + 1}")
         return self._outputs[index]
@@ -76,6 +88,7 @@ class ComputeOp(Operation):
 
     @property
     def input_tensors(self) -> list["Tensor"]:
+        """The tensors the computation reads, in first-use order."""
         found: dict[Tensor, None] = {}
 
         def visit(node):
@@ -128,6 +141,7 @@ class Tensor:
 
     @property
     def ndim(self) -> int:
+        """The number of axes."""
         return len(self.shape)
 
     @property
@@ -334,7 +348,24 @@ def _as_range(dom) -> Range:
 
 
 def thread_axis(dom=None, tag: str = "", name: str = "", span=None) -> IterVar:
-    """An IterVar bound to a GPU thread index: ``thread_axis("threadIdx.x")`` or ``thread_axis((0, 32), "threadIdx.x")``."""
+    """An IterVar bound to a GPU thread index: ``thread_axis("threadIdx.x")`` or ``thread_axis((0, 32), "threadIdx.x")``.
+
+    Parameters
+    ----------
+    dom : Range, tuple or str, optional
+        The extent ``(0, n)``, or the tag.
+    tag : str
+        The thread tag.
+    name : str
+        The variable's name.
+    span : Span, optional
+        The source location.
+
+    Returns
+    -------
+    IterVar
+        The thread IterVar.
+    """
     if isinstance(dom, str):
         tag, dom = dom, None
     if not tag:
@@ -344,12 +375,50 @@ def thread_axis(dom=None, tag: str = "", name: str = "", span=None) -> IterVar:
 
 
 def var(name: str = "tindex", dtype: str = "int32", span=None) -> Var:
-    """A symbolic scalar variable (``te.var("n")`` for a symbolic shape)."""
+    """A symbolic scalar variable (``te.var("n")`` for a symbolic shape).
+
+    Parameters
+    ----------
+    name : str
+        The name.
+    dtype : str
+        The dtype.
+    span : Span, optional
+        The source location.
+
+    Returns
+    -------
+    Var
+        The variable.
+
+    Examples
+    --------
+    >>> n = te.var("n")
+    >>> A = te.placeholder((n,), name="A")
+    >>> B = te.compute((n,), lambda i: A[i] + 1.0, name="B")
+    >>> [p.name for p in te.create_prim_func([A, B]).params]
+    ['var_A', 'var_B']
+    """
     return Var(name, dtype, span=span)
 
 
 def size_var(name: str = "size", dtype: str = "int32", span=None) -> SizeVar:
-    """A symbolic non-negative size variable."""
+    """A symbolic non-negative size variable.
+
+    Parameters
+    ----------
+    name : str
+        The name.
+    dtype : str
+        The dtype.
+    span : Span, optional
+        The source location.
+
+    Returns
+    -------
+    SizeVar
+        The variable.
+    """
     return SizeVar(name, dtype, span=span)
 
 

@@ -48,7 +48,20 @@ from ..codegen.python import run_prim_func, compile_prim_func  # noqa: F401  (th
 
 
 def PrintIR(header: str = "", show_meta_data: bool = False) -> Pass:  # noqa: N802 - TVM's pass name
-    """A pass that logs the module (at INFO level) and returns it unchanged."""
+    """A pass that logs the module (at INFO level) and returns it unchanged.
+
+    Parameters
+    ----------
+    header : str
+        A line logged before the module.
+    show_meta_data : bool
+        Accepted for TVM compatibility.
+
+    Returns
+    -------
+    Pass
+        The pass.
+    """
     import logging
 
     def print_ir(mod, ctx):

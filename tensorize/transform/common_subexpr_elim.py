@@ -18,7 +18,18 @@ from .expr_shapes import ExprShapes
 from .pass_infra import PassContext, func_pass
 
 def expr_key(e):
-    """A hashable key equal for two pure expressions that compute the same thing (variables by identity)."""
+    """A hashable key equal for two pure expressions that compute the same thing (variables by identity).
+
+    Parameters
+    ----------
+    e : PrimExpr
+        The expression.
+
+    Returns
+    -------
+    tuple
+        The key.
+    """
     if isinstance(e, E.Var):
         return ("var", id(e))
     if isinstance(e, (E.IntImm, E.FloatImm, E.StringImm)):
@@ -97,13 +108,38 @@ class _CSE(StmtExprMutator):
 
 
 def common_subexpr_elim(func):
+    """``func`` with repeated pure integer subexpressions bound to ``cse_var_N`` lets (the PrimFunc-level form of ``CommonSubexprElimTIR``).
+
+    Parameters
+    ----------
+    func : PrimFunc
+        The function.
+
+    Returns
+    -------
+    PrimFunc
+        The transformed function.
+    """
     if PassContext.current().config.get("tir.disable_cse_tir", False):
         return func
     return func.with_body(_CSE().visit(func.body))
 
 
 def CommonSubexprElimTIR(enable_cse_tir: bool = True, identify_equiv_terms: bool = False):  # noqa: N802
-    """Hoist repeated pure integer subexpressions of each statement into ``cse_var_N`` lets."""
+    """Hoist repeated pure integer subexpressions of each statement into ``cse_var_N`` lets.
+
+    Parameters
+    ----------
+    enable_cse_tir : bool
+        Run the pass (False: the identity).
+    identify_equiv_terms : bool
+        Accepted for TVM compatibility.
+
+    Returns
+    -------
+    Pass
+        The pass (a ``PrimFuncPass``).
+    """
     if not enable_cse_tir:
         return func_pass(lambda f: f, "tir.CommonSubexprElimTIR")
     return func_pass(common_subexpr_elim, "tir.CommonSubexprElimTIR")

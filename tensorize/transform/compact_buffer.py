@@ -17,7 +17,20 @@ from .pass_infra import func_pass
 
 def index_interval(index: E.PrimExpr, doms: dict) -> tuple[LinearForm, LinearForm] | None:
     """Inclusive bounds of ``index`` as linear forms when variables in ``doms`` (id -> (min, extent)) range
-    over their loops; None when the index is not linear in those variables."""
+    over their loops; None when the index is not linear in those variables.
+
+    Parameters
+    ----------
+    index : PrimExpr
+        The index.
+    doms : dict
+        Variable id to ``(min, extent)``.
+
+    Returns
+    -------
+    tuple of LinearForm or None
+        The lower and upper bounds.
+    """
     if isinstance(index, E.Ramp):
         base = index_interval(index.base, doms)
         if base is None or not isinstance(index.stride, IntImm):
@@ -177,6 +190,18 @@ class _Rewriter(StmtExprMutator):
 
 
 def dl_lanes(e) -> int:
+    """The vector lanes of ``e``'s dtype.
+
+    Parameters
+    ----------
+    e : PrimExpr
+        The expression.
+
+    Returns
+    -------
+    int
+        The lanes.
+    """
     from ..ir import dtype as dt
 
     return dt.lanes_of(e.dtype)
@@ -215,6 +240,18 @@ def _plan(collector: _RegionCollector) -> dict[int, tuple[Buffer, Buffer, list]]
 
 
 def compact_buffer_allocation(func):
+    """``func`` with intermediate buffers shrunk to the region they touch (the PrimFunc-level form of ``CompactBufferAllocation``).
+
+    Parameters
+    ----------
+    func : PrimFunc
+        The function.
+
+    Returns
+    -------
+    PrimFunc
+        The transformed function.
+    """
     collector = _RegionCollector()
     collector.visit(func.body)
     plan = _plan(collector)
@@ -224,5 +261,11 @@ def compact_buffer_allocation(func):
 
 
 def CompactBufferAllocation():  # noqa: N802 - TVM's pass name
-    """Shrink intermediate buffers to the region touched under their allocation block."""
+    """Shrink intermediate buffers to the region touched under their allocation block.
+
+    Returns
+    -------
+    Pass
+        The pass (a ``PrimFuncPass``).
+    """
     return func_pass(compact_buffer_allocation, "tir.CompactBufferAllocation")

@@ -31,9 +31,27 @@ class _OpaqueConverter(StmtExprMutator):
 
 
 def convert_blocks_to_opaque(func):
+    """``func`` with block iterators replaced by their bindings (the PrimFunc-level form of ``ConvertBlocksToOpaque``).
+
+    Parameters
+    ----------
+    func : PrimFunc
+        The function.
+
+    Returns
+    -------
+    PrimFunc
+        The transformed function.
+    """
     return func.with_body(_OpaqueConverter().visit(func.body))
 
 
 def ConvertBlocksToOpaque():  # noqa: N802 - TVM's pass name
-    """Replace block iterators by their bound values; blocks keep their regions, allocations and body."""
+    """Replace block iterators by their bound values; blocks keep their regions, allocations and body.
+
+    Returns
+    -------
+    Pass
+        The pass (a ``PrimFuncPass``).
+    """
     return func_pass(convert_blocks_to_opaque, "tir.ConvertBlocksToOpaque")

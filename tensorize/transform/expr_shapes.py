@@ -27,7 +27,18 @@ class ExprShapes:
         self._memo: dict[int, tuple] = {}  # id(node) -> (node, shape id or None if impure, size)
 
     def info(self, e) -> tuple:
-        """``(shape_id, size)`` of ``e``; ``shape_id`` is None when ``e`` loads, calls or builds vectors."""
+        """``(shape_id, size)`` of ``e``; ``shape_id`` is None when ``e`` loads, calls or builds vectors.
+
+        Parameters
+        ----------
+        e : PrimExpr
+            The expression.
+
+        Returns
+        -------
+        tuple of (int or None, int)
+            The shape id and the size.
+        """
         entry = self._memo.get(id(e))
         if entry is not None and entry[0] is e:
             return entry[1], entry[2]
@@ -56,7 +67,18 @@ class ExprShapes:
         return shape_id, size
 
     def eligible(self, e):
-        """The shape id of ``e`` if it is a CSE candidate (a pure, non-trivial scalar integer computation)."""
+        """The shape id of ``e`` if it is a CSE candidate (a pure, non-trivial scalar integer computation).
+
+        Parameters
+        ----------
+        e : PrimExpr
+            The expression.
+
+        Returns
+        -------
+        int or None
+            The shape id, or None when not a candidate.
+        """
         if isinstance(e, _LEAVES) or dt.lanes_of(e.dtype) != 1 or not dt.is_int(e.dtype):
             return None
         return self.info(e)[0]

@@ -23,7 +23,22 @@ def _is_flat(buffer: Buffer) -> bool:
 
 
 def flat_offset(indices, strides, base) -> E.PrimExpr:
-    """``base + sum(index * stride)``, kept as a ``Ramp`` when one index is a ramp (vector access)."""
+    """``base + sum(index * stride)``, kept as a ``Ramp`` when one index is a ramp (vector access).
+
+    Parameters
+    ----------
+    indices : list of PrimExpr
+        One index per axis.
+    strides : list of PrimExpr
+        One stride per axis.
+    base : PrimExpr
+        The element offset.
+
+    Returns
+    -------
+    PrimExpr
+        The flat index.
+    """
     scalar, ramp = base, None
     for index, stride in zip(indices, strides):
         if isinstance(index, E.Ramp) and ramp is None:
@@ -121,6 +136,18 @@ class _Flattener(StmtExprMutator):
 
 
 def flatten_buffer(func):
+    """``func`` with every buffer access flattened to one index (the PrimFunc-level form of ``FlattenBuffer``).
+
+    Parameters
+    ----------
+    func : PrimFunc
+        The function.
+
+    Returns
+    -------
+    PrimFunc
+        The transformed function.
+    """
     flattener = _Flattener()
     body = flattener.visit(func.body)
     # Allocations of buffers with axis separators keep one extent per group.
@@ -128,5 +155,11 @@ def flatten_buffer(func):
 
 
 def FlattenBuffer():  # noqa: N802 - TVM's pass name
-    """Turn every buffer access into a single flat index on a 1-D view of the same data."""
+    """Turn every buffer access into a single flat index on a 1-D view of the same data.
+
+    Returns
+    -------
+    Pass
+        The pass (a ``PrimFuncPass``).
+    """
     return func_pass(flatten_buffer, "tir.FlattenBuffer")

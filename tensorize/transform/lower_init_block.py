@@ -27,9 +27,27 @@ class _InitLowerer(StmtExprMutator):
 
 
 def lower_init_block(func):
+    """``func`` with block ``init`` statements turned into guarded statements (the PrimFunc-level form of ``LowerInitBlock``).
+
+    Parameters
+    ----------
+    func : PrimFunc
+        The function.
+
+    Returns
+    -------
+    PrimFunc
+        The transformed function.
+    """
     return func.with_body(_InitLowerer().visit(func.body))
 
 
 def LowerInitBlock():  # noqa: N802 - TVM's pass name
-    """Turn each block ``init`` into ``if <all reduce iterators at their min>: init`` before the body."""
+    """Turn each block ``init`` into ``if <all reduce iterators at their min>: init`` before the body.
+
+    Returns
+    -------
+    Pass
+        The pass (a ``PrimFuncPass``).
+    """
     return func_pass(lower_init_block, "tir.LowerInitBlock")

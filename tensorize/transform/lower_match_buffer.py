@@ -15,7 +15,18 @@ from .pass_infra import func_pass
 
 
 def buffer_strides(buffer: Buffer) -> list[E.PrimExpr]:
-    """The element strides of each axis (declared, or row-major from the shape)."""
+    """The element strides of each axis (declared, or row-major from the shape).
+
+    Parameters
+    ----------
+    buffer : Buffer
+        The buffer.
+
+    Returns
+    -------
+    list of PrimExpr
+        One stride per axis.
+    """
     if buffer.strides:
         return list(buffer.strides)
     strides, acc = [], make_const("int32", 1)
@@ -101,9 +112,27 @@ class _MatchLowerer(StmtExprMutator):
 
 
 def lower_match_buffer(func):
+    """``func`` without ``match_buffer`` views (the PrimFunc-level form of ``LowerMatchBuffer``).
+
+    Parameters
+    ----------
+    func : PrimFunc
+        The function.
+
+    Returns
+    -------
+    PrimFunc
+        The transformed function.
+    """
     return func.with_body(_MatchLowerer().visit(func.body))
 
 
 def LowerMatchBuffer():  # noqa: N802 - TVM's pass name
-    """Replace block ``match_buffer`` views by accesses of their source buffers."""
+    """Replace block ``match_buffer`` views by accesses of their source buffers.
+
+    Returns
+    -------
+    Pass
+        The pass (a ``PrimFuncPass``).
+    """
     return func_pass(lower_match_buffer, "tir.LowerMatchBuffer")

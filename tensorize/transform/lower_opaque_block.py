@@ -40,9 +40,27 @@ class _BlockLowerer(StmtExprMutator):
 
 
 def lower_opaque_block(func):
+    """``func`` without blocks (the PrimFunc-level form of ``LowerOpaqueBlock``).
+
+    Parameters
+    ----------
+    func : PrimFunc
+        The function.
+
+    Returns
+    -------
+    PrimFunc
+        The transformed function.
+    """
     return func.with_body(_BlockLowerer().visit(func.body))
 
 
 def LowerOpaqueBlock():  # noqa: N802 - TVM's pass name
-    """Remove blocks: substitute iterators, turn predicates into ``if`` and allocations into ``Allocate``."""
+    """Remove blocks: substitute iterators, turn predicates into ``if`` and allocations into ``Allocate``.
+
+    Returns
+    -------
+    Pass
+        The pass (a ``PrimFuncPass``).
+    """
     return func_pass(lower_opaque_block, "tir.LowerOpaqueBlock")

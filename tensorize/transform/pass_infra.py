@@ -32,7 +32,15 @@ _CONFIG_OPTIONS: dict[str, tuple[type, ...]] = {}
 
 
 def register_config_option(key: str, types: type | tuple[type, ...] = object) -> None:
-    """Declare a ``PassContext`` config key (``"tir.disable_vectorize"``) and the value types it takes."""
+    """Declare a ``PassContext`` config key (``"tir.disable_vectorize"``) and the value types it takes.
+
+    Parameters
+    ----------
+    key : str
+        The config key.
+    types : type or tuple of type
+        The accepted value types.
+    """
     _CONFIG_OPTIONS[key] = types if isinstance(types, tuple) else (types,)
 
 
@@ -127,7 +135,13 @@ class PassContext:
 
     @classmethod
     def current(cls) -> "PassContext":
-        """The innermost active context (a default one, ``opt_level=2``, outside any ``with``)."""
+        """The innermost active context (a default one, ``opt_level=2``, outside any ``with``).
+
+        Returns
+        -------
+        PassContext
+            The context.
+        """
         stack = cls._stack()
         if stack:
             return stack[-1]
@@ -152,7 +166,18 @@ class PassContext:
             stack.pop()
 
     def pass_enabled(self, info: PassInfo) -> bool:
-        """Whether a pass with ``info`` runs under this context."""
+        """Whether a pass with ``info`` runs under this context.
+
+        Parameters
+        ----------
+        info : PassInfo
+            The pass's name, level and requirements.
+
+        Returns
+        -------
+        bool
+            Whether it runs.
+        """
         if info.name in self.disabled_pass:
             return False
         if info.name in self.required_pass:
@@ -160,6 +185,13 @@ class PassContext:
         return info.opt_level <= self.opt_level
 
     def override_instruments(self, instruments: Sequence) -> None:
+        """Replace the context's pass instruments.
+
+        Parameters
+        ----------
+        instruments : list
+            The new instruments.
+        """
         self.instruments = list(instruments)
 
     def __repr__(self) -> str:
@@ -174,6 +206,7 @@ class Pass:
 
     @property
     def info(self) -> PassInfo:
+        """The pass's ``PassInfo`` (name, opt level, required passes)."""
         return self._info
 
     def __call__(self, mod: IRModule) -> IRModule:
@@ -218,6 +251,13 @@ def register_pass_factory(name: str, factory: Callable[[], Pass]) -> None:
     """Make ``factory`` (a pass constructor such as ``Simplify``) the pass that ``PassInfo.required`` names.
 
     ``tensorize.transform`` registers its lowering passes here, so this module needs none of them.
+
+    Parameters
+    ----------
+    name : str
+        The pass name.
+    factory : callable
+        Makes the pass.
     """
     _PASS_FACTORIES[name] = factory
 
@@ -325,6 +365,31 @@ def module_pass(pass_func=None, opt_level: int | None = None, name: str | None =
                 required: Sequence[str] | None = None, traceable: bool = False):
     """Make a module pass from ``f(mod, ctx) -> mod`` or a class with ``transform_module``; usable as a decorator.
 
+    Parameters
+    ----------
+    pass_func : callable or class, optional
+        The transformation (None: return a decorator).
+    opt_level : int, optional
+        The lowest ``PassContext.opt_level`` it runs at.
+    name : str, optional
+        The name (default: the function's).
+    required : list of str, optional
+        Passes to run before it.
+    traceable : bool
+        Accepted for TVM compatibility.
+
+    Returns
+    -------
+    ModulePass or callable
+        The pass, or a decorator making one.
+
+    Examples
+    --------
+    >>> @tvm.transform.module_pass(opt_level=0)
+    ... def identity(mod, ctx):
+    ...     return mod
+    >>> identity(tvm.IRModule({"main": matmul()})).function_names()
+    ['main']
     >>> @module_pass(opt_level=1)
     ... def drop_all(mod, ctx):
     ...     return IRModule({})
@@ -372,5 +437,18 @@ def prim_func_pass(pass_func=None, opt_level: int = 0, name: str | None = None,
 
 
 def func_pass(pass_func, name: str) -> PrimFuncPass:
-    """The internal shorthand the lowering passes use: a level-0 PrimFuncPass over ``pass_func(func) -> func``."""
+    """The internal shorthand the lowering passes use: a level-0 PrimFuncPass over ``pass_func(func) -> func``.
+
+    Parameters
+    ----------
+    pass_func : callable
+        ``func -> func``.
+    name : str
+        The pass name.
+
+    Returns
+    -------
+    PrimFuncPass
+        The pass.
+    """
     return PrimFuncPass(lambda f, mod, ctx: pass_func(f), PassInfo(0, name))

@@ -28,7 +28,18 @@ from .vectorize_loop import VectorizeLoop
 
 
 def phase_passes(phase: int) -> list[Pass]:
-    """The built-in passes of lowering ``phase`` (0..3), in order."""
+    """The built-in passes of lowering ``phase`` (0..3), in order.
+
+    Parameters
+    ----------
+    phase : int
+        The phase, 0 to 3.
+
+    Returns
+    -------
+    list of Pass
+        The passes.
+    """
     if phase == 0:
         return [LowerInitBlock(), PlanAndUpdateBufferAllocationLocation(), ConvertBlocksToOpaque(),
                 CompactBufferAllocation(), StorageAlign(), LowerMatchBuffer(), LowerOpaqueBlock()]
@@ -42,7 +53,20 @@ def phase_passes(phase: int) -> list[Pass]:
 
 
 def run_lowering_phases(mod: IRModule, ctx: PassContext | None = None) -> IRModule:
-    """Run the four phases on ``mod``, each followed by the context's ``tir.add_lower_pass`` passes for it."""
+    """Run the four phases on ``mod``, each followed by the context's ``tir.add_lower_pass`` passes for it.
+
+    Parameters
+    ----------
+    mod : IRModule
+        The module.
+    ctx : PassContext, optional
+        The context (default: the current one).
+
+    Returns
+    -------
+    IRModule
+        The lowered module.
+    """
     ctx = ctx or PassContext.current()
     user = ctx.config.get("tir.add_lower_pass", ()) or ()
     for phase in range(4):

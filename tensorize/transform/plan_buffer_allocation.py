@@ -103,6 +103,18 @@ class _Placer(StmtExprMutator):
 
 
 def plan_buffer_allocation(func):
+    """``func`` with each ``alloc_buffer`` moved to the lowest statement enclosing its uses (the PrimFunc-level form of ``PlanAndUpdateBufferAllocationLocation``).
+
+    Parameters
+    ----------
+    func : PrimFunc
+        The function.
+
+    Returns
+    -------
+    PrimFunc
+        The transformed function.
+    """
     collector = _UseCollector()
     collector.visit(func.body)
     at_node: dict[int, list] = {}
@@ -128,5 +140,11 @@ def plan_buffer_allocation(func):
 
 
 def PlanAndUpdateBufferAllocationLocation():  # noqa: N802 - TVM's pass name
-    """Move each ``alloc_buffer`` to the lowest loop or block enclosing all its uses."""
+    """Move each ``alloc_buffer`` to the lowest loop or block enclosing all its uses.
+
+    Returns
+    -------
+    Pass
+        The pass (a ``PrimFuncPass``).
+    """
     return func_pass(plan_buffer_allocation, "tir.PlanAndUpdateBufferAllocationLocation")

@@ -11,6 +11,18 @@ from .pass_infra import func_pass
 
 
 def is_no_op(stmt) -> bool:
+    """Whether ``stmt`` does nothing (None, or evaluating a constant).
+
+    Parameters
+    ----------
+    stmt : Stmt or None
+        The statement.
+
+    Returns
+    -------
+    bool
+        True for a no-op.
+    """
     return stmt is None or (isinstance(stmt, S.Evaluate) and isinstance(stmt.value, (IntImm, E.FloatImm)))
 
 
@@ -65,9 +77,27 @@ class _NoOpRemover(StmtExprMutator):
 
 
 def remove_no_op(func):
+    """``func`` without no-op statements (the PrimFunc-level form of ``RemoveNoOp``).
+
+    Parameters
+    ----------
+    func : PrimFunc
+        The function.
+
+    Returns
+    -------
+    PrimFunc
+        The transformed function.
+    """
     return func.with_body(_NoOpRemover().visit(func.body))
 
 
 def RemoveNoOp():  # noqa: N802 - TVM's pass name
-    """Remove statements without effect."""
+    """Remove statements without effect.
+
+    Returns
+    -------
+    Pass
+        The pass (a ``PrimFuncPass``).
+    """
     return func_pass(remove_no_op, "tir.RemoveNoOp")

@@ -94,9 +94,33 @@ class _Simplifier(StmtExprMutator):
 
 
 def simplify_func(func):
+    """``func`` with its expressions simplified (the PrimFunc-level form of ``Simplify``).
+
+    Parameters
+    ----------
+    func : PrimFunc
+        The function.
+
+    Returns
+    -------
+    PrimFunc
+        The transformed function.
+    """
     return func.with_body(_Simplifier().visit(func.body))
 
 
 def Simplify():  # noqa: N802 - TVM's pass name
-    """Simplify index arithmetic and conditions (``tvm.tir.transform.Simplify``)."""
+    """Simplify index arithmetic and conditions (``tvm.tir.transform.Simplify``).
+
+    Returns
+    -------
+    Pass
+        The pass (a ``PrimFuncPass``).
+
+    Examples
+    --------
+    >>> mod = tvm.tir.transform.Simplify()(tvm.IRModule({"main": matmul()}))
+    >>> mod.function_names()
+    ['main']
+    """
     return func_pass(simplify_func, "tir.Simplify")

@@ -21,7 +21,26 @@ ANNOTATION = "buffer_dim_align"
 
 def aligned_strides(shape, aligns: dict[int, tuple[int, int]]) -> list[E.PrimExpr]:
     """Row-major strides of ``shape`` with the stride of each axis in ``aligns`` (axis -> (factor,
-    offset)) padded up so that ``stride % factor == offset``."""
+    offset)) padded up so that ``stride % factor == offset``.
+
+    Parameters
+    ----------
+    shape : list of PrimExpr
+        The buffer shape.
+    aligns : dict of int to (int, int)
+        Axis to ``(factor, offset)``.
+
+    Returns
+    -------
+    list of PrimExpr
+        The strides.
+
+    Examples
+    --------
+    >>> from tensorize.transform.storage_align import aligned_strides
+    >>> [int(s) for s in aligned_strides([4, 8], {0: (16, 1)})]
+    [17, 1]
+    """
     strides: list[E.PrimExpr] = [E.make_const("int32", 0)] * len(shape)
     stride: E.PrimExpr = E.make_const("int32", 1)
     for axis in range(len(shape) - 1, -1, -1):
@@ -95,6 +114,18 @@ class _StrideSetter(StmtExprMutator):
 
 
 def storage_align(func):
+    """``func`` with the strides of ``storage_align``-annotated buffers padded (the PrimFunc-level form of ``StorageAlign``).
+
+    Parameters
+    ----------
+    func : PrimFunc
+        The function.
+
+    Returns
+    -------
+    PrimFunc
+        The transformed function.
+    """
     collector = _AlignCollector()
     collector.visit_stmt(func.body)
     if not collector.aligns:
@@ -105,5 +136,11 @@ def storage_align(func):
 
 
 def StorageAlign():  # noqa: N802 - TVM's pass name
-    """Pad the strides of buffers annotated by ``sch.storage_align``."""
+    """Pad the strides of buffers annotated by ``sch.storage_align``.
+
+    Returns
+    -------
+    Pass
+        The pass (a ``PrimFuncPass``).
+    """
     return func_pass(storage_align, "tir.StorageAlign")

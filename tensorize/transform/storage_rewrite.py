@@ -63,11 +63,29 @@ class _ScalarPromoter(StmtExprMutator):
 
 
 def storage_rewrite(func):
+    """``func`` with write-once one-element buffers promoted to lets (the PrimFunc-level form of ``StorageRewrite``).
+
+    Parameters
+    ----------
+    func : PrimFunc
+        The function.
+
+    Returns
+    -------
+    PrimFunc
+        The transformed function.
+    """
     if PassContext.current().config.get("tir.disable_storage_rewrite", False):
         return func
     return func.with_body(_ScalarPromoter().visit(func.body))
 
 
 def StorageRewrite():  # noqa: N802 - TVM's pass name
-    """Promote write-once one-element buffers to scalar lets."""
+    """Promote write-once one-element buffers to scalar lets.
+
+    Returns
+    -------
+    Pass
+        The pass (a ``PrimFuncPass``).
+    """
     return func_pass(storage_rewrite, "tir.StorageRewrite")

@@ -48,7 +48,18 @@ def _leaf_count(stmt) -> int:
 
 
 def unroll(loop: S.For) -> S.Stmt:
-    """The body of ``loop`` repeated once per iteration with the loop variable replaced by its value."""
+    """The body of ``loop`` repeated once per iteration with the loop variable replaced by its value.
+
+    Parameters
+    ----------
+    loop : For
+        The loop (constant extent).
+
+    Returns
+    -------
+    Stmt
+        The unrolled statements.
+    """
     start, extent = loop.min, loop.extent.value
     return S.SeqStmt.flatten([substitute(loop.body, {loop.loop_var: start + k}) for k in range(extent)])
 
@@ -86,6 +97,18 @@ class _Unroller(StmtExprMutator):
 
 
 def unroll_loop(func):
+    """``func`` with ``T.unroll`` loops and small auto-unroll loops unrolled (the PrimFunc-level form of ``UnrollLoop``).
+
+    Parameters
+    ----------
+    func : PrimFunc
+        The function.
+
+    Returns
+    -------
+    PrimFunc
+        The transformed function.
+    """
     config = PassContext.current().config.get("tir.UnrollLoop", {}) or {}
     max_step = int(config.get("auto_max_step", 0))
     max_extent = int(config.get("auto_max_extent", 1 << 30))
@@ -94,5 +117,11 @@ def unroll_loop(func):
 
 
 def UnrollLoop():  # noqa: N802 - TVM's pass name
-    """Unroll ``T.unroll`` loops and small loops under ``pragma_auto_unroll_max_step``."""
+    """Unroll ``T.unroll`` loops and small loops under ``pragma_auto_unroll_max_step``.
+
+    Returns
+    -------
+    Pass
+        The pass (a ``PrimFuncPass``).
+    """
     return func_pass(unroll_loop, "tir.UnrollLoop")

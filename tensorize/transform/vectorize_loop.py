@@ -29,10 +29,36 @@ class CannotVectorize(Exception):
 
 
 def lanes(e) -> int:
+    """The vector lanes of ``e``'s dtype.
+
+    Parameters
+    ----------
+    e : PrimExpr
+        The expression.
+
+    Returns
+    -------
+    int
+        The lanes.
+    """
     return dt.lanes_of(e.dtype)
 
 
 def broadcast_to(e, n: int):
+    """``e`` as an ``n``-lane vector (a scalar is broadcast).
+
+    Parameters
+    ----------
+    e : PrimExpr
+        The expression.
+    n : int
+        The lanes.
+
+    Returns
+    -------
+    PrimExpr
+        The vector expression.
+    """
     e = E.convert(e)
     if lanes(e) == n:
         return e
@@ -42,7 +68,22 @@ def broadcast_to(e, n: int):
 
 
 def vector_binary(cls, a, b):
-    """``cls(a, b)`` where either side may be a vector; keeps ramps as ramps where possible."""
+    """``cls(a, b)`` where either side may be a vector; keeps ramps as ramps where possible.
+
+    Parameters
+    ----------
+    cls : type
+        The binary node type (``Add``, ...).
+    a : PrimExpr
+        The left operand.
+    b : PrimExpr
+        The right operand.
+
+    Returns
+    -------
+    PrimExpr
+        The vector expression.
+    """
     la, lb = lanes(a), lanes(b)
     if la == 1 and lb == 1:
         if cls in _ARITH:
@@ -246,10 +287,35 @@ class _LoopVectorizer(StmtExprMutator):
 
 
 def vectorize_loop(func, enable: bool = True):
+    """``func`` with ``T.vectorized`` loops expanded (the PrimFunc-level form of ``VectorizeLoop``).
+
+    Parameters
+    ----------
+    func : PrimFunc
+        The function.
+    enable : bool
+        Vectorize (False: make the loops serial).
+
+    Returns
+    -------
+    PrimFunc
+        The transformed function.
+    """
     disabled = not enable or bool(PassContext.current().config.get("tir.disable_vectorize", False))
     return func.with_body(_LoopVectorizer(disabled).visit(func.body))
 
 
 def VectorizeLoop(enable_vectorize: bool = True):  # noqa: N802 - TVM's pass name
-    """Expand ``T.vectorized`` loops into vector code (or serial loops when disabled or impossible)."""
+    """Expand ``T.vectorized`` loops into vector code (or serial loops when disabled or impossible).
+
+    Parameters
+    ----------
+    enable_vectorize : bool
+        Vectorize (False: make the loops serial).
+
+    Returns
+    -------
+    Pass
+        The pass (a ``PrimFuncPass``).
+    """
     return func_pass(lambda f: vectorize_loop(f, enable_vectorize), "tir.VectorizeLoop")

@@ -8,20 +8,11 @@ import pytest
 
 import tensorize as tvm
 from search import Database, TuningRecord
-from tensorize.script import tir as T
+from tests.workloads import matmul_f32
 
 
 def matmul(n):
-    @T.prim_func
-    def func(A: T.Buffer((n, n), "float32"), B: T.Buffer((n, n), "float32"), C: T.Buffer((n, n), "float32")):
-        for i, j, k in T.grid(n, n, n):
-            with T.block("C"):
-                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-                with T.init():
-                    C[vi, vj] = T.float32(0)
-                C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
-
-    return func
+    return matmul_f32(n, n, n)
 
 
 def tiled_trace(n, factor):

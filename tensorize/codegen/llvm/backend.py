@@ -32,7 +32,13 @@ def initialize() -> None:
 
 @lru_cache(maxsize=1)
 def load_openmp() -> str:
-    """Load libgomp into the process so JIT code can call ``GOMP_parallel``; returns its name."""
+    """Load libgomp into the process so JIT code can call ``GOMP_parallel``; returns its name.
+
+    Returns
+    -------
+    str
+        The loaded library's name.
+    """
     candidates = [ctypes.util.find_library("gomp"), "libgomp.so.1", "libgomp.so", "libgomp.1.dylib"]
     for name in filter(None, candidates):
         try:
@@ -54,7 +60,13 @@ _HALF_LIBCALLS = ("__extendhfsf2", "__truncsfhf2", "__truncdfhf2")
 @lru_cache(maxsize=1)
 def load_compiler_runtime() -> tuple[str, ...]:
     """Make the compiler runtime's float16 conversion helpers (libgcc) visible to JIT code; returns the
-    names registered."""
+    names registered.
+
+    Returns
+    -------
+    tuple of str
+        The registered symbol names.
+    """
     candidates = [ctypes.util.find_library("gcc_s"), "libgcc_s.so.1", "libgcc_s.1.dylib"]
     for name in filter(None, candidates):
         try:
@@ -75,6 +87,18 @@ def load_compiler_runtime() -> tuple[str, ...]:
 
 
 def normalize_triple(triple: str) -> str:
+    """The triple with a vendor part, as LLVM expects it (``aarch64-linux-gnu`` -> ``aarch64-unknown-linux-gnu``).
+
+    Parameters
+    ----------
+    triple : str
+        The triple.
+
+    Returns
+    -------
+    str
+        The triple.
+    """
     parts = triple.split("-")
     if len(parts) == 3 and parts[1] == "linux":  # aarch64-linux-gnu -> aarch64-unknown-linux-gnu
         return f"{parts[0]}-unknown-{parts[1]}-{parts[2]}"
@@ -82,7 +106,20 @@ def normalize_triple(triple: str) -> str:
 
 
 def create_target_machine(target: Target, jit: bool) -> llvm.TargetMachine:
-    """A fresh LLVM target machine for ``target`` at O3."""
+    """A fresh LLVM target machine for ``target`` at O3.
+
+    Parameters
+    ----------
+    target : Target
+        The target.
+    jit : bool
+        For the JIT (default code model) rather than a shared library (PIC).
+
+    Returns
+    -------
+    llvm.TargetMachine
+        The machine.
+    """
     initialize()
     triple = normalize_triple(target.mtriple)
     try:
@@ -95,6 +132,18 @@ def create_target_machine(target: Target, jit: bool) -> llvm.TargetMachine:
 
 
 def parse(text: str) -> llvm.ModuleRef:
+    """Parse and verify LLVM IR text.
+
+    Parameters
+    ----------
+    text : str
+        The IR.
+
+    Returns
+    -------
+    llvm.ModuleRef
+        The module.
+    """
     initialize()
     try:
         module = llvm.parse_assembly(text)
@@ -105,7 +154,15 @@ def parse(text: str) -> llvm.ModuleRef:
 
 
 def optimize(module: llvm.ModuleRef, machine: llvm.TargetMachine) -> None:
-    """Run LLVM's O3 pipeline with the loop and SLP vectorizers."""
+    """Run LLVM's O3 pipeline with the loop and SLP vectorizers.
+
+    Parameters
+    ----------
+    module : llvm.ModuleRef
+        The module (changed in place).
+    machine : llvm.TargetMachine
+        The target machine.
+    """
     tuning = llvm.create_pipeline_tuning_options(speed_level=3)
     tuning.loop_vectorization = True
     tuning.slp_vectorization = True
@@ -126,7 +183,31 @@ class JitEngine:
         self.module = module
 
     def function_address(self, name: str) -> int:
+        """The address of the JIT-compiled function ``name``.
+
+        Parameters
+        ----------
+        name : str
+            The symbol.
+
+        Returns
+        -------
+        int
+            The address.
+        """
         return self.engine.get_function_address(name)
 
     def global_address(self, name: str) -> int:
+        """The address of the global ``name`` in the JIT-compiled code.
+
+        Parameters
+        ----------
+        name : str
+            The symbol.
+
+        Returns
+        -------
+        int
+            The address.
+        """
         return self.engine.get_global_value_address(name)

@@ -31,6 +31,20 @@ _LIBM = {"erf": "erf", "log1p": "log1p", "asinh": "asinh", "acosh": "acosh", "at
 
 
 def emit_call(cg, e: E.Call) -> ir.Value:
+    """LLVM code for a ``Call`` node: built-in operators, math functions, LLVM intrinsics and externs.
+
+    Parameters
+    ----------
+    cg : ExprCodegen
+        The expression code generator.
+    e : Call
+        The call.
+
+    Returns
+    -------
+    ir.Value
+        The result.
+    """
     name = e.op.name
     short = name[4:] if name.startswith("tir.") else name
     handler = _HANDLERS.get(short)

@@ -26,11 +26,36 @@ def _lanes(value: ir.Value) -> int:
 
 
 def splat_type(scalar: ir.Type, lanes: int) -> ir.Type:
+    """``scalar`` itself for one lane, else a vector of ``lanes`` of it.
+
+    Parameters
+    ----------
+    scalar : ir.Type
+        The element type.
+    lanes : int
+        The lanes.
+
+    Returns
+    -------
+    ir.Type
+        The type.
+    """
     return scalar if lanes == 1 else ir.VectorType(scalar, lanes)
 
 
 def alignment_factor(index) -> int:
-    """The largest power of two (capped at 1024) that provably divides the integer expression ``index``."""
+    """The largest power of two (capped at 1024) that provably divides the integer expression ``index``.
+
+    Parameters
+    ----------
+    index : PrimExpr
+        The index.
+
+    Returns
+    -------
+    int
+        The factor.
+    """
     cap = 1024
     if isinstance(index, E.IntImm):
         v = abs(index.value)
@@ -53,6 +78,18 @@ class ExprCodegen:
     vars: dict
 
     def expr(self, e) -> ir.Value:
+        """LLVM code for an expression (through its ``visit``-style method).
+
+        Parameters
+        ----------
+        e : PrimExpr
+            The expression.
+
+        Returns
+        -------
+        ir.Value
+            The value.
+        """
         method = self._expr_methods.get(type(e))
         if method is None:
             method = None
@@ -90,6 +127,22 @@ class ExprCodegen:
         return self.cast(self.expr(e.value), e.value.dtype, e.dtype)
 
     def cast(self, value: ir.Value, src: str, dst: str) -> ir.Value:
+        """Convert ``value`` from dtype ``src`` to dtype ``dst`` (integer, float and bfloat16 conversions).
+
+        Parameters
+        ----------
+        value : ir.Value
+            The LLVM value.
+        src : str
+            Its dtype.
+        dst : str
+            The wanted dtype.
+
+        Returns
+        -------
+        ir.Value
+            The converted value.
+        """
         if src == dst:
             return value
         b = self.builder
@@ -129,13 +182,36 @@ class ExprCodegen:
         return b.fptrunc(value, target)
 
     def bf16_to_f32(self, value: ir.Value) -> ir.Value:
+        """Widen bfloat16 bits to float32 (a shift into the high half).
+
+        Parameters
+        ----------
+        value : ir.Value
+            The LLVM value.
+
+        Returns
+        -------
+        ir.Value
+            The float32 value.
+        """
         b, lanes = self.builder, _lanes(value)
         wide = b.zext(value, splat_type(I32, lanes))
         shifted = b.shl(wide, self.splat(ir.Constant(I32, 16), lanes))
         return b.bitcast(shifted, splat_type(F32, lanes))
 
     def f32_to_bf16(self, value: ir.Value) -> ir.Value:
-        """Round float32 to bfloat16 bits, to nearest even; NaN stays a quiet NaN."""
+        """Round float32 to bfloat16 bits, to nearest even; NaN stays a quiet NaN.
+
+        Parameters
+        ----------
+        value : ir.Value
+            The LLVM value.
+
+        Returns
+        -------
+        ir.Value
+            The bfloat16 bits (i16).
+        """
         b, lanes = self.builder, _lanes(value)
         i32 = splat_type(I32, lanes)
         bits = b.bitcast(value, i32)
@@ -146,6 +222,20 @@ class ExprCodegen:
         return b.select(is_nan, self.splat(ir.Constant(I16, 0x7FC0), lanes), high)
 
     def splat(self, scalar: ir.Value, lanes: int) -> ir.Value:
+        """A vector of ``lanes`` copies of ``scalar`` (``scalar`` itself for one lane).
+
+        Parameters
+        ----------
+        scalar : ir.Value
+            The scalar.
+        lanes : int
+            The lanes.
+
+        Returns
+        -------
+        ir.Value
+            The vector.
+        """
         if lanes == 1:
             return scalar
         if isinstance(scalar, ir.Constant):
@@ -407,6 +497,19 @@ class ExprCodegen:
         return value
 
     def store(self, buffer, value_expr, indices, predicate=None) -> None:
+        """Store ``value_expr`` into ``buffer`` at ``indices`` (a masked store under ``predicate``).
+
+        Parameters
+        ----------
+        buffer : Buffer
+            The buffer.
+        value_expr : PrimExpr
+            The value.
+        indices : list of PrimExpr
+            The flat index.
+        predicate : PrimExpr, optional
+            A lane mask.
+        """
         memory_type = element_type(buffer.dtype, True)
         value = self.expr(value_expr)
         if dt.is_bool(buffer.dtype):

@@ -109,14 +109,36 @@ def _closure(features) -> set:
 
 def effective_features(target: Target) -> frozenset:
     """``target.features`` plus what they imply, minus what a ``-mattr=-feature`` turns off (with
-    every feature that needs it, as LLVM does)."""
+    every feature that needs it, as LLVM does).
+
+    Parameters
+    ----------
+    target : Target
+        The target.
+
+    Returns
+    -------
+    frozenset of str
+        The features.
+    """
     disabled = {m[1:] for m in target.mattr if m.startswith("-")}
     enabled = _closure(target.features)
     return frozenset(f for f in enabled if not (_closure([f]) & disabled))
 
 
 def required_features(intrinsic: str) -> tuple[str, tuple] | None:
-    """``(arch, alternatives)`` for an LLVM intrinsic name, or None when it is not target specific."""
+    """``(arch, alternatives)`` for an LLVM intrinsic name, or None when it is not target specific.
+
+    Parameters
+    ----------
+    intrinsic : str
+        The LLVM intrinsic name.
+
+    Returns
+    -------
+    tuple or None
+        The architecture and the alternative feature sets.
+    """
     for pattern, arch, alternatives in _COMPILED:
         if pattern.match(intrinsic):
             return arch, alternatives
@@ -125,7 +147,20 @@ def required_features(intrinsic: str) -> tuple[str, tuple] | None:
 
 def missing_features(intrinsic: str, target: Target) -> tuple:
     """The features ``target`` lacks for ``intrinsic`` (the smallest set among the alternatives);
-    ``()`` when it can be used."""
+    ``()`` when it can be used.
+
+    Parameters
+    ----------
+    intrinsic : str
+        The LLVM intrinsic name.
+    target : Target
+        The target.
+
+    Returns
+    -------
+    tuple of str
+        The missing features.
+    """
     req = required_features(intrinsic)
     if req is None:
         return ()
@@ -137,7 +172,18 @@ def missing_features(intrinsic: str, target: Target) -> tuple:
 
 def declared_intrinsics(ir_text: str) -> list[str]:
     """The target-specific LLVM intrinsics (``llvm.x86.*``, ``llvm.aarch64.*``) the IR declares,
-    also inside the names of bridge functions (``tensorize.sve_fixed.llvm.aarch64.sve.sdot...``)."""
+    also inside the names of bridge functions (``tensorize.sve_fixed.llvm.aarch64.sve.sdot...``).
+
+    Parameters
+    ----------
+    ir_text : str
+        LLVM IR text.
+
+    Returns
+    -------
+    list of str
+        The intrinsic names.
+    """
     names = []
     for declared in _DECLARE.findall(ir_text):
         m = _LLVM_TARGET_INTRINSIC.search(declared)
@@ -148,7 +194,20 @@ def declared_intrinsics(ir_text: str) -> list[str]:
 
 def check_intrinsic_features(ir_text: str, target: Target) -> None:
     """Raise ``MissingTargetFeatureError`` when the IR declares an intrinsic ``target`` cannot select
-    (instead of letting LLVM abort the process)."""
+    (instead of letting LLVM abort the process).
+
+    Parameters
+    ----------
+    ir_text : str
+        LLVM IR text.
+    target : Target
+        The target.
+
+    Raises
+    ------
+    MissingTargetFeatureError
+        Naming the intrinsic and the missing features.
+    """
     for name in declared_intrinsics(ir_text):
         arch, alternatives = required_features(name)
         if _ARCH_FAMILY.get(target.arch, target.arch) != arch:

@@ -65,6 +65,13 @@ class FunctionCodegen(ExprCodegen):
 
     # -- statements -------------------------------------------------------------------------
     def stmt(self, s) -> None:
+        """Emit LLVM code for a statement (through its ``visit``-style method).
+
+        Parameters
+        ----------
+        s : Stmt
+            The statement.
+        """
         method = getattr(self, "emit_" + type(s).__name__, None)
         if method is None:
             if isinstance(s, (S.Block, S.BlockRealize)):
@@ -129,7 +136,15 @@ class FunctionCodegen(ExprCodegen):
         self.stmt(s.body)
 
     def fail_unless(self, cond: ir.Value, message: str) -> None:
-        """Branch to an error exit (message stored in ``__tensorize_last_error``) when ``cond`` is false."""
+        """Branch to an error exit (message stored in ``__tensorize_last_error``) when ``cond`` is false.
+
+        Parameters
+        ----------
+        cond : ir.Value
+            The i1 condition.
+        message : str
+            The error message.
+        """
         b = self.builder
         ok = b.append_basic_block("assert_ok")
         fail = b.append_basic_block("assert_fail")
@@ -193,6 +208,21 @@ class FunctionCodegen(ExprCodegen):
         self.loop(s.loop_var, begin, end, lambda: self.stmt(s.body), metadata)
 
     def loop(self, var: E.Var, begin: ir.Value, end: ir.Value, emit_body, metadata=None) -> None:
+        """Emit a counted loop ``for var in [begin, end)`` whose body ``emit_body()`` emits.
+
+        Parameters
+        ----------
+        var : Var
+            The loop variable.
+        begin : ir.Value
+            The first value.
+        end : ir.Value
+            One past the last value.
+        emit_body : callable
+            Emits the body.
+        metadata : optional
+            An ``llvm.loop`` node (vectorize/unroll hints).
+        """
         b = self.builder
         preheader = b.block
         header = b.append_basic_block(f"for_{var.name}")
@@ -217,7 +247,13 @@ class FunctionCodegen(ExprCodegen):
         del self.vars[var]
 
     def parallel_for(self, s) -> None:
-        """Run the loop with ``GOMP_parallel`` (see the module docstring)."""
+        """Run the loop with ``GOMP_parallel`` (see the module docstring).
+
+        Parameters
+        ----------
+        s : For
+            A parallel loop.
+        """
         ctx, b = self.ctx, self.builder
         captured = [v for v in free_vars(s.body) if v in self.vars and v is not s.loop_var]
         # One closure slot per distinct LLVM value: two variables bound to the same pointer must not
@@ -290,6 +326,13 @@ class FunctionCodegen(ExprCodegen):
         return body
 
     def fail_unless_error_clear(self, error: ir.Value) -> None:
+        """Return -1 from the function when ``error`` (the error message a parallel body left) is not null.
+
+        Parameters
+        ----------
+        error : ir.Value
+            The error message pointer.
+        """
         b = self.builder
         ok = b.append_basic_block("parallel_ok")
         fail = b.append_basic_block("parallel_fail")
@@ -300,7 +343,26 @@ class FunctionCodegen(ExprCodegen):
 
     # -- calls helper -----------------------------------------------------------------------
     def call_overloaded(self, base: str, ret: ir.Type, arg_types: list, args: list, arg_types_for_name=()) -> ir.Value:
-        """Call the overloaded LLVM intrinsic ``base`` mangled with ``arg_types_for_name``."""
+        """Call the overloaded LLVM intrinsic ``base`` mangled with ``arg_types_for_name``.
+
+        Parameters
+        ----------
+        base : str
+            The intrinsic's name without type suffixes.
+        ret : ir.Type
+            The return type.
+        arg_types : list of ir.Type
+            The argument types.
+        args : list of ir.Value
+            The arguments.
+        arg_types_for_name : list of ir.Type
+            The types that mangle the name (default: return then arguments).
+
+        Returns
+        -------
+        ir.Value
+            The result.
+        """
         from .types import type_suffix
 
         name = ".".join([base] + [type_suffix(t) for t in arg_types_for_name])
@@ -340,13 +402,36 @@ class _FreeVars(StmtExprVisitor):
 
 
 def free_vars(stmt) -> list:
+    """The variables ``stmt`` uses but does not define (the captures of a parallel body).
+
+    Parameters
+    ----------
+    stmt : Stmt
+        The statement.
+
+    Returns
+    -------
+    list of Var
+        The variables.
+    """
     visitor = _FreeVars()
     visitor.visit_stmt(stmt)
     return list(visitor.found)
 
 
 def scalar_param_type(dtype: str) -> ir.Type:
-    """How a scalar parameter crosses the C boundary (see runtime.signature)."""
+    """How a scalar parameter crosses the C boundary (see runtime.signature).
+
+    Parameters
+    ----------
+    dtype : str
+        The dtype.
+
+    Returns
+    -------
+    ir.Type
+        The LLVM type.
+    """
     t = dt.parse(dtype)
     if t.code == "bool":
         return element_type("int8")

@@ -53,7 +53,24 @@ class ModuleContext:
         self._loops = 0
 
     def declare(self, name: str, ret: ir.Type, args: list, readnone: bool = False) -> ir.Function:
-        """The function ``name`` with this type, declared once; a clash with another type is an error."""
+        """The function ``name`` with this type, declared once; a clash with another type is an error.
+
+        Parameters
+        ----------
+        name : str
+            The function's name.
+        ret : ir.Type
+            The return type.
+        args : list of ir.Type
+            The argument types.
+        readnone : bool
+            Mark it ``readnone``.
+
+        Returns
+        -------
+        ir.Function
+            The declaration.
+        """
         fn_type = ir.FunctionType(ret, args)
         existing = self.module.globals.get(name)
         if existing is not None:
@@ -67,6 +84,18 @@ class ModuleContext:
         return fn
 
     def string_constant(self, text: str) -> ir.GlobalVariable:
+        """A private global holding ``text`` as a NUL-terminated string (one per distinct text).
+
+        Parameters
+        ----------
+        text : str
+            The text.
+
+        Returns
+        -------
+        ir.GlobalVariable
+            The global.
+        """
         if text not in self._strings:
             data = bytearray(text.encode("utf-8") + b"\0")
             var = ir.GlobalVariable(self.module, ir.ArrayType(ir.IntType(8), len(data)),
@@ -78,7 +107,20 @@ class ModuleContext:
         return self._strings[text]
 
     def loop_metadata(self, vectorize_width: int = -1, unroll_full: bool | None = None):
-        """A distinct ``llvm.loop`` node (made self-referential when the text is finalised)."""
+        """A distinct ``llvm.loop`` node (made self-referential when the text is finalised).
+
+        Parameters
+        ----------
+        vectorize_width : int
+            A vectorize width hint (-1: none).
+        unroll_full : bool, optional
+            Ask for (True) or forbid (False) full unrolling.
+
+        Returns
+        -------
+        ir.MDValue
+            The metadata node.
+        """
         self._loops += 1
         props = []
         if vectorize_width >= 0:
@@ -93,15 +135,51 @@ class ModuleContext:
         return self.module.add_metadata([ir.MetaDataString(self.module, f"tensorize.loop.{self._loops}")] + props)
 
     def text(self) -> str:
+        """The module's LLVM IR text, loop metadata made self-referential.
+
+        Returns
+        -------
+        str
+            The IR.
+        """
         return _LOOP_ID.sub(lambda m: f"{m.group(1)} = distinct !{{ {m.group(1)}, ", str(self.module))
 
 
 def function_name(gv, func: PrimFunc) -> str:
+    """The C symbol of a PrimFunc: its ``global_symbol``, else the GlobalVar's name.
+
+    Parameters
+    ----------
+    gv : GlobalVar
+        The function's GlobalVar.
+    func : PrimFunc
+        The function.
+
+    Returns
+    -------
+    str
+        The symbol.
+    """
     return str(func.attrs.get("global_symbol") or gv.name_hint)
 
 
 def emit_prim_func(ctx: ModuleContext, name: str, func: PrimFunc) -> FunctionSignature:
-    """Emit ``func`` as the C function ``name``; returns its signature."""
+    """Emit ``func`` as the C function ``name``; returns its signature.
+
+    Parameters
+    ----------
+    ctx : ModuleContext
+        The module being built.
+    name : str
+        The C symbol.
+    func : PrimFunc
+        The lowered function.
+
+    Returns
+    -------
+    FunctionSignature
+        The signature.
+    """
     signature = FunctionSignature(name)
     arg_types, binders = [], []
     noalias = bool(func.attrs.get("tir.noalias") or func.attrs.get("tirx.noalias"))
@@ -186,6 +264,18 @@ def llvm_ir_text(mod, target: Target) -> str:
 
     Pure Python (llvmlite's IR builder): nothing reaches LLVM's backend, so no input can abort the
     process here. Callers that compile in a child process use it to keep the source beside the result.
+
+    Parameters
+    ----------
+    mod : IRModule
+        The lowered module.
+    target : Target
+        The target.
+
+    Returns
+    -------
+    str
+        The IR.
     """
     ctx = ModuleContext("tensorize", target)
     for gv, func in mod.functions.items():
@@ -195,7 +285,20 @@ def llvm_ir_text(mod, target: Target) -> str:
 
 
 def build(mod, target: Target) -> Module:
-    """Compile the lowered PrimFuncs of ``mod`` for an llvm ``target``."""
+    """Compile the lowered PrimFuncs of ``mod`` for an llvm ``target``.
+
+    Parameters
+    ----------
+    mod : IRModule
+        The lowered module.
+    target : Target
+        The target.
+
+    Returns
+    -------
+    Module
+        The runtime module.
+    """
     start = time.perf_counter()
     ctx = ModuleContext("tensorize", target)
     signatures = {}

@@ -28,12 +28,34 @@ BRIDGE_PREFIX = "tensorize.sve_fixed."
 
 
 def is_scalable_intrinsic(name: str) -> bool:
-    """Whether the LLVM intrinsic ``name`` is overloaded on scalable vector types (``.nxv4i32``)."""
+    """Whether the LLVM intrinsic ``name`` is overloaded on scalable vector types (``.nxv4i32``).
+
+    Parameters
+    ----------
+    name : str
+        The LLVM intrinsic.
+
+    Returns
+    -------
+    bool
+        The answer.
+    """
     return name.startswith("llvm.") and re.search(r"\.nxv\d+", name) is not None
 
 
 def sve_vector_bits(target) -> int | None:
-    """The fixed SVE vector length in bits from ``-msve-vector-bits=N``, or None when not fixed."""
+    """The fixed SVE vector length in bits from ``-msve-vector-bits=N``, or None when not fixed.
+
+    Parameters
+    ----------
+    target : Target
+        The target.
+
+    Returns
+    -------
+    int or None
+        The vector length.
+    """
     value = getattr(target, "attrs", {}).get(SVE_BITS_ATTR)
     if value in (None, "", False):
         return None
@@ -47,6 +69,20 @@ def sve_vector_bits(target) -> int | None:
 
 
 def vscale_of(target, intrinsic: str) -> int:
+    """``vscale`` for ``intrinsic`` on ``target``: the fixed SVE length over 128 bits.
+
+    Parameters
+    ----------
+    target : Target
+        The target.
+    intrinsic : str
+        The LLVM intrinsic (for the error message).
+
+    Returns
+    -------
+    int
+        The vscale.
+    """
     bits = sve_vector_bits(target)
     if bits is None:
         raise TVMError(f"the scalable intrinsic {intrinsic} is called with fixed-length vectors, which needs a fixed "
@@ -61,7 +97,24 @@ class ScalableBridges:
         self._bridges: dict[str, tuple[str, ir.Type, list]] = {}
 
     def declare(self, ctx, intrinsic: str, ret: ir.Type, args: list) -> ir.Function:
-        """The bridge for calling ``intrinsic`` with these fixed types (declared in the llvmlite module)."""
+        """The bridge for calling ``intrinsic`` with these fixed types (declared in the llvmlite module).
+
+        Parameters
+        ----------
+        ctx : ModuleContext
+            The module being built.
+        intrinsic : str
+            The scalable intrinsic.
+        ret : ir.Type
+            The fixed return type.
+        args : list of ir.Type
+            The fixed argument types.
+
+        Returns
+        -------
+        ir.Function
+            The bridge's declaration.
+        """
         vscale_of(ctx.target, intrinsic)  # fail early with the fix when the length is not fixed
         signature = ".".join(_mangle(t) for t in [ret, *args])
         name = f"{BRIDGE_PREFIX}{intrinsic}.{signature}"
@@ -72,7 +125,20 @@ class ScalableBridges:
         return bool(self._bridges)
 
     def text(self, target, triple: str) -> str:
-        """LLVM IR defining every bridge (to parse and link into the module)."""
+        """LLVM IR defining every bridge (to parse and link into the module).
+
+        Parameters
+        ----------
+        target : Target
+            The target.
+        triple : str
+            The target triple.
+
+        Returns
+        -------
+        str
+            The IR.
+        """
         vscale = sve_vector_bits(target) // 128
         lines = [f'target triple = "{triple}"']
         declared: dict[str, str] = {}
@@ -137,7 +203,20 @@ _DEFINE = re.compile(r"^(define [^\n]*\))([^\n{]*)$", re.M)
 
 
 def with_vscale_range(text: str, target) -> str:
-    """``text`` with ``vscale_range(n,n)`` on every defined function when the target fixes the SVE length."""
+    """``text`` with ``vscale_range(n,n)`` on every defined function when the target fixes the SVE length.
+
+    Parameters
+    ----------
+    text : str
+        LLVM IR.
+    target : Target
+        The target.
+
+    Returns
+    -------
+    str
+        The IR.
+    """
     bits = sve_vector_bits(target)
     if bits is None:
         return text

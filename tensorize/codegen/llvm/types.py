@@ -24,7 +24,20 @@ _FLOATS = {16: F16, 32: F32, 64: F64}
 
 @lru_cache(maxsize=None)
 def element_type(dtype: str, memory: bool = False) -> ir.Type:
-    """The LLVM scalar type of ``dtype``'s element (``memory``: as stored in a buffer)."""
+    """The LLVM scalar type of ``dtype``'s element (``memory``: as stored in a buffer).
+
+    Parameters
+    ----------
+    dtype : str
+        The dtype.
+    memory : bool
+        As stored in a buffer (bool as i8, bfloat16 as i16).
+
+    Returns
+    -------
+    ir.Type
+        The type.
+    """
     t = dt.parse(dtype)
     if t.code == "bool":
         return I8 if memory else I1
@@ -43,29 +56,89 @@ def element_type(dtype: str, memory: bool = False) -> ir.Type:
 
 @lru_cache(maxsize=None)
 def llvm_type(dtype: str, memory: bool = False) -> ir.Type:
-    """The LLVM type of ``dtype``: a vector type for ``lanes > 1``."""
+    """The LLVM type of ``dtype``: a vector type for ``lanes > 1``.
+
+    Parameters
+    ----------
+    dtype : str
+        The dtype.
+    memory : bool
+        As stored in a buffer (bool as i8, bfloat16 as i16).
+
+    Returns
+    -------
+    ir.Type
+        The type.
+    """
     lanes = dt.lanes_of(dtype)
     element = element_type(dtype, memory)
     return element if lanes == 1 else ir.VectorType(element, lanes)
 
 
 def byte_size(dtype: str) -> int:
-    """Bytes of one element as stored in memory."""
+    """Bytes of one element as stored in memory.
+
+    Parameters
+    ----------
+    dtype : str
+        The dtype.
+
+    Returns
+    -------
+    int
+        The size.
+    """
     t = dt.parse(dtype)
     return max(t.bits, 8) // 8 * t.lanes
 
 
 def is_signed(dtype: str) -> bool:
+    """Whether ``dtype`` is a signed integer.
+
+    Parameters
+    ----------
+    dtype : str
+        The dtype.
+
+    Returns
+    -------
+    bool
+        The answer.
+    """
     return dt.parse(dtype).code == "int"
 
 
 def is_floating(dtype: str) -> bool:
-    """True for dtypes held in LLVM floating-point types (float16/32/64, not bfloat16)."""
+    """True for dtypes held in LLVM floating-point types (float16/32/64, not bfloat16).
+
+    Parameters
+    ----------
+    dtype : str
+        The dtype.
+
+    Returns
+    -------
+    bool
+        The answer.
+    """
     return dt.parse(dtype).code == "float"
 
 
 def constant(dtype: str, value) -> ir.Constant:
-    """An LLVM constant of ``dtype`` (vector dtypes splat ``value``)."""
+    """An LLVM constant of ``dtype`` (vector dtypes splat ``value``).
+
+    Parameters
+    ----------
+    dtype : str
+        The dtype.
+    value : int, float or bool
+        The value.
+
+    Returns
+    -------
+    ir.Constant
+        The constant.
+    """
     t = dt.parse(dtype)
     if t.code == "bfloat":
         scalar = ir.Constant(I16, _bf16_bits(float(value)))
@@ -88,7 +161,18 @@ def _bf16_bits(value: float) -> int:
 
 
 def type_suffix(t: ir.Type) -> str:
-    """LLVM's name mangling of an overloaded intrinsic's type (``<8 x float>`` -> ``v8f32``)."""
+    """LLVM's name mangling of an overloaded intrinsic's type (``<8 x float>`` -> ``v8f32``).
+
+    Parameters
+    ----------
+    t : ir.Type
+        The type.
+
+    Returns
+    -------
+    str
+        The suffix.
+    """
     if isinstance(t, ir.VectorType):
         return f"v{t.count}{type_suffix(t.element)}"
     if isinstance(t, ir.IntType):

@@ -143,7 +143,20 @@ def _check_shape(buffer: Buffer, array: np.ndarray) -> None:
 
 
 def compile_prim_func(func: PrimFunc | IRModule, externs: Mapping[str, Callable] | None = None) -> CompiledPrimFunc:
-    """Translate ``func`` once; call the result many times with different arrays."""
+    """Translate ``func`` once; call the result many times with different arrays.
+
+    Parameters
+    ----------
+    func : PrimFunc or IRModule
+        The function (lowered or not).
+    externs : dict of str to callable, optional
+        Python implementations of extern calls.
+
+    Returns
+    -------
+    CompiledPrimFunc
+        Callable on numpy arrays.
+    """
     if isinstance(func, IRModule):
         funcs = list(func.functions.values())
         if len(funcs) != 1:
@@ -157,5 +170,24 @@ def compile_prim_func(func: PrimFunc | IRModule, externs: Mapping[str, Callable]
 
 def run_prim_func(func: PrimFunc | IRModule, *args, externs: Mapping[str, Callable] | None = None) -> None:
     """Run ``func`` on numpy arrays (one per buffer parameter, in parameter order; outputs are written in place)
-    and numbers (scalar parameters)."""
+    and numbers (scalar parameters).
+
+    Parameters
+    ----------
+    func : PrimFunc or IRModule
+        The function.
+    *args : numpy.ndarray or scalar
+        The arguments.
+    externs : dict of str to callable, optional
+        Python implementations of extern calls.
+
+    Examples
+    --------
+    >>> from tensorize.codegen.python.interpreter import run_prim_func
+    >>> a, b = np.ones((16, 16), "float32"), np.ones((16, 16), "float32")
+    >>> c = np.zeros((16, 16), "float32")
+    >>> run_prim_func(matmul(), a, b, c)
+    >>> float(c[3, 4])
+    16.0
+    """
     compile_prim_func(func, externs)(*args)

@@ -25,7 +25,18 @@ class Pointer:
         self.array, self.offset = array, int(offset)
 
     def view(self, count: int) -> np.ndarray:
-        """The ``count`` elements starting at this address (a numpy view)."""
+        """The ``count`` elements starting at this address (a numpy view).
+
+        Parameters
+        ----------
+        count : int
+            The number of elements.
+
+        Returns
+        -------
+        numpy.ndarray
+            The view.
+        """
         return self.array[self.offset:self.offset + int(count)]
 
     def __repr__(self) -> str:

@@ -33,6 +33,15 @@ class Annotation(ScheduleBase):
     def annotate(self, block_or_loop, ann_key: str, ann_val) -> None:
         """Set annotation ``ann_key`` to ``ann_val`` on a block or a loop (replacing an old value).
 
+        Parameters
+        ----------
+        block_or_loop : BlockRV or LoopRV
+            The block or loop to annotate.
+        ann_key : str
+            The annotation key.
+        ann_val : int, float, str, list or dict
+            The annotation value.
+
         Example::
 
             sch.annotate(sch.get_block("C"), "meta_schedule.unroll_explicit", 16)
@@ -40,6 +49,13 @@ class Annotation(ScheduleBase):
             #     T.block_attr({"meta_schedule.unroll_explicit": 16})
             sch.annotate(i, "pragma_auto_unroll_max_step", 64)
             # for i in T.serial(128, annotations={"pragma_auto_unroll_max_step": 64}):
+
+        Examples
+        --------
+        >>> sch = tvm.tir.Schedule(matmul())
+        >>> sch.annotate(sch.get_block("C"), "meta_schedule.unroll_explicit", 16)
+        >>> sch.get(sch.get_block("C")).annotations["meta_schedule.unroll_explicit"]
+        16
         """
         if not isinstance(ann_key, str):
             raise TypeError(f"annotation keys are strings, got {type(ann_key).__name__}")
@@ -51,6 +67,13 @@ class Annotation(ScheduleBase):
     @primitive
     def unannotate(self, block_or_loop, ann_key: str) -> None:
         """Remove annotation ``ann_key`` from a block or a loop; an error if it is not there.
+
+        Parameters
+        ----------
+        block_or_loop : BlockRV or LoopRV
+            The block or loop to remove the annotation from.
+        ann_key : str
+            The annotation key.
 
         Example::
 

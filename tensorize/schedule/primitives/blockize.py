@@ -37,7 +37,22 @@ class BindingDivision:
 def divide_block_bindings(tree: StmtIndex, loop: For, realize: BlockRealize) -> BindingDivision | None:
     """Divide the bindings of ``realize`` (the single block under ``loop``) into the part over the
     loops above ``loop`` and the part over ``loop`` and the loops below it; None when they do not
-    divide (non-affine bindings, or an iterator mixing the two sides in a way a block cannot express)."""
+    divide (non-affine bindings, or an iterator mixing the two sides in a way a block cannot express).
+
+    Parameters
+    ----------
+    tree : StmtIndex
+        The index of the function's statements.
+    loop : For
+        The loop to divide at.
+    realize : BlockRealize
+        The single block under ``loop``.
+
+    Returns
+    -------
+    BindingDivision or None
+        The division, or None when the bindings do not divide.
+    """
     loops = tree.loops_of(realize)
     inner_loops = [f for f in loops if f is loop or tree.is_ancestor(loop, f)]
     outer_loops = [f for f in loops if not (f is loop or tree.is_ancestor(loop, f))]
@@ -63,6 +78,18 @@ class Blockize(ScheduleBase):
         """Make the subtree under loop ``target`` an inner block inside a new outer block named
         ``<block>_o``, whose iterators are the outer part of the block's bindings; the returned handle
         is the outer block. A reduction's ``init`` moves to the outer block as ``<block>_init``.
+
+        Parameters
+        ----------
+        target : LoopRV
+            The loop whose subtree becomes the inner block.
+        preserve_unit_iters : bool
+            Keep unit iterators in the block bindings.
+
+        Returns
+        -------
+        BlockRV
+            The new outer block.
 
         Before::
 
@@ -91,6 +118,15 @@ class Blockize(ScheduleBase):
                         with T.block("C"):
                             vi_i, vj_i, vk_i = T.axis.remap("SSR", [i_1, j_1, k_1])
                             C[vi_o * 16 + vi_i, vj_o * 16 + vj_i] = ...
+
+        Examples
+        --------
+        >>> sch = tvm.tir.Schedule(matmul())
+        >>> i, j, k = sch.get_loops(sch.get_block("C"))
+        >>> _ = sch.split(k, [None, 4])
+        >>> outer = sch.blockize(sch.get_loops(sch.get_block("C"))[-1])
+        >>> sch.get(outer).name_hint
+        'C_o'
         """
         if isinstance(target, (list, tuple)):
             if len(target) == 1 and isinstance(target[0], BlockRV):

@@ -24,7 +24,26 @@ from ..rv import BlockRV
 
 
 def new_buffer_like(buf: Buffer, name: str, scope: str | None = None, shape=None, dtype: str | None = None) -> Buffer:
-    """A fresh compact buffer like ``buf`` (new data pointer) with another name, scope or shape."""
+    """A fresh compact buffer like ``buf`` (new data pointer) with another name, scope or shape.
+
+    Parameters
+    ----------
+    buf : Buffer
+        The buffer to copy the declaration of.
+    name : str
+        The new buffer's name.
+    scope : str, optional
+        Its storage scope (default: ``buf``'s).
+    shape : list of PrimExpr, optional
+        Its shape (default: ``buf``'s).
+    dtype : str, optional
+        Its element type (default: ``buf``'s).
+
+    Returns
+    -------
+    Buffer
+        The new buffer.
+    """
     dtype = dtype or buf.dtype
     data = E.Var(name, E.PointerType(dtype, scope if scope is not None else buf.scope()))
     return Buffer(data, dtype, buf.shape if shape is None else shape, name=name,
@@ -32,6 +51,20 @@ def new_buffer_like(buf: Buffer, name: str, scope: str | None = None, shape=None
 
 
 def unique_block_name(tree, base: str) -> str:
+    """``base``, or ``base_1``, ``base_2``, ... when a block of the function already has that name.
+
+    Parameters
+    ----------
+    tree : StmtIndex
+        The index of the function's statements.
+    base : str
+        The wanted name.
+
+    Returns
+    -------
+    str
+        A block name unused in the function.
+    """
     if base not in tree.blocks:
         return base
     n = 1
@@ -150,6 +183,22 @@ class Cache(ScheduleBase):
         function input), at the start of the scope, copying the region the scope reads (the whole
         buffer at the root); move it with ``compute_at`` to shrink it to a tile.
 
+        Parameters
+        ----------
+        block : BlockRV or str
+            The consumer block (or its name).
+        read_buffer_index : int, Buffer or str
+            Which read buffer of ``block`` to cache.
+        storage_scope : str
+            The scope of the copy (``"global"``, ``"shared"``, ``"local"``, ...).
+        consumer_blocks : list of BlockRV or str, optional
+            The readers that read the copy (default: every reader in the scope).
+
+        Returns
+        -------
+        BlockRV
+            The new copy block.
+
         Before::
 
             for i, j in T.grid(128, 128):
@@ -186,6 +235,12 @@ class Cache(ScheduleBase):
                     with T.block("C"):
                         ...
                         C[vi, vj] = B_shared[vi, vj] + T.float32(1)
+
+        Examples
+        --------
+        >>> sch = tvm.tir.Schedule(matmul())
+        >>> sch.get(sch.cache_read(sch.get_block("C"), 0, "local")).name_hint
+        'A_local'
         """
         what = "cache_read"
         block = self._block_arg(block)
@@ -237,6 +292,22 @@ class Cache(ScheduleBase):
         what ``block`` writes in one iteration of that loop; at the end of the scope when no block
         reads the original buffer (an output). ``reverse_compute_at`` then moves it into a tile.
 
+        Parameters
+        ----------
+        block : BlockRV or str
+            The producer block (or its name).
+        write_buffer_index : int, Buffer or str
+            Which write buffer of ``block`` to cache.
+        storage_scope : str
+            The scope of the new buffer.
+        consumer_blocks : list of BlockRV or str, optional
+            Readers that read the new buffer directly.
+
+        Returns
+        -------
+        BlockRV
+            The new copy block that writes the values back.
+
         Before::
 
             for i, j in T.grid(128, 128):
@@ -255,6 +326,12 @@ class Cache(ScheduleBase):
                 with T.block("B_local"):
                     v0, v1 = T.axis.remap("SS", [ax0, ax1])
                     B[v0, v1] = B_local[v0, v1]
+
+        Examples
+        --------
+        >>> sch = tvm.tir.Schedule(matmul())
+        >>> sch.get(sch.cache_write(sch.get_block("C"), 0, "local")).name_hint
+        'C_local'
         """
         what = "cache_write"
         block = self._block_arg(block)
@@ -295,6 +372,18 @@ class Cache(ScheduleBase):
         """Access ``buffer`` (``("read", i)``, ``("write", i)``, a Buffer or its name) of ``block``
         through a new buffer ``<buffer>_reindex`` indexed directly by the block iterators that appear
         in its indices (in block order); a copy block converts between the two layouts.
+
+        Parameters
+        ----------
+        block : BlockRV
+            The block whose access is reindexed.
+        buffer : tuple of (str, int), Buffer or str
+            The buffer: ``("read", i)``, ``("write", i)``, the Buffer or its name.
+
+        Returns
+        -------
+        BlockRV
+            The new copy block.
 
         Before::
 
@@ -395,6 +484,15 @@ class Cache(ScheduleBase):
         """Set the storage scope of the ``buffer_index``-th write buffer of ``block`` (which must be
         allocated inside the function, not a parameter).
 
+        Parameters
+        ----------
+        block : BlockRV
+            The block that writes the buffer.
+        buffer_index : int
+            Which write buffer of ``block``.
+        storage_scope : str
+            The new scope.
+
         Before: ``B = T.alloc_buffer((128, 128))``; after ``sch.set_scope(sch.get_block("B"), 0,
         "shared")``: ``B = T.alloc_buffer((128, 128), scope="shared")`` and every access uses it.
         """
@@ -416,6 +514,19 @@ class Cache(ScheduleBase):
         ``[buffer_index, axis, factor, offset]``, e.g. after
         ``sch.storage_align(sch.get_block("B"), 0, axis=0, factor=128, offset=1)`` the block has
         ``T.block_attr({"buffer_dim_align": [[0, 0, 128, 1]]})``.
+
+        Parameters
+        ----------
+        block : BlockRV
+            The block that writes the buffer.
+        buffer_index : int
+            Which write buffer of ``block``.
+        axis : int
+            The axis whose stride is padded.
+        factor : int
+            The stride's alignment factor.
+        offset : int
+            The wanted remainder ``stride % factor``.
         """
         func_name, tree, realize = self._block(block)
         buf = self._alloc_write_buffer(func_name, tree, realize, buffer_index, "storage_align")

@@ -36,7 +36,18 @@ class PlacementError(ValueError):
 
 def storage_scope_error(scope) -> str | None:
     """Why ``scope`` is not a storage scope TVM accepts (``"global"``, ``"shared"``, ``"shared.dyn"``,
-    ``"local"``, ``"warp"``, ``"wmma.matrix_a"``, ``"global.texture"`` ...), or None."""
+    ``"local"``, ``"warp"``, ``"wmma.matrix_a"``, ``"global.texture"`` ...), or None.
+
+    Parameters
+    ----------
+    scope : str
+        The storage scope to check.
+
+    Returns
+    -------
+    str or None
+        The error message, or None for a valid scope.
+    """
     if not isinstance(scope, str) or not scope:
         return f"the storage scope must be a non-empty string, got {scope!r}"
     rank = scope.split(".", 1)[0]
@@ -47,14 +58,56 @@ def storage_scope_error(scope) -> str | None:
 
 
 def reads_buffer(realize: BlockRealize, buf: Buffer) -> bool:
+    """Whether block ``realize`` reads ``buf``.
+
+    Parameters
+    ----------
+    realize : BlockRealize
+        The block.
+    buf : Buffer
+        The buffer.
+
+    Returns
+    -------
+    bool
+        True when ``buf`` is among the block's reads.
+    """
     return any(r.buffer is buf for r in realize.block.reads)
 
 
 def writes_buffer(realize: BlockRealize, buf: Buffer) -> bool:
+    """Whether block ``realize`` writes ``buf``.
+
+    Parameters
+    ----------
+    realize : BlockRealize
+        The block.
+    buf : Buffer
+        The buffer.
+
+    Returns
+    -------
+    bool
+        True when ``buf`` is among the block's writes.
+    """
     return any(r.buffer is buf for r in realize.block.writes)
 
 
 def region_of(regions, buf: Buffer) -> BufferRegion | None:
+    """The region of ``buf`` among ``regions``, or None.
+
+    Parameters
+    ----------
+    regions : list of BufferRegion
+        A block's reads or writes.
+    buf : Buffer
+        The buffer.
+
+    Returns
+    -------
+    BufferRegion or None
+        The first region of ``buf``.
+    """
     for r in regions:
         if r.buffer is buf:
             return r
@@ -63,7 +116,22 @@ def region_of(regions, buf: Buffer) -> BufferRegion | None:
 
 # -- the insertion position -----------------------------------------------------------------------
 def scope_children(tree: StmtIndex, scope: BlockRealize | None, loc: For | None) -> list[Stmt]:
-    """The statements of the body the stage goes into: the loop ``loc``'s, or the scope's."""
+    """The statements of the body the stage goes into: the loop ``loc``'s, or the scope's.
+
+    Parameters
+    ----------
+    tree : StmtIndex
+        The index of the function's statements.
+    scope : BlockRealize or None
+        The scope block (None: a function without a root block).
+    loc : For or None
+        The loop whose body holds the stage (None: the scope's body).
+
+    Returns
+    -------
+    list of Stmt
+        The statements of that body.
+    """
     if loc is not None:
         return stmt_list(loc.body)
     return stmt_list(scope.block.body if scope is not None else tree.root)
@@ -73,7 +141,24 @@ def stage_location(tree: StmtIndex, scope: BlockRealize | None, writer: BlockRea
                    related: BlockRealize) -> tuple[For | None, int]:
     """``(loc, pos)``: the lowest loop holding both ``writer`` and ``related`` (None: the scope root)
     and the index, among its body's statements, of the one holding ``related``; the stage goes
-    there, after the writer's statement. ``related`` must follow ``writer`` in program order."""
+    there, after the writer's statement. ``related`` must follow ``writer`` in program order.
+
+    Parameters
+    ----------
+    tree : StmtIndex
+        The index of the function's statements.
+    scope : BlockRealize or None
+        The scope block (None: a function without a root block).
+    writer : BlockRealize
+        The block writing the buffer.
+    related : BlockRealize
+        The block the stage must precede.
+
+    Returns
+    -------
+    tuple of (For or None, int)
+        The loop and the position in its body.
+    """
     writer_anc = {id(a) for a in tree.ancestors(writer)}
     common = None
     for anc in tree.ancestors(related):
@@ -97,7 +182,26 @@ def stage_location(tree: StmtIndex, scope: BlockRealize | None, writer: BlockRea
 
 
 def after_stage(tree: StmtIndex, loc: For | None, children: list[Stmt], pos: int, stmt: Stmt) -> bool:
-    """Whether ``stmt`` runs after a stage inserted at ``pos`` of ``loc``'s body (in every iteration)."""
+    """Whether ``stmt`` runs after a stage inserted at ``pos`` of ``loc``'s body (in every iteration).
+
+    Parameters
+    ----------
+    tree : StmtIndex
+        The index of the function's statements.
+    loc : For or None
+        The loop whose body holds the stage (None: the scope's body).
+    children : list of Stmt
+        The statements of that body.
+    pos : int
+        The position of the stage.
+    stmt : Stmt
+        The statement.
+
+    Returns
+    -------
+    bool
+        True when ``stmt`` runs after the stage.
+    """
     if loc is None:
         return top_child(tree, children, stmt) >= pos
     if tree.is_ancestor(loc, stmt):
@@ -106,7 +210,22 @@ def after_stage(tree: StmtIndex, loc: For | None, children: list[Stmt], pos: int
 
 
 def common_loop(tree: StmtIndex, a: Stmt, b: Stmt) -> For | None:
-    """The innermost loop around both ``a`` and ``b`` (within their scope block), or None."""
+    """The innermost loop around both ``a`` and ``b`` (within their scope block), or None.
+
+    Parameters
+    ----------
+    tree : StmtIndex
+        The index of the function's statements.
+    a : Stmt
+        A statement.
+    b : Stmt
+        Another statement.
+
+    Returns
+    -------
+    For or None
+        The innermost common loop.
+    """
     loops_a = {id(f) for f in tree.loops_of(a)}
     for f in reversed(tree.loops_of(b)):
         if id(f) in loops_a:
@@ -118,7 +237,20 @@ def common_loop(tree: StmtIndex, a: Stmt, b: Stmt) -> For | None:
 def context_analyzer(tree: StmtIndex, stmt: Stmt | None) -> Analyzer:
     """An analyzer knowing the ranges of every loop around ``stmt`` (``stmt`` included when it is a
     loop) and of the iterators of every block around it (inside a blockized scope the outer block's
-    iterators appear in the indices)."""
+    iterators appear in the indices).
+
+    Parameters
+    ----------
+    tree : StmtIndex
+        The index of the function's statements.
+    stmt : Stmt or None
+        The statement (None: an empty analyzer).
+
+    Returns
+    -------
+    Analyzer
+        The analyzer with the bounds bound.
+    """
     ana = Analyzer()
     if stmt is None:
         return ana
@@ -132,13 +264,45 @@ def context_analyzer(tree: StmtIndex, stmt: Stmt | None) -> Analyzer:
 
 
 def stage_analyzer(tree: StmtIndex, scope: BlockRealize | None, loc: For | None) -> Analyzer:
-    """The analyzer for a stage inserted into ``loc``'s body (the scope's body when ``loc`` is None)."""
+    """The analyzer for a stage inserted into ``loc``'s body (the scope's body when ``loc`` is None).
+
+    Parameters
+    ----------
+    tree : StmtIndex
+        The index of the function's statements.
+    scope : BlockRealize or None
+        The scope block (None: a function without a root block).
+    loc : For or None
+        The loop whose body holds the stage (None: the scope's body).
+
+    Returns
+    -------
+    Analyzer
+        The analyzer.
+    """
     return context_analyzer(tree, loc if loc is not None else (scope.block if scope is not None else None))
 
 
 def relax_below(tree: StmtIndex, realize: BlockRealize, region: BufferRegion, loc: For | None) -> list[E.Range]:
     """``region`` of block ``realize`` relaxed over the loops between the block and ``loc`` (all its
-    loops when ``loc`` is None): the part of the buffer one iteration of ``loc`` touches."""
+    loops when ``loc`` is None): the part of the buffer one iteration of ``loc`` touches.
+
+    Parameters
+    ----------
+    tree : StmtIndex
+        The index of the function's statements.
+    realize : BlockRealize
+        The block.
+    region : BufferRegion
+        One of its regions.
+    loc : For or None
+        The loop to relax up to.
+
+    Returns
+    -------
+    list of Range
+        The relaxed region, one range per buffer axis.
+    """
     loops = tree.loops_of(realize)
     inner = loops if loc is None else [f for f in loops if f is not loc and tree.is_ancestor(loc, f)]
     ana = context_analyzer(tree, realize)
@@ -156,6 +320,18 @@ def relax_below(tree: StmtIndex, realize: BlockRealize, region: BufferRegion, lo
 
 
 def full_region(buf: Buffer) -> list[E.Range]:
+    """The whole of ``buf``: ``[0, extent)`` on every axis.
+
+    Parameters
+    ----------
+    buf : Buffer
+        The buffer.
+
+    Returns
+    -------
+    list of Range
+        One range per axis.
+    """
     return [E.Range.from_min_extent(0, s) for s in buf.shape]
 
 
@@ -165,7 +341,26 @@ def copy_stage(name: str, src: Buffer, dst: Buffer, region: list[E.Range], ana: 
 
     ``ana`` knows the variables around the stage (see ``stage_analyzer``); ``region`` may use them.
     An extent that is not a constant becomes its upper bound plus a predicate, and a region that may
-    leave the buffer is guarded, so the stage never touches memory outside ``src``/``dst``."""
+    leave the buffer is guarded, so the stage never touches memory outside ``src``/``dst``.
+
+    Parameters
+    ----------
+    name : str
+        The copy block's name.
+    src : Buffer
+        The buffer read.
+    dst : Buffer
+        The buffer written.
+    region : list of Range
+        The region copied.
+    ana : Analyzer
+        Knows the variables around the stage.
+
+    Returns
+    -------
+    Stmt
+        The loop nest.
+    """
     shape = dst.shape
     loops, ivars, values, preds = [], [], [], []
     for axis, rng in enumerate(region):
@@ -201,7 +396,30 @@ def insert_stage(tree: StmtIndex, scope: BlockRealize | None, loc: For | None, p
                  replacements: dict[int, Stmt], new_buffers) -> Stmt:
     """The function body with ``replacements`` (``{id(old): new}``) applied in the scope, ``stage``
     inserted at ``pos`` of ``loc``'s body (the scope's body when ``loc`` is None) and
-    ``new_buffers`` allocated in the scope block."""
+    ``new_buffers`` allocated in the scope block.
+
+    Parameters
+    ----------
+    tree : StmtIndex
+        The index of the function's statements.
+    scope : BlockRealize or None
+        The scope block (None: a function without a root block).
+    loc : For or None
+        The loop whose body holds the stage (None: the scope's body).
+    pos : int
+        Where the stage goes in that body.
+    stage : Stmt
+        The copy stage.
+    replacements : dict of int to Stmt
+        ``{id(old): new}`` statements to replace in the scope.
+    new_buffers : list of Buffer
+        Buffers to allocate in the scope block.
+
+    Returns
+    -------
+    Stmt
+        The new function body.
+    """
     children = [replace_many(c, replacements) for c in scope_children(tree, scope, loc)]
     children.insert(pos, stage)
     if loc is None:

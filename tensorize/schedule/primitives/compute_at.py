@@ -24,12 +24,34 @@ INLINE_MARK = E.Var("inline")
 
 
 def root_location(func_name: str = "") -> LoopRV:
-    """The LoopRV meaning "stay at the root" (TVM's ``LoopRV`` of index -1)."""
+    """The LoopRV meaning "stay at the root" (TVM's ``LoopRV`` of index -1).
+
+    Parameters
+    ----------
+    func_name : str
+        The function the location belongs to.
+
+    Returns
+    -------
+    LoopRV
+        The root mark.
+    """
     return LoopRV(ROOT_MARK, func_name)
 
 
 def inline_location(func_name: str = "") -> LoopRV:
-    """The LoopRV meaning "compute inline" (TVM's ``LoopRV`` of index -2)."""
+    """The LoopRV meaning "compute inline" (TVM's ``LoopRV`` of index -2).
+
+    Parameters
+    ----------
+    func_name : str
+        The function the location belongs to.
+
+    Returns
+    -------
+    LoopRV
+        The inline mark.
+    """
     return LoopRV(INLINE_MARK, func_name)
 
 
@@ -62,6 +84,17 @@ class ComputeAt(ScheduleBase):
         ``index`` picks the position among the loop's children (-1: the last valid one, just before
         the first consumer; -2: the first valid one). A ``loop`` from ``sample_compute_location`` may
         also be the root mark (no change) or the inline mark (``compute_inline``).
+
+        Parameters
+        ----------
+        block : BlockRV
+            The producer block to move.
+        loop : LoopRV
+            The loop to move it under (or a mark from ``sample_compute_location``).
+        preserve_unit_loops : bool
+            Keep new loops of extent 1.
+        index : int
+            The position among the loop's children (-1: last valid, -2: first valid).
 
         Before::
 
@@ -112,6 +145,17 @@ class ComputeAt(ScheduleBase):
                         vi = T.axis.spatial(128, i)
                         vj = T.axis.spatial(128, ax0)
                         C[vi, vj] = B[vi, vj] + T.float32(1)
+
+        Parameters
+        ----------
+        block : BlockRV
+            The consumer block to move.
+        loop : LoopRV
+            The loop to move it under.
+        preserve_unit_loops : bool
+            Keep new loops of extent 1.
+        index : int
+            The position among the loop's children (-1: last valid, -2: first valid).
         """
         self._move_block(block, loop, preserve_unit_loops, index, reverse=True)
 
@@ -121,6 +165,18 @@ class ComputeAt(ScheduleBase):
         where ``compute_at`` applies, or the root (decision -1) or inline (-2, when the block is
         inlinable) locations. The decision is -2, -1 or the index of the loop among the first
         consumer's loops.
+
+        Parameters
+        ----------
+        block : BlockRV
+            The producer block.
+        decision : int, optional
+            A fixed decision (replaying a trace); sampled when None.
+
+        Returns
+        -------
+        LoopRV
+            The sampled loop, or the root or inline mark.
 
         Example::
 
@@ -423,6 +479,22 @@ class ComputeAt(ScheduleBase):
 
 
 def index_is_inside(tree, realize: BlockRealize, loop_stmt: For) -> bool:
+    """Whether the block ``realize`` lies under the loop ``loop_stmt``.
+
+    Parameters
+    ----------
+    tree : StmtIndex
+        The index of the function's statements.
+    realize : BlockRealize
+        The block.
+    loop_stmt : For
+        The loop.
+
+    Returns
+    -------
+    bool
+        True when ``loop_stmt`` is an ancestor of ``realize``.
+    """
     return tree.is_ancestor(realize, loop_stmt)
 
 

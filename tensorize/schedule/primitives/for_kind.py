@@ -44,6 +44,11 @@ class ForKindPrimitives(ScheduleBase):
         """Run the iterations of ``loop`` in parallel threads. Every block iterator bound to the loop
         must be spatial (parallelizing a reduction loop is an error).
 
+        Parameters
+        ----------
+        loop : LoopRV
+            The loop to parallelize.
+
         Example::
 
             # before
@@ -56,12 +61,25 @@ class ForKindPrimitives(ScheduleBase):
             for i_0 in T.parallel(8):
                 for i_2, i_1 in T.grid(4, 4):
                     with T.block("C"): ...
+
+        Examples
+        --------
+        >>> sch = tvm.tir.Schedule(matmul())
+        >>> i, j, k = sch.get_loops(sch.get_block("C"))
+        >>> sch.parallel(i)
+        >>> sch.get(i).kind == tvm.tir.ForKind.PARALLEL
+        True
         """
         self._set_kind(loop, ForKind.PARALLEL, "parallelize")
 
     @primitive
     def vectorize(self, loop: LoopRV) -> None:
         """Run ``loop`` as vector lanes. Every block iterator bound to the loop must be spatial.
+
+        Parameters
+        ----------
+        loop : LoopRV
+            The loop to vectorize.
 
         Example::
 
@@ -73,6 +91,11 @@ class ForKindPrimitives(ScheduleBase):
     @primitive
     def unroll(self, loop: LoopRV) -> None:
         """Unroll ``loop`` (always allowed).
+
+        Parameters
+        ----------
+        loop : LoopRV
+            The loop to unroll.
 
         Example::
 
@@ -86,6 +109,13 @@ class ForKindPrimitives(ScheduleBase):
         """Bind ``loop`` to a GPU thread axis: ``blockIdx.x/y/z``, ``threadIdx.x/y/z`` or
         ``vthread.x/y/z``. Block iterators bound to the loop must be spatial, except that a
         reduction may be bound to ``threadIdx`` (cross-thread reduction).
+
+        Parameters
+        ----------
+        loop : LoopRV
+            The loop to bind.
+        thread_axis : str
+            The thread axis, e.g. ``"threadIdx.x"``.
 
         Example::
 

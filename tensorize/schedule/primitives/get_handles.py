@@ -11,14 +11,28 @@ def _buffers(regions) -> set[int]:
 
 
 class GetHandles(ScheduleBase):
+    """Handle getters: ``get_block``, ``get_loops``, ``get_child_blocks``, ``get_producers``, ``get_consumers``, ``get_output_blocks``."""
     @primitive
     def get_block(self, name: str, func_name: str | None = None) -> BlockRV:
         """The block named ``name``.
 
-        Example::
+        Parameters
+        ----------
+        name : str
+            The block's name.
+        func_name : str, optional
+            The function to look in (default: the one ``work_on`` chose, or the only one).
 
-            sch = tvm.tir.Schedule(MyModule)
-            block_c = sch.get_block("C")
+        Returns
+        -------
+        BlockRV
+            A handle to the block.
+
+        Examples
+        --------
+        >>> sch = tvm.tir.Schedule(matmul())
+        >>> sch.get_block("C")
+        BlockRV('C')
         """
         func_name = self._func_name(func_name)
         found = self._index(func_name).blocks.get(name)
@@ -34,13 +48,41 @@ class GetHandles(ScheduleBase):
 
     @primitive
     def get_loops(self, block: BlockRV) -> list[LoopRV]:
-        """The loops around ``block`` up to its enclosing block, outermost first."""
+        """The loops around ``block`` up to its enclosing block, outermost first.
+
+        Parameters
+        ----------
+        block : BlockRV
+            The block.
+
+        Returns
+        -------
+        list of LoopRV
+            The loops, outermost first.
+
+        Examples
+        --------
+        >>> sch = tvm.tir.Schedule(matmul())
+        >>> sch.get_loops(sch.get_block("C"))
+        [LoopRV(i), LoopRV(j), LoopRV(k)]
+        """
         func_name, index, realize = self._block(block)
         return [LoopRV(f.loop_var, func_name) for f in index.loops_of(realize)]
 
     @primitive
     def get_child_blocks(self, block_or_loop) -> list[BlockRV]:
-        """The blocks directly under a block or a loop (not nested in another block), in program order."""
+        """The blocks directly under a block or a loop (not nested in another block), in program order.
+
+        Parameters
+        ----------
+        block_or_loop : BlockRV or LoopRV
+            The parent.
+
+        Returns
+        -------
+        list of BlockRV
+            The child blocks in program order.
+        """
         if isinstance(block_or_loop, BlockRV):
             func_name, index, stmt = self._block(block_or_loop)
         else:
@@ -55,7 +97,18 @@ class GetHandles(ScheduleBase):
 
     @primitive
     def get_producers(self, block: BlockRV) -> list[BlockRV]:
-        """Blocks in the same scope, before ``block``, that write a buffer ``block`` reads."""
+        """Blocks in the same scope, before ``block``, that write a buffer ``block`` reads.
+
+        Parameters
+        ----------
+        block : BlockRV
+            The consumer.
+
+        Returns
+        -------
+        list of BlockRV
+            The producers in program order.
+        """
         func_name, realize, siblings = self._siblings(block)
         reads = _buffers(realize.block.reads)
         out = []
@@ -68,7 +121,18 @@ class GetHandles(ScheduleBase):
 
     @primitive
     def get_consumers(self, block: BlockRV) -> list[BlockRV]:
-        """Blocks in the same scope, after ``block``, that read a buffer ``block`` writes."""
+        """Blocks in the same scope, after ``block``, that read a buffer ``block`` writes.
+
+        Parameters
+        ----------
+        block : BlockRV
+            The producer.
+
+        Returns
+        -------
+        list of BlockRV
+            The consumers in program order.
+        """
         func_name, realize, siblings = self._siblings(block)
         writes = _buffers(realize.block.writes)
         out, after = [], False
@@ -82,7 +146,18 @@ class GetHandles(ScheduleBase):
 
     @primitive
     def get_output_blocks(self, scope_block: BlockRV) -> list[BlockRV]:
-        """Blocks under ``scope_block`` that write the function's parameter buffers."""
+        """Blocks under ``scope_block`` that write the function's parameter buffers.
+
+        Parameters
+        ----------
+        scope_block : BlockRV
+            The scope (block) to look in.
+
+        Returns
+        -------
+        list of BlockRV
+            The blocks of the scope that write a function output.
+        """
         func_name, index, realize = self._block(scope_block)
         params = {id(b) for b in self._func(func_name).buffer_map.values()}
         return [BlockRV(r.block.name_hint, func_name) for r in index.child_block_realizes(realize)

@@ -156,6 +156,11 @@ class Inline(ScheduleBase):
         indices are distinct block iterators, must not read ``B``, and ``B`` must not be a
         function argument (an output block cannot be inlined).
 
+        Parameters
+        ----------
+        block : BlockRV
+            The producer block to inline.
+
         Example::
 
             # before
@@ -228,6 +233,11 @@ class Inline(ScheduleBase):
         consumer reads only part of the buffer, the producer gets a predicate selecting the
         elements the consumer read (e.g. ``C[vi, vj] = B[vi * 2, vj + 1]`` gives
         ``T.where(i % 2 == 0 and j >= 1)`` and stores ``C[vi // 2, vj - 1]``).
+
+        Parameters
+        ----------
+        block : BlockRV
+            The consumer block to inline.
 
         Example::
 

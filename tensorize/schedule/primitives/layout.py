@@ -90,6 +90,19 @@ class Layout(PadEinsum, ScheduleBase):
         every access ``A[i, j]`` becomes ``A[*index_map(i, j)]`` in every block of the function. A
         parameter buffer changes the function's signature.
 
+        Parameters
+        ----------
+        block : BlockRV
+            A block that accesses the buffer.
+        buffer : tuple of (str, int), Buffer or str
+            The buffer: ``("read", i)``, ``("write", i)``, the Buffer or its name.
+        index_map : IndexMap or callable
+            The new layout, e.g. ``lambda i, j: (i // 4, j, i % 4)``.
+        pad_value : PrimExpr, int, float or callable, optional
+            The value of the padding, when ``index_map`` pads the buffer.
+        assume_injective_transform : bool
+            Skip the check that ``index_map`` is injective.
+
         Before::
 
             for i, j, k in T.grid(64, 64, 64):
@@ -118,6 +131,13 @@ class Layout(PadEinsum, ScheduleBase):
                     v0, v1 = T.axis.remap("SS", [i0, i1])
                     if 30 <= v0 * 16 + v1:
                         B[v0, v1] = T.float32(0)
+
+        Examples
+        --------
+        >>> sch = tvm.tir.Schedule(matmul())
+        >>> sch.transform_layout(sch.get_block("C"), ("read", 0), lambda i, k: (k, i))
+        >>> sch.get(sch.get_block("C")).reads[0].buffer.name
+        'A'
         """
         if not isinstance(index_map, IndexMap):  # the trace records the IndexMap, not the lambda
             func_name, tree, realize = self._block(block)
@@ -216,6 +236,13 @@ class Layout(PadEinsum, ScheduleBase):
         """Remap the iteration space of ``block`` through ``index_map`` (a bijection of its iterators):
         the block gets one iterator per final index, bound to new loops ``ax0, ax1, ...`` that replace
         the loops that wrapped it.
+
+        Parameters
+        ----------
+        block : BlockRV
+            The block to remap.
+        index_map : IndexMap or callable
+            A bijection of the block's iterators.
 
         Before::
 
@@ -339,7 +366,20 @@ def _simplify_region(region: BufferRegion, ana) -> BufferRegion:
 
 def padded_inverse(imap: IndexMap, shape) -> tuple[IndexMap, list[int]]:
     """For a map that pads ``shape``: the inverse map and the padded initial shape it is a bijection
-    on (each initial index is padded to the product of the extents of the final indices it feeds)."""
+    on (each initial index is padded to the product of the extents of the final indices it feeds).
+
+    Parameters
+    ----------
+    imap : IndexMap
+        The padding map.
+    shape : list of int
+        The initial shape.
+
+    Returns
+    -------
+    tuple of (IndexMap, list of int)
+        The inverse map and the padded initial shape.
+    """
     new_shape = [int(s) for s in imap.map_shape(shape)]
     padded = []
     for v, s in zip(imap.initial_indices, shape):

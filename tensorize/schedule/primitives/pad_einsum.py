@@ -21,7 +21,22 @@ from .cache import new_buffer_like
 
 
 def padded_extent(extent, factor: int, ana):
-    """``extent`` rounded up to a multiple of ``factor`` (symbolic extents stay expressions)."""
+    """``extent`` rounded up to a multiple of ``factor`` (symbolic extents stay expressions).
+
+    Parameters
+    ----------
+    extent : int or PrimExpr
+        The extent.
+    factor : int
+        The multiple to round up to.
+    ana : Analyzer
+        The analyzer that simplifies symbolic extents.
+
+    Returns
+    -------
+    int or PrimExpr
+        The rounded-up extent.
+    """
     if factor == 1:
         return extent
     if isinstance(extent, E.IntImm):
@@ -89,6 +104,13 @@ class PadEinsum(ScheduleBase):
         Padded inputs get zero-filled copies ``<name>_pad``; the output is computed into
         ``<name>_pad`` and copied back by a block of the same name. A padded reduction iterator
         needs an update ``C = C + x`` where ``x`` is zero when a padded input is.
+
+        Parameters
+        ----------
+        block : BlockRV
+            The einsum-like block.
+        padding : list of int
+            One multiple per block iterator.
 
         Before::
 

@@ -117,6 +117,18 @@ class Reduction(ScheduleBase):
         ``loop`` must enclose the block, and no loop outside ``loop`` may be bound to a
         reduction iterator (the init would then run more than once).
 
+        Parameters
+        ----------
+        block : BlockRV
+            The reduction block.
+        loop : LoopRV
+            The loop above which the init block goes.
+
+        Returns
+        -------
+        BlockRV
+            The new init block.
+
         Example::
 
             # before
@@ -139,6 +151,13 @@ class Reduction(ScheduleBase):
                     with T.block("C_update"):
                         vi, vj, vk = T.axis.remap("SSR", [i, j, k])
                         C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vj, vk]
+
+        Examples
+        --------
+        >>> sch = tvm.tir.Schedule(matmul())
+        >>> i, j, k = sch.get_loops(sch.get_block("C"))
+        >>> sch.get(sch.decompose_reduction(sch.get_block("C"), k)).name_hint
+        'C_init'
         """
         func_name, index, realize = self._block(block)
         _, _, for_node = self._loop(loop)
@@ -206,6 +225,18 @@ class Reduction(ScheduleBase):
         (write-back) in a new loop nest placed after the original one. The reduction must be a
         sum, product, max or min (``B[idx] = B[idx] op value`` with the identity as init).
         Returns the rfactor block.
+
+        Parameters
+        ----------
+        loop : LoopRV
+            The reduction loop to factor.
+        factor_axis : int
+            Where the new axis goes in the ``_rf`` buffer.
+
+        Returns
+        -------
+        BlockRV
+            The new ``_rf`` block.
 
         Example::
 

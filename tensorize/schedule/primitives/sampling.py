@@ -16,7 +16,27 @@ _MAX_TILE_LEVELS = 16  # tiling levels of one loop (SSRSRS uses 4); more is a mi
 @lru_cache(maxsize=4096)
 def perfect_tilings(extent: int, n: int, max_innermost_factor: int) -> tuple[tuple[int, ...], ...]:
     """All ordered ways to write ``extent`` as a product of ``n`` factors with the innermost at most
-    ``max_innermost_factor`` (0 or less: no limit)."""
+    ``max_innermost_factor`` (0 or less: no limit).
+
+    Parameters
+    ----------
+    extent : int
+        The loop extent.
+    n : int
+        The number of factors.
+    max_innermost_factor : int
+        The largest innermost factor (0 or less: no limit).
+
+    Returns
+    -------
+    tuple of tuple of int
+        Every tiling, factors outermost first.
+
+    Examples
+    --------
+    >>> perfect_tilings(4, 2, 0)
+    ((1, 4), (2, 2), (4, 1))
+    """
     def rec(rest: int, k: int) -> list[tuple[int, ...]]:
         if k == 1:
             return [(rest,)]
@@ -33,17 +53,43 @@ def perfect_tilings(extent: int, n: int, max_innermost_factor: int) -> tuple[tup
 
 
 class Sampling(ScheduleBase):
+    """Random sampling: ``sample_perfect_tile`` and ``sample_categorical``; decisions go into the trace."""
     @primitive
     def sample_perfect_tile(self, loop: LoopRV, n: int, max_innermost_factor: int = 16,
                             decision: Sequence[int] | None = None) -> list[ExprRV]:
         """Sample ``n`` factors whose product is the loop's extent (innermost at most
         ``max_innermost_factor``), uniformly over all such tilings.
 
+        Parameters
+        ----------
+        loop : LoopRV
+            The loop to tile.
+        n : int
+            The number of factors.
+        max_innermost_factor : int
+            The largest innermost factor.
+        decision : list of int, optional
+            Fixed factors (replaying a trace); sampled when None.
+
+        Returns
+        -------
+        list of ExprRV
+            The factors, outermost first.
+
         Example::
 
             i, j, k = sch.get_loops(sch.get_block("C"))
             factors = sch.sample_perfect_tile(i, n=4, max_innermost_factor=16)
             sch.split(i, factors=factors)
+
+        Examples
+        --------
+        >>> sch = tvm.tir.Schedule(matmul(), seed=1)
+        >>> i, j, k = sch.get_loops(sch.get_block("C"))
+        >>> factors = sch.sample_perfect_tile(i, n=2, max_innermost_factor=4)
+        >>> int(factors[0]) * int(factors[1])
+        16
+        >>> _ = sch.split(i, factors)
         """
         _, _, for_node = self._loop(loop)
         extent = self._int(for_node.extent, "the loop extent")
@@ -69,7 +115,28 @@ class Sampling(ScheduleBase):
     @primitive
     def sample_categorical(self, candidates: Sequence[int], probs: Sequence[float],
                            decision: int | None = None) -> ExprRV:
-        """Pick one of ``candidates`` with probabilities ``probs``; the decision is the chosen index."""
+        """Pick one of ``candidates`` with probabilities ``probs``; the decision is the chosen index.
+
+        Parameters
+        ----------
+        candidates : list of int
+            The values to choose from.
+        probs : list of float
+            Their probabilities.
+        decision : int, optional
+            A fixed index (replaying a trace); sampled when None.
+
+        Returns
+        -------
+        ExprRV
+            The chosen value.
+
+        Examples
+        --------
+        >>> sch = tvm.tir.Schedule(matmul(), seed=0)
+        >>> int(sch.sample_categorical([16, 64], [0.0, 1.0]))
+        64
+        """
         candidates = [int(c) for c in candidates]
         if len(candidates) != len(probs) or not candidates:
             raise ScheduleError("sample_categorical needs as many probabilities as candidates (and at least one)")

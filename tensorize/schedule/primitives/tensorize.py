@@ -68,7 +68,22 @@ def _const_shape(buf: Buffer) -> list[int] | None:
 
 def check_contiguous(intrin_name: str, match: BufferMatch, impl_buf: Buffer) -> None:
     """When the impl declares no strides it reads its tile as one dense block of memory: the tile of the
-    real buffer must then be dense too."""
+    real buffer must then be dense too.
+
+    Parameters
+    ----------
+    intrin_name : str
+        The intrinsic's name (for the error message).
+    match : BufferMatch
+        The match of the intrinsic's buffer to the real buffer.
+    impl_buf : Buffer
+        The intrinsic implementation's buffer.
+
+    Raises
+    ------
+    ScheduleError
+        When the tile is not dense but the implementation needs it to be.
+    """
     if impl_buf.strides:
         return  # the impl takes the real strides through its stride variables
     view = [int(s) for s in match.desc.shape]
@@ -126,6 +141,15 @@ class Tensorize(ScheduleBase):
 
         Raises ``ScheduleError`` naming what does not match (e.g. "dtype mismatch: desc reads A as
         uint8, the block reads A as int8") and leaves the schedule unchanged.
+
+        Parameters
+        ----------
+        block_or_loop : BlockRV or LoopRV
+            The block (typically from ``blockize``) or the loop whose subtree is replaced.
+        tensor_intrin : str
+            The name of a registered ``TensorIntrin``.
+        preserve_unit_iters : bool
+            Keep unit iterators in the block bindings.
 
         Example
         -------

@@ -62,6 +62,15 @@ class DescMatcher:
 
     # -- statements ----------------------------------------------------------------------------
     def match_stmt(self, d: S.Stmt, r: S.Stmt) -> None:
+        """Match the description statement ``d`` against the program statement ``r``; raises on a mismatch.
+
+        Parameters
+        ----------
+        d : Stmt
+            The statement of the intrinsic's description.
+        r : Stmt
+            The statement of the program.
+        """
         if isinstance(d, S.SeqStmt) or isinstance(r, S.SeqStmt):
             ds, rs = S.stmt_list(d), S.stmt_list(r)
             if len(ds) != len(rs):
@@ -142,6 +151,15 @@ class DescMatcher:
 
     # -- expressions ---------------------------------------------------------------------------
     def match_expr(self, d: E.PrimExpr, r: E.PrimExpr) -> None:
+        """Match the description expression ``d`` against the program expression ``r``; raises on a mismatch.
+
+        Parameters
+        ----------
+        d : PrimExpr
+            The expression of the intrinsic's description.
+        r : PrimExpr
+            The expression of the program.
+        """
         if isinstance(d, E.BufferLoad) and isinstance(r, E.BufferLoad):
             self._match_access(d.buffer, d.indices, r.buffer, r.indices, "reads")
             return

@@ -68,6 +68,22 @@ class AssignStatements:
         raise self.error(node, "unsupported augmented assignment target")
 
     def buffer_store(self, node, target: ast.Subscript, value):
+        """``A[i] = value``: a BufferStore (a vector store when an index is a slice).
+
+        Parameters
+        ----------
+        node : ast.AST
+            The statement or expression (for error locations).
+        target : ast.Subscript
+            The ``A[...]`` target.
+        value : PrimExpr
+            The stored value.
+
+        Returns
+        -------
+        BufferStore
+            The store.
+        """
         buffer = self.eval(target.value)
         if not isinstance(buffer, Buffer):
             raise self.error(target, f"only buffer elements can be assigned with [...], not {type(buffer).__name__}")
@@ -94,6 +110,24 @@ class AssignStatements:
         return BufferStore(buffer, value, indices, span=self.source.span(node))
 
     def assign(self, node, target, value, rest):
+        """``target = value`` in a prim_func: a buffer declaration, an axis, a let binding or a plain Python name.
+
+        Parameters
+        ----------
+        node : ast.AST
+            The statement or expression (for error locations).
+        target : ast.expr
+            The target.
+        value : any
+            The evaluated right-hand side.
+        rest : list of ast.stmt
+            The statements after this one in the same body.
+
+        Returns
+        -------
+        Stmt or None
+            The statement (None when nothing is emitted).
+        """
         span = self.source.span(node)
         if isinstance(value, specs.RemapSpec):
             return self.declare_remap(node, target, value)
@@ -157,6 +191,26 @@ class AssignStatements:
         return None
 
     def let(self, node, name: str, var: Var, value, rest):
+        """``name = value`` for a new scalar: a LetStmt over the statements that follow.
+
+        Parameters
+        ----------
+        node : ast.AST
+            The statement or expression (for error locations).
+        name : str
+            The name.
+        var : Var
+            The new variable.
+        value : PrimExpr
+            Its value.
+        rest : list of ast.stmt
+            The statements after this one in the same body.
+
+        Returns
+        -------
+        LetStmt
+            The let over the rest.
+        """
         self.push_scope()
         self.bind(name, var)
         try:
@@ -166,12 +220,35 @@ class AssignStatements:
         return _Consumed(LetStmt(var, value, body, span=self.source.span(node)))
 
     def target_name(self, target) -> str:
+        """The name an assignment target binds (an error for anything but a plain name).
+
+        Parameters
+        ----------
+        target : ast.expr
+            The target.
+
+        Returns
+        -------
+        str
+            The name.
+        """
         if not isinstance(target, ast.Name):
             raise self.error(target, f"cannot assign to {ast.unparse(target)!r}; assign to a plain name")
         return target.id
 
     # -- block declarations ------------------------------------------------------------------
     def declare_axis(self, node, name: str, spec: specs.AxisSpec):
+        """``vi = T.axis.spatial(...)``: a block iterator with its binding.
+
+        Parameters
+        ----------
+        node : ast.AST
+            The statement or expression (for error locations).
+        name : str
+            The iterator's name.
+        spec : AxisSpec
+            The ``T.axis`` record.
+        """
         frame = self.require_block(node, "T.axis.*")
         value = convert(as_index(spec.value))
         dtype = spec.dtype or (value.dtype if isinstance(value, PrimExpr) else "int32")
@@ -183,6 +260,22 @@ class AssignStatements:
         return None
 
     def axis_domain(self, node, dom, dtype: str) -> Range:
+        """The Range of an axis domain given as an extent, a tuple or a Range.
+
+        Parameters
+        ----------
+        node : ast.AST
+            The statement or expression (for error locations).
+        dom : int, tuple or Range
+            The domain as written.
+        dtype : str
+            The iterator's dtype.
+
+        Returns
+        -------
+        Range
+            The domain.
+        """
         dom = as_index(dom)
         if isinstance(dom, Range):
             return dom
@@ -196,6 +289,17 @@ class AssignStatements:
         raise self.error(node, f"a block axis domain must be an extent or a (begin, end) pair, got {dom!r}")
 
     def declare_remap(self, node, target, spec: specs.RemapSpec):
+        """``vi, vj = T.axis.remap("SS", [i, j])``: several block iterators at once.
+
+        Parameters
+        ----------
+        node : ast.AST
+            The statement or expression (for error locations).
+        target : ast.expr
+            The tuple of names.
+        spec : RemapSpec
+            The ``T.axis.remap`` record.
+        """
         frame = self.require_block(node, "T.axis.remap")
         names = [self.target_name(t) for t in target.elts] if isinstance(target, ast.Tuple) else [self.target_name(target)]
         if len(names) != len(spec.kinds):
@@ -214,6 +318,17 @@ class AssignStatements:
         return None
 
     def declare_match_buffer(self, node, name: str, spec: specs.MatchBufferSpec):
+        """``A = T.match_buffer(...)`` inside a block: a MatchBufferRegion.
+
+        Parameters
+        ----------
+        node : ast.AST
+            The statement or expression (for error locations).
+        name : str
+            The buffer's name.
+        spec : MatchBufferSpec
+            The ``T.match_buffer`` record.
+        """
         kwargs = dict(spec.kwargs)
         buffer = T.make_buffer(name, spec.shape, spec.dtype, data=kwargs["data"], strides=kwargs["strides"],
                                elem_offset=kwargs["elem_offset"], scope=kwargs["scope"], align=kwargs["align"],

@@ -143,6 +143,20 @@ class CompoundStatements:
         raise self.error(item.context_expr, f"{ast.unparse(item.context_expr)!r} cannot be used in a `with` statement")
 
     def parse_block(self, node: ast.With, spec: specs.BlockSpec) -> Stmt:
+        """``with T.block(name):``: a Block with its iterators, regions, init and body, under a BlockRealize.
+
+        Parameters
+        ----------
+        node : ast.With
+            The ``with`` statement.
+        spec : BlockSpec
+            The ``T.block`` record.
+
+        Returns
+        -------
+        Stmt
+            The BlockRealize (or the Block, for ``no_realize``).
+        """
         if node.items[0].optional_vars is not None:
             raise self.error(node, "`with T.block(...) as x` is not supported; write `with T.block(...):`")
         frame = BlockFrame(spec.name)

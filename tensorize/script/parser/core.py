@@ -30,7 +30,18 @@ _STMT_METHODS: dict[type, Any] = {}  # AST class -> Parser.stmt_<Class>
 
 
 def normalize_func_attrs(attrs: dict) -> dict:
-    """TVM 0.27's ``"tirx.noalias"`` is ``"tir.noalias"``; boolean constants are Python bools."""
+    """TVM 0.27's ``"tirx.noalias"`` is ``"tir.noalias"``; boolean constants are Python bools.
+
+    Parameters
+    ----------
+    attrs : dict
+        The parsed function attributes.
+
+    Returns
+    -------
+    dict
+        The normalised attributes.
+    """
     out = {}
     for key, value in attrs.items():
         key = "tir.noalias" if key == "tirx.noalias" else key
@@ -56,6 +67,20 @@ class Parser(AssignStatements, CompoundStatements):
 
     # -- names -------------------------------------------------------------------------------
     def lookup(self, name: str, default=MISSING):
+        """The value of ``name``: innermost scope first, then the builtins (``default`` when unbound).
+
+        Parameters
+        ----------
+        name : str
+            The name.
+        default : any
+            Returned when unbound (default: an error).
+
+        Returns
+        -------
+        any
+            The value.
+        """
         for scope in reversed(self.scopes):
             if name in scope:
                 return scope[name]
@@ -64,19 +89,55 @@ class Parser(AssignStatements, CompoundStatements):
         return self.builtins.get(name, default)
 
     def bind(self, name: str, value) -> None:
+        """Bind ``name`` to ``value`` in the innermost scope.
+
+        Parameters
+        ----------
+        name : str
+            The name.
+        value : any
+            The value.
+        """
         self.scopes[-1][name] = value
 
     def push_scope(self) -> None:
+        """Open a name scope."""
         self.scopes.append({})
 
     def pop_scope(self) -> None:
+        """Close the innermost name scope."""
         self.scopes.pop()
 
     def eval(self, node: ast.expr):
+        """Evaluate a Python expression node of the prim_func (see ``ExprEvaluator``).
+
+        Parameters
+        ----------
+        node : ast.expr
+            The expression.
+
+        Returns
+        -------
+        any
+            Its value.
+        """
         return self.evaluator.eval(node)
 
     def call_special(self, func, node: ast.Call):
-        """Calls the parser gives a meaning of its own; ``MISSING`` for ordinary calls."""
+        """Calls the parser gives a meaning of its own; ``MISSING`` for ordinary calls.
+
+        Parameters
+        ----------
+        func : any
+            The evaluated callee.
+        node : ast.Call
+            The call.
+
+        Returns
+        -------
+        any
+            The value, or ``MISSING``.
+        """
         if func is T.Let:
             return self.let_expr(node)
         if func is builtins.range:
@@ -88,10 +149,35 @@ class Parser(AssignStatements, CompoundStatements):
         return MISSING
 
     def error(self, node, message: str):
+        """A DiagnosticError at ``node`` (to raise).
+
+        Parameters
+        ----------
+        node : ast.AST
+            The statement or expression (for error locations).
+        message : str
+            The message.
+
+        Returns
+        -------
+        DiagnosticError
+            The error.
+        """
         return self.source.error(node, message)
 
     def let_expr(self, node: ast.Call):
-        """``T.Let(body, where={x: value, ...})``: the keys are new variables, visible in ``body``."""
+        """``T.Let(body, where={x: value, ...})``: the keys are new variables, visible in ``body``.
+
+        Parameters
+        ----------
+        node : ast.Call
+            The ``T.Let`` call.
+
+        Returns
+        -------
+        PrimExpr
+            The nested Let expression.
+        """
         where = [kw.value for kw in node.keywords if kw.arg == "where"] or node.args[1:2]
         if len(node.args) < 1 or len(where) != 1 or not isinstance(where[0], ast.Dict) \
                 or not all(isinstance(k, ast.Name) for k in where[0].keys):
@@ -113,15 +199,37 @@ class Parser(AssignStatements, CompoundStatements):
     # -- frames ------------------------------------------------------------------------------
     @property
     def function(self) -> FunctionFrame:
+        """The frame of the function being parsed."""
         return self.frames[0]
 
     def current_block(self) -> BlockFrame | None:
+        """The frame of the innermost block being parsed, or None outside blocks.
+
+        Returns
+        -------
+        BlockFrame or None
+            The frame.
+        """
         for frame in reversed(self.frames):
             if isinstance(frame, BlockFrame):
                 return frame
         return None
 
     def require_block(self, node, what: str) -> BlockFrame:
+        """The innermost block frame; an error naming ``what`` when outside any block.
+
+        Parameters
+        ----------
+        node : ast.AST
+            The statement or expression (for error locations).
+        what : str
+            The construct that needs a block (for the message).
+
+        Returns
+        -------
+        BlockFrame
+            The frame.
+        """
         frame = self.frames[-1] if self.frames else None
         if not isinstance(frame, BlockFrame):
             raise self.error(node, f"{what} must be written directly inside a `with T.block(...)` body")
@@ -129,6 +237,18 @@ class Parser(AssignStatements, CompoundStatements):
 
     # -- functions ---------------------------------------------------------------------------
     def parse_function(self, fdef: ast.FunctionDef) -> PrimFunc:
+        """Parse a ``def`` into a PrimFunc: parameters, attributes, body and the root block.
+
+        Parameters
+        ----------
+        fdef : ast.FunctionDef
+            The function.
+
+        Returns
+        -------
+        PrimFunc
+            The function.
+        """
         frame = FunctionFrame(fdef.name)
         self.frames.append(frame)
         args = fdef.args
@@ -147,6 +267,15 @@ class Parser(AssignStatements, CompoundStatements):
                         span=self.source.span(fdef))
 
     def parse_param(self, frame: FunctionFrame, arg: ast.arg) -> None:
+        """Declare one parameter: a buffer (from its ``T.Buffer`` annotation), a handle or a scalar.
+
+        Parameters
+        ----------
+        frame : FunctionFrame
+            The function's frame.
+        arg : ast.arg
+            The parameter.
+        """
         if arg.annotation is None:
             raise self.error(arg, f"parameter {arg.arg!r} needs a type annotation, e.g. {arg.arg}: T.Buffer((128,), "
                                   f'"float32") or {arg.arg}: T.int32 or {arg.arg}: T.handle')
@@ -167,7 +296,20 @@ class Parser(AssignStatements, CompoundStatements):
 
     @staticmethod
     def named_buffer(buffer: Buffer, name: str) -> Buffer:
-        """``buffer`` renamed to ``name`` (its data pointer too, when the declaration created it)."""
+        """``buffer`` renamed to ``name`` (its data pointer too, when the declaration created it).
+
+        Parameters
+        ----------
+        buffer : Buffer
+            The buffer.
+        name : str
+            The name.
+
+        Returns
+        -------
+        Buffer
+            The renamed buffer.
+        """
         data = buffer.data
         if data.name == buffer.name:
             data = Var(name, data.type_annotation) if data.type_annotation is not None else Var(name, data.dtype)
@@ -175,6 +317,18 @@ class Parser(AssignStatements, CompoundStatements):
 
     # -- statement lists ---------------------------------------------------------------------
     def parse_body(self, stmts: list[ast.stmt]) -> Stmt:
+        """Parse a list of statements into one Stmt (each statement may consume the ones after it).
+
+        Parameters
+        ----------
+        stmts : list of ast.stmt
+            The statements.
+
+        Returns
+        -------
+        Stmt
+            The statement.
+        """
         out: list[Stmt] = []
         for index, node in enumerate(stmts):
             result = self.parse_stmt(node, stmts[index + 1:])
@@ -188,6 +342,18 @@ class Parser(AssignStatements, CompoundStatements):
         return out[0] if len(out) == 1 else SeqStmt.flatten(out)
 
     def parse_rest(self, rest: list[ast.stmt]) -> Stmt:
+        """Parse the statements that follow a binding statement, in the binding's scope.
+
+        Parameters
+        ----------
+        rest : list of ast.stmt
+            The statements after this one in the same body.
+
+        Returns
+        -------
+        Stmt
+            The statement.
+        """
         self.push_scope()
         try:
             return self.parse_body(rest)
@@ -195,6 +361,20 @@ class Parser(AssignStatements, CompoundStatements):
             self.pop_scope()
 
     def parse_stmt(self, node: ast.stmt, rest: list[ast.stmt]):
+        """Parse one statement through its ``stmt_<Type>`` method; unexpected errors become diagnostics.
+
+        Parameters
+        ----------
+        node : ast.stmt
+            The statement.
+        rest : list of ast.stmt
+            The statements after this one in the same body.
+
+        Returns
+        -------
+        Stmt or None
+            The statement (wrapped when it consumed ``rest``).
+        """
         method = _STMT_METHODS.get(type(node))
         if method is None:
             method = getattr(Parser, "stmt_" + type(node).__name__, None)
@@ -231,7 +411,22 @@ class Parser(AssignStatements, CompoundStatements):
         raise self.error(node, f"a statement evaluated to {type(value).__name__}, which is not TensorIR")
 
     def apply_spec(self, node, spec: specs.Spec, rest):
-        """A ``T.xxx(...)`` record used as a statement."""
+        """A ``T.xxx(...)`` record used as a statement.
+
+        Parameters
+        ----------
+        node : ast.AST
+            The statement or expression (for error locations).
+        spec : Spec
+            The record.
+        rest : list of ast.stmt
+            The statements after this one in the same body.
+
+        Returns
+        -------
+        Stmt or None
+            The statement (None when nothing is emitted).
+        """
         if isinstance(spec, specs.AttrsSpec):
             if spec.target == "func":
                 self.function.attrs.update(spec.attrs)
@@ -263,6 +458,20 @@ class Parser(AssignStatements, CompoundStatements):
         raise self.error(node, f"{spec.construct}(...) cannot be used as a statement here")
 
     def as_region(self, node, value) -> BufferRegion:
+        """A BufferRegion from a subscript value (a load becomes a one-element region).
+
+        Parameters
+        ----------
+        node : ast.AST
+            The statement or expression (for error locations).
+        value : BufferRegion or BufferLoad
+            The subscript's value.
+
+        Returns
+        -------
+        BufferRegion
+            The region.
+        """
         if isinstance(value, BufferRegion):
             return value
         if isinstance(value, Buffer):
@@ -274,6 +483,13 @@ class Parser(AssignStatements, CompoundStatements):
         raise self.error(node, f"expected a buffer region such as A[vi, 0:4], got {type(value).__name__}")
 
     def add_alloc_buffer(self, buffer: Buffer) -> None:
+        """Allocate ``buffer`` in the innermost block (the root block at function level).
+
+        Parameters
+        ----------
+        buffer : Buffer
+            The buffer.
+        """
         frame = self.current_block()
         if frame is None:
             self.function.root_alloc_buffers.append(buffer)
@@ -281,7 +497,24 @@ class Parser(AssignStatements, CompoundStatements):
             frame.alloc_buffers.append(buffer)
 
     def thread_iter_var(self, node, thread, name: str, extent) -> IterVar:
-        """The thread axis of ``T.launch_thread``; as in TVM its domain is ``[0, extent)``."""
+        """The thread axis of ``T.launch_thread``; as in TVM its domain is ``[0, extent)``.
+
+        Parameters
+        ----------
+        node : ast.AST
+            The statement or expression (for error locations).
+        thread : str or IterVar
+            The thread tag or axis.
+        name : str
+            The variable's name.
+        extent : PrimExpr
+            The number of threads.
+
+        Returns
+        -------
+        IterVar
+            The thread axis.
+        """
         extent = convert(as_index(extent))
         if isinstance(thread, IterVar):
             return thread.replace(dom=Range.from_min_extent(make_const(extent.dtype, 0), extent))

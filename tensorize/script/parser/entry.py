@@ -98,6 +98,28 @@ def _find_def(tree: ast.Module, kind: type, name: str) -> ast.AST:
 
 def parse_function_def(source: Source, fdef: ast.FunctionDef, env: dict, check_well_formed: bool = True,
                        private: bool = False, policy: SafePolicy | None = None) -> PrimFunc:
+    """Parse a ``def`` node of TVMScript text into a PrimFunc (checked unless ``check_well_formed`` is False).
+
+    Parameters
+    ----------
+    source : Source
+        The source text.
+    fdef : ast.FunctionDef
+        The function.
+    env : dict
+        The names the text sees.
+    check_well_formed : bool
+        Verify the result.
+    private : bool
+        Give the function no ``global_symbol``.
+    policy : SafePolicy, optional
+        What the text may evaluate.
+
+    Returns
+    -------
+    PrimFunc
+        The function.
+    """
     func = Parser(source, env, policy).parse_function(fdef)
     if not private and "global_symbol" not in func.attrs:
         func = func.with_attr("global_symbol", fdef.name)  # TVM: a public function is exported by its name
@@ -107,7 +129,22 @@ def parse_function_def(source: Source, fdef: ast.FunctionDef, env: dict, check_w
 
 
 def parse_prim_func(pyfunc, check_well_formed: bool = True, private: bool = False) -> PrimFunc:
-    """Parse a Python function object as TVMScript (what ``@T.prim_func`` does)."""
+    """Parse a Python function object as TVMScript (what ``@T.prim_func`` does).
+
+    Parameters
+    ----------
+    pyfunc : callable
+        The function (its source must be readable).
+    check_well_formed : bool
+        Verify the result.
+    private : bool
+        Give the function no ``global_symbol``.
+
+    Returns
+    -------
+    PrimFunc
+        The function.
+    """
     if isinstance(pyfunc, PrimFunc):
         return pyfunc
     if not inspect.isfunction(pyfunc):
@@ -166,12 +203,38 @@ def _resolve(node: ast.expr, env: dict):
 
 
 def default_environment() -> dict[str, Any]:
-    """The names TVMScript text sees: the ``T`` and ``I`` namespaces and nothing else."""
+    """The names TVMScript text sees: the ``T`` and ``I`` namespaces and nothing else.
+
+    Returns
+    -------
+    dict of str to any
+        The names.
+    """
     return {"T": T, "I": I}
 
 
 def parse_module_class(source: Source, cdef: ast.ClassDef, env: dict, check_well_formed: bool = True,
                        policy: SafePolicy | None = None) -> IRModule:
+    """Parse a ``class`` node decorated ``@I.ir_module`` into an IRModule of its prim_funcs.
+
+    Parameters
+    ----------
+    source : Source
+        The source text.
+    cdef : ast.ClassDef
+        The class.
+    env : dict
+        The names the text sees.
+    check_well_formed : bool
+        Verify the result.
+    policy : SafePolicy, optional
+        What the text may evaluate.
+
+    Returns
+    -------
+    IRModule
+        The module.
+    """
     functions = {}
     for item in cdef.body:
         if isinstance(item, ast.FunctionDef):

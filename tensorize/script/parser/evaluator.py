@@ -47,12 +47,38 @@ def _is_ir(value) -> bool:
 
 
 def as_index(value):
-    """A slice bound or index as IR (Python ints stay ints for folding)."""
+    """A slice bound or index as IR (Python ints stay ints for folding).
+
+    Parameters
+    ----------
+    value : int or PrimExpr
+        The bound or index.
+
+    Returns
+    -------
+    int or PrimExpr
+        The index.
+    """
     return value.asobject() if isinstance(value, E.EqualOp) else value
 
 
 def slice_range(buffer: Buffer, axis: int, index: slice) -> Range:
-    """The Range ``buffer[start:stop]`` covers on ``axis`` (the extent is simplified: ``vi:vi + 4`` has extent 4)."""
+    """The Range ``buffer[start:stop]`` covers on ``axis`` (the extent is simplified: ``vi:vi + 4`` has extent 4).
+
+    Parameters
+    ----------
+    buffer : Buffer
+        The buffer.
+    axis : int
+        The axis.
+    index : slice
+        The slice.
+
+    Returns
+    -------
+    Range
+        The range.
+    """
     if index.step not in (None, 1):
         raise TVMValueError(f"a region slice cannot have a step ({index.step}); write start:stop")
     start = 0 if index.start is None else as_index(index.start)
@@ -64,7 +90,22 @@ def slice_range(buffer: Buffer, axis: int, index: slice) -> Range:
 
 def subscript_buffer(buffer: Buffer, indices: tuple, region: bool):
     """``A[...]``: a BufferLoad, or a BufferRegion when ``region`` and some index is a slice; slices in
-    loads become vector (Ramp) indices."""
+    loads become vector (Ramp) indices.
+
+    Parameters
+    ----------
+    buffer : Buffer
+        The buffer.
+    indices : tuple
+        The subscript.
+    region : bool
+        Whether slices make a region.
+
+    Returns
+    -------
+    BufferLoad or BufferRegion
+        The access.
+    """
     for i in indices:
         for part in ((i.start, i.stop, i.step) if isinstance(i, slice) else (i,)):
             part = as_index(part)
@@ -110,10 +151,36 @@ class ExprEvaluator:
             raise self.error(node, message)
 
     def error(self, node, message):
+        """A DiagnosticError at ``node`` (to raise).
+
+        Parameters
+        ----------
+        node : ast.AST
+            The statement or expression (for error locations).
+        message : str
+            The message.
+
+        Returns
+        -------
+        DiagnosticError
+            The error.
+        """
         return self.parser.source.error(node, message)
 
     def eval(self, node: ast.expr) -> Any:
         # Dispatch on the AST class through a per-class table (the hot path of parsing).
+        """The value of an expression node, through its ``eval_<Type>`` method.
+
+        Parameters
+        ----------
+        node : ast.expr
+            The expression.
+
+        Returns
+        -------
+        any
+            Its value.
+        """
         method = _EVAL_METHODS.get(type(node))
         if method is None:
             method = getattr(type(self), "eval_" + type(node).__name__, None)

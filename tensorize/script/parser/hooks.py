@@ -13,12 +13,31 @@ _PARSERS: dict[str, Callable[..., Any]] = {}
 
 
 def register(kind: str, parse: Callable[..., Any]) -> None:
-    """Register ``parse`` as the implementation of decorator ``kind`` (``"prim_func"``)."""
+    """Register ``parse`` as the implementation of decorator ``kind`` (``"prim_func"``).
+
+    Parameters
+    ----------
+    kind : str
+        The decorator's name.
+    parse : callable
+        Its implementation.
+    """
     _PARSERS[kind] = parse
 
 
 def get(kind: str) -> Callable[..., Any]:
-    """The registered implementation of ``kind``, loading the parser when nothing registered it yet."""
+    """The registered implementation of ``kind``, loading the parser when nothing registered it yet.
+
+    Parameters
+    ----------
+    kind : str
+        The decorator's name.
+
+    Returns
+    -------
+    callable
+        Its implementation.
+    """
     parse = _PARSERS.get(kind)
     if parse is None:
         importlib.import_module(__name__.rsplit(".", 1)[0] + ".entry")

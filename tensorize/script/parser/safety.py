@@ -74,6 +74,20 @@ class SafePolicy:
                         self.callables.update(id(v) for k, v in _class_attrs(value).items())
 
     def check_attribute(self, base, attr: str) -> str | None:
+        """Why ``base.attr`` may not be read in TVMScript text, or None when it may.
+
+        Parameters
+        ----------
+        base : any
+            The object.
+        attr : str
+            The attribute.
+
+        Returns
+        -------
+        str or None
+            The reason, or None.
+        """
         if attr.startswith("_"):
             return f"attribute {attr!r} is not part of TVMScript (names starting with '_' are never evaluated)"
         if id(base) in self.namespaces:
@@ -86,12 +100,37 @@ class SafePolicy:
         return f"attribute {attr!r} of a {type(base).__name__} is not part of TVMScript"
 
     def check_attribute_value(self, value, attr: str) -> str | None:
-        """The value an attribute of a namespace gave (``T.re`` is a module, not vocabulary)."""
+        """The value an attribute of a namespace gave (``T.re`` is a module, not vocabulary).
+
+        Parameters
+        ----------
+        value : any
+            The attribute's value.
+        attr : str
+            The attribute.
+
+        Returns
+        -------
+        str or None
+            The reason, or None.
+        """
         if isinstance(value, types.ModuleType) or not (_is_vocabulary_value(value) or _is_data(value)):
             return f"'{attr}' is not part of TVMScript"
         return None
 
     def check_call(self, func) -> str | None:
+        """Why ``func`` may not be called in TVMScript text, or None when it may.
+
+        Parameters
+        ----------
+        func : any
+            The callee.
+
+        Returns
+        -------
+        str or None
+            The reason, or None.
+        """
         if func is builtins.range or id(func) in self.callables or getattr(func, "tvmscript_lambda", False):
             return None
         if type(func).__module__.startswith("tensorize.script.") and callable(func):  # T.float32, T.Buffer
@@ -102,6 +141,18 @@ class SafePolicy:
         return f"calling {_describe(func)} is not part of TVMScript"
 
     def check_subscript(self, base) -> str | None:
+        """Why ``base[...]`` may not be evaluated in TVMScript text, or None when it may.
+
+        Parameters
+        ----------
+        base : any
+            The subscripted object.
+
+        Returns
+        -------
+        str or None
+            The reason, or None.
+        """
         if isinstance(base, _SUBSCRIPTABLE) or id(base) in self.callables:
             return None
         return f"subscripting a {type(base).__name__} is not part of TVMScript"
@@ -128,7 +179,22 @@ def _describe(func) -> str:
 
 
 def check_arithmetic(op_name: str, lhs, rhs) -> str | None:
-    """Refuse parse-time Python arithmetic whose result would be enormous (a denial of service)."""
+    """Refuse parse-time Python arithmetic whose result would be enormous (a denial of service).
+
+    Parameters
+    ----------
+    op_name : str
+        The operator.
+    lhs : any
+        The left operand.
+    rhs : any
+        The right operand.
+
+    Returns
+    -------
+    str or None
+        The reason, or None.
+    """
     if isinstance(lhs, bool) or isinstance(rhs, bool):
         return None
     if op_name == "Pow" and isinstance(lhs, int) and isinstance(rhs, int) and rhs > 0 and abs(lhs) > 1:

@@ -12,7 +12,26 @@ from ...ir.node import Span
 
 def DiagnosticError(message: str, source_name: str = "<tvmscript>", line: int | None = None,  # noqa: N802
                     column: int | None = None, source_line: str | None = None) -> _DiagnosticError:
-    """A ``tensorize.errors.DiagnosticError`` whose ``str()`` is the full located message."""
+    """A ``tensorize.errors.DiagnosticError`` whose ``str()`` is the full located message.
+
+    Parameters
+    ----------
+    message : str
+        The message.
+    source_name : str
+        The file name.
+    line : int, optional
+        The line.
+    column : int, optional
+        The column.
+    source_line : str, optional
+        The text of the line.
+
+    Returns
+    -------
+    DiagnosticError
+        The error.
+    """
     return _DiagnosticError(message, source_name, line, column, source_line)
 
 
@@ -31,7 +50,18 @@ class Source:
 
     @staticmethod
     def from_object(obj) -> "Source":
-        """The source of a function or class, dedented so ``ast`` can parse it."""
+        """The source of a function or class, dedented so ``ast`` can parse it.
+
+        Parameters
+        ----------
+        obj : function or class
+            The object.
+
+        Returns
+        -------
+        Source
+            Its source.
+        """
         try:
             lines, start_line = inspect.getsourcelines(obj)
             source_name = inspect.getsourcefile(obj) or inspect.getfile(obj)
@@ -48,6 +78,13 @@ class Source:
         return Source(dedented, source_name, start_line, indent)
 
     def parse(self) -> ast.Module:
+        """The Python AST of the source (syntax warnings silenced; syntax errors become diagnostics).
+
+        Returns
+        -------
+        ast.Module
+            The AST.
+        """
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", SyntaxWarning)  # "invalid decimal literal" and such: errors follow
@@ -66,6 +103,18 @@ class Source:
         return None
 
     def span(self, node: ast.AST) -> Span | None:
+        """The Span of ``node`` in the original file (line and column shifted back from the dedented text).
+
+        Parameters
+        ----------
+        node : ast.AST
+            The node.
+
+        Returns
+        -------
+        Span or None
+            The span.
+        """
         try:  # statements and expressions parsed by ``ast`` always carry all four positions
             line, column, end_line, end_col = node.lineno, node.col_offset, node.end_lineno, node.end_col_offset
         except AttributeError:
@@ -75,7 +124,20 @@ class Source:
                     None if end_line is None else end_line + shift, None if end_col is None else end_col + 1 + indent)
 
     def error(self, node: ast.AST | None, message: str) -> DiagnosticError:
-        """A DiagnosticError at ``node`` showing the source line with a caret under the column."""
+        """A DiagnosticError at ``node`` showing the source line with a caret under the column.
+
+        Parameters
+        ----------
+        node : ast.AST or None
+            The node (None: no location).
+        message : str
+            The message.
+
+        Returns
+        -------
+        DiagnosticError
+            The error.
+        """
         if node is None or getattr(node, "lineno", None) is None:
             return DiagnosticError(message, self.source_name)
         return DiagnosticError(message, self.source_name, node.lineno + self.start_line - 1,

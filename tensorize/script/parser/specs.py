@@ -52,6 +52,7 @@ class RemapSpec(Spec):
 
 
 class BlockSpec(Spec):
+    """The value of ``T.block(name)``, to be used in ``with``."""
     __slots__ = ("name", "no_realize")
     construct = "T.block"
 
@@ -60,6 +61,7 @@ class BlockSpec(Spec):
 
 
 class InitSpec(Spec):
+    """The value of ``T.init()``, to be used in ``with``."""
     __slots__ = ()
     construct = "T.init"
 
@@ -85,6 +87,7 @@ class AttrsSpec(Spec):
 
 
 class WhereSpec(Spec):
+    """The value of ``T.where(predicate)``: the block's predicate."""
     __slots__ = ("predicate",)
     construct = "T.where"
 
@@ -123,6 +126,7 @@ class DeclBufferSpec(Spec):
 
 
 class AllocateSpec(Spec):
+    """The value of ``T.allocate(...)``: an Allocate over the statements that follow."""
     __slots__ = ("extents", "dtype", "scope", "condition", "annotations")
     construct = "T.allocate"
 
@@ -141,6 +145,7 @@ class LetSpec(Spec):
 
 
 class AttrStmtSpec(Spec):
+    """The value of ``T.attr(node, key, value)``: an AttrStmt over the statements that follow."""
     __slots__ = ("node", "key", "value")
     construct = "T.attr"
 
@@ -159,6 +164,7 @@ class LaunchThreadSpec(Spec):
 
 
 class AssertSpec(Spec):
+    """The value of ``T.Assert(condition, message)``: an AssertStmt over the statements that follow."""
     __slots__ = ("condition", "message")
     construct = "T.Assert"
 
