@@ -60,6 +60,29 @@ FOLDERS = {
 
 
 def fold(op_type: str, attrs: dict, inputs: list) -> np.ndarray | None:
-    """The value of the node, or None when ``op_type`` has no folder here."""
+    """The value of an ONNX node whose inputs are all known, computed in numpy.
+
+    Parameters
+    ----------
+    op_type : str
+        The ONNX operator name (a key of ``FOLDERS``), e.g. ``"Reshape"``.
+    attrs : dict
+        The node's attributes, by name.
+    inputs : list of numpy.ndarray
+        The node's input values, in order (``None`` for an omitted optional input).
+
+    Returns
+    -------
+    numpy.ndarray or None
+        The node's (first) output, or None when ``op_type`` has no folder here.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> fold("Shape", {}, [np.zeros((2, 3))]).tolist()
+    [2, 3]
+    >>> fold("NonMaxSuppression", {}, []) is None
+    True
+    """
     fn = FOLDERS.get(op_type)
     return None if fn is None else np.asarray(fn(attrs, inputs))

@@ -12,6 +12,18 @@ CONVERTERS: dict = {}
 
 
 def converter(*names):
+    """Register the decorated function as the converter of the ONNX operators ``names``.
+
+    Parameters
+    ----------
+    *names : str
+        ONNX operator names (``node.op_type``).
+
+    Returns
+    -------
+    callable
+        A decorator that adds the function to ``CONVERTERS`` under each name and returns it unchanged.
+    """
     def wrap(fn):
         for n in names:
             CONVERTERS[n] = fn
@@ -35,6 +47,19 @@ _BINARY = {"Add": "add", "Sub": "sub", "Mul": "mul", "Div": "div", "Pow": "pow",
 
 @converter(*_UNARY)
 def unary(ctx, node, attrs):
+    """Convert an elementwise unary operator (Relu, Sigmoid, Tanh, Exp, Erf, Sqrt, Neg).
+
+    The output keeps the input's layout.
+
+    Parameters
+    ----------
+    ctx : ImportContext
+        The importer's state; the node's output is recorded there.
+    node : onnx.NodeProto
+        The ONNX node.
+    attrs : dict
+        The node's attributes, by name.
+    """
     x = node.input[0]
     layout = "NHWC" if _nhwc(ctx, x) else "NCHW"
     ctx.set(node.output[0], ctx.graph.add_node(_UNARY[node.op_type], [ctx.get(x, layout)]), layout)
@@ -42,6 +67,17 @@ def unary(ctx, node, attrs):
 
 @converter("Gelu")
 def gelu(ctx, node, attrs):
+    """Convert Gelu (``approximate`` is ``"none"`` or ``"tanh"``); the output keeps the input's layout.
+
+    Parameters
+    ----------
+    ctx : ImportContext
+        The importer's state; the node's output is recorded there.
+    node : onnx.NodeProto
+        The ONNX node.
+    attrs : dict
+        The node's attributes, by name.
+    """
     x = node.input[0]
     layout = "NHWC" if _nhwc(ctx, x) else "NCHW"
     ctx.set(node.output[0], ctx.graph.add_node("gelu", [ctx.get(x, layout)],
@@ -50,6 +86,17 @@ def gelu(ctx, node, attrs):
 
 @converter("Clip")
 def clip(ctx, node, attrs):
+    """Convert Clip, its bounds read from constant inputs (opset >= 11) or attributes (older opsets).
+
+    Parameters
+    ----------
+    ctx : ImportContext
+        The importer's state; the node's output is recorded there.
+    node : onnx.NodeProto
+        The ONNX node.
+    attrs : dict
+        The node's attributes, by name.
+    """
     ins = _inputs(node)
     lo = float(ctx.const(ins[1])) if len(ins) > 1 and ins[1] else attrs.get("min", float("-inf"))
     hi = float(ctx.const(ins[2])) if len(ins) > 2 and ins[2] else attrs.get("max", float("inf"))
@@ -70,6 +117,20 @@ def _const_nhwc(array: np.ndarray) -> np.ndarray:
 
 @converter(*_BINARY)
 def binary(ctx, node, attrs):
+    """Convert a broadcasting binary operator (Add, Sub, Mul, Div, Pow, Max, Min).
+
+    The operation runs in NHWC when its run-time 4-D operands are NHWC (constants are rewritten to
+    match); ``x ** 2`` with a constant exponent becomes ``x * x``.
+
+    Parameters
+    ----------
+    ctx : ImportContext
+        The importer's state; the node's output is recorded there.
+    node : onnx.NodeProto
+        The ONNX node.
+    attrs : dict
+        The node's attributes, by name.
+    """
     a, b = node.input[0], node.input[1]
     op = _BINARY[node.op_type]
     if op == "pow" and ctx.is_const(b) and ctx.const(b).size == 1 and float(ctx.const(b)) == 2.0:
@@ -106,6 +167,19 @@ def _pads(attrs, kernel, in_hw, strides, dilations):
 
 @converter("Conv")
 def conv(ctx, node, attrs):
+    """Convert a 2-D Conv (groups, strides, pads, dilations, optional bias) into an NHWC ``conv2d``.
+
+    The weight is stored as HWIO; ``auto_pad`` is resolved into explicit pads.
+
+    Parameters
+    ----------
+    ctx : ImportContext
+        The importer's state; the node's output is recorded there.
+    node : onnx.NodeProto
+        The ONNX node.
+    attrs : dict
+        The node's attributes, by name.
+    """
     ins = _inputs(node)
     weight = ctx.const(ins[1])
     if weight.ndim != 4:
@@ -124,6 +198,17 @@ def conv(ctx, node, attrs):
 
 @converter("BatchNormalization")
 def batch_norm(ctx, node, attrs):
+    """Convert an inference-mode BatchNormalization into a multiply and an add of folded constants.
+
+    Parameters
+    ----------
+    ctx : ImportContext
+        The importer's state; the node's output is recorded there.
+    node : onnx.NodeProto
+        The ONNX node.
+    attrs : dict
+        The node's attributes, by name.
+    """
     x, gamma, beta, mean, var = (node.input[0],) + tuple(ctx.const(n) for n in node.input[1:5])
     scale = gamma / np.sqrt(var + attrs.get("epsilon", 1e-5))
     shift = beta - mean * scale
@@ -137,6 +222,17 @@ def batch_norm(ctx, node, attrs):
 
 @converter("MaxPool", "AveragePool")
 def pool(ctx, node, attrs):
+    """Convert MaxPool or AveragePool into an NHWC ``max_pool2d`` or ``avg_pool2d``.
+
+    Parameters
+    ----------
+    ctx : ImportContext
+        The importer's state; the node's output is recorded there.
+    node : onnx.NodeProto
+        The ONNX node.
+    attrs : dict
+        The node's attributes, by name.
+    """
     kernel = tuple(attrs["kernel_shape"])
     strides = tuple(attrs.get("strides", [1, 1]))
     pads = _pads(attrs, kernel, ctx.shape(node.input[0])[2:], strides, (1, 1))
@@ -148,4 +244,15 @@ def pool(ctx, node, attrs):
 
 @converter("GlobalAveragePool")
 def global_avg_pool(ctx, node, attrs):
+    """Convert GlobalAveragePool into an NHWC ``global_avg_pool2d``.
+
+    Parameters
+    ----------
+    ctx : ImportContext
+        The importer's state; the node's output is recorded there.
+    node : onnx.NodeProto
+        The ONNX node.
+    attrs : dict
+        The node's attributes, by name.
+    """
     ctx.set(node.output[0], ctx.graph.add_node("global_avg_pool2d", [ctx.get(node.input[0], "NHWC")]), "NHWC")

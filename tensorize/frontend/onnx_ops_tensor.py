@@ -15,6 +15,19 @@ def _add_const(ctx, hint, array):
 
 @converter("MatMul")
 def matmul(ctx, node, attrs):
+    """Convert MatMul: ``dense`` with a constant 2-D right operand, else ``batch_matmul``.
+
+    Raises TVMValueError for 1-D operands.
+
+    Parameters
+    ----------
+    ctx : ImportContext
+        The importer's state; the node's output is recorded there.
+    node : onnx.NodeProto
+        The ONNX node.
+    attrs : dict
+        The node's attributes, by name.
+    """
     a, b = node.input
     if ctx.is_const(b) and ctx.const(b).ndim == 2 and len(ctx.shape(a)) >= 2:
         y = ctx.graph.add_node("dense", [ctx.get(a), _add_const(ctx, "dense_w", ctx.const(b))])
@@ -27,6 +40,19 @@ def matmul(ctx, node, attrs):
 
 @converter("Gemm")
 def gemm(ctx, node, attrs):
+    """Convert Gemm (``alpha``, ``beta``, ``transB``, optional bias) into ``dense`` plus ``add``.
+
+    The right operand must be a constant; ``transA=1`` raises TVMValueError.
+
+    Parameters
+    ----------
+    ctx : ImportContext
+        The importer's state; the node's output is recorded there.
+    node : onnx.NodeProto
+        The ONNX node.
+    attrs : dict
+        The node's attributes, by name.
+    """
     ins = list(node.input)
     if attrs.get("transA", 0):
         raise TVMValueError(f"Gemm {node.name!r}: transA=1 is not supported")
@@ -42,11 +68,33 @@ def gemm(ctx, node, attrs):
 
 @converter("Softmax")
 def softmax(ctx, node, attrs):
+    """Convert Softmax along its ``axis`` (default -1).
+
+    Parameters
+    ----------
+    ctx : ImportContext
+        The importer's state; the node's output is recorded there.
+    node : onnx.NodeProto
+        The ONNX node.
+    attrs : dict
+        The node's attributes, by name.
+    """
     ctx.set(node.output[0], ctx.graph.add_node("softmax", [ctx.get(node.input[0])], {"axis": attrs.get("axis", -1)}))
 
 
 @converter("LayerNormalization")
 def layer_norm(ctx, node, attrs):
+    """Convert LayerNormalization over the last axis (other axes raise TVMValueError).
+
+    Parameters
+    ----------
+    ctx : ImportContext
+        The importer's state; the node's output is recorded there.
+    node : onnx.NodeProto
+        The ONNX node.
+    attrs : dict
+        The node's attributes, by name.
+    """
     ins = list(node.input)
     shape = ctx.shape(ins[0])
     axis = attrs.get("axis", -1) % len(shape)
@@ -60,6 +108,17 @@ def layer_norm(ctx, node, attrs):
 
 @converter("ReduceMean", "ReduceSum", "ReduceMax")
 def reduce(ctx, node, attrs):
+    """Convert ReduceMean, ReduceSum or ReduceMax, axes from the attribute or a constant input.
+
+    Parameters
+    ----------
+    ctx : ImportContext
+        The importer's state; the node's output is recorded there.
+    node : onnx.NodeProto
+        The ONNX node.
+    attrs : dict
+        The node's attributes, by name.
+    """
     ins = list(node.input)
     axes = attrs.get("axes")
     if len(ins) > 1 and ins[1]:
@@ -75,6 +134,17 @@ def _reshape_to(ctx, node, shape):
 
 @converter("Reshape")
 def reshape(ctx, node, attrs):
+    """Convert Reshape to a constant shape, resolving ``0`` (unless ``allowzero``) and ``-1``.
+
+    Parameters
+    ----------
+    ctx : ImportContext
+        The importer's state; the node's output is recorded there.
+    node : onnx.NodeProto
+        The ONNX node.
+    attrs : dict
+        The node's attributes, by name.
+    """
     shape = [int(s) for s in ctx.const(node.input[1])]
     old = ctx.shape(node.input[0])
     if not attrs.get("allowzero", 0):
@@ -87,6 +157,17 @@ def reshape(ctx, node, attrs):
 
 @converter("Flatten")
 def flatten(ctx, node, attrs):
+    """Convert Flatten into a 2-D reshape at ``axis`` (default 1).
+
+    Parameters
+    ----------
+    ctx : ImportContext
+        The importer's state; the node's output is recorded there.
+    node : onnx.NodeProto
+        The ONNX node.
+    attrs : dict
+        The node's attributes, by name.
+    """
     shape = ctx.shape(node.input[0])
     axis = attrs.get("axis", 1) % (len(shape) + 1) if shape else 0
     _reshape_to(ctx, node, [math.prod(shape[:axis]), math.prod(shape[axis:])])
@@ -94,6 +175,17 @@ def flatten(ctx, node, attrs):
 
 @converter("Squeeze", "Unsqueeze")
 def squeeze(ctx, node, attrs):
+    """Convert Squeeze or Unsqueeze into a reshape.
+
+    Parameters
+    ----------
+    ctx : ImportContext
+        The importer's state; the node's output is recorded there.
+    node : onnx.NodeProto
+        The ONNX node.
+    attrs : dict
+        The node's attributes, by name.
+    """
     shape = list(ctx.shape(node.input[0]))
     axes = attrs.get("axes")
     if len(node.input) > 1 and node.input[1]:
@@ -110,12 +202,34 @@ def squeeze(ctx, node, attrs):
 
 @converter("Identity", "Dropout")
 def identity(ctx, node, attrs):
+    """Convert Identity or (inference-mode) Dropout: the output is the input's graph value.
+
+    Parameters
+    ----------
+    ctx : ImportContext
+        The importer's state; the node's output is recorded there.
+    node : onnx.NodeProto
+        The ONNX node.
+    attrs : dict
+        The node's attributes, by name.
+    """
     value, layout = ctx.values[node.input[0]]
     ctx.set(node.output[0], value, layout)
 
 
 @converter("Transpose")
 def transpose(ctx, node, attrs):
+    """Convert Transpose (``perm`` defaults to reversing the axes).
+
+    Parameters
+    ----------
+    ctx : ImportContext
+        The importer's state; the node's output is recorded there.
+    node : onnx.NodeProto
+        The ONNX node.
+    attrs : dict
+        The node's attributes, by name.
+    """
     ndim = len(ctx.shape(node.input[0]))
     perm = list(attrs.get("perm", range(ndim - 1, -1, -1)))
     ctx.set(node.output[0], ctx.graph.add_node("transpose", [ctx.get(node.input[0])], {"perm": perm}))
@@ -123,17 +237,52 @@ def transpose(ctx, node, attrs):
 
 @converter("Concat")
 def concat(ctx, node, attrs):
+    """Convert Concat along its ``axis``.
+
+    Parameters
+    ----------
+    ctx : ImportContext
+        The importer's state; the node's output is recorded there.
+    node : onnx.NodeProto
+        The ONNX node.
+    attrs : dict
+        The node's attributes, by name.
+    """
     ctx.set(node.output[0], ctx.graph.add_node("concat", [ctx.get(n) for n in node.input], {"axis": attrs["axis"]}))
 
 
 @converter("Gather")
 def gather(ctx, node, attrs):
+    """Convert Gather along its ``axis`` (default 0).
+
+    Parameters
+    ----------
+    ctx : ImportContext
+        The importer's state; the node's output is recorded there.
+    node : onnx.NodeProto
+        The ONNX node.
+    attrs : dict
+        The node's attributes, by name.
+    """
     data, idx = node.input
     ctx.set(node.output[0], ctx.graph.add_node("gather", [ctx.get(data), ctx.get(idx)], {"axis": attrs.get("axis", 0)}))
 
 
 @converter("Slice")
 def slice_(ctx, node, attrs):
+    """Convert Slice with constant starts, ends, axes and steps into ``strided_slice``.
+
+    Negative steps raise TVMValueError.
+
+    Parameters
+    ----------
+    ctx : ImportContext
+        The importer's state; the node's output is recorded there.
+    node : onnx.NodeProto
+        The ONNX node.
+    attrs : dict
+        The node's attributes, by name.
+    """
     ins = list(node.input)
     shape = ctx.shape(ins[0])
     starts, ends = ctx.const(ins[1]), ctx.const(ins[2])
@@ -151,6 +300,17 @@ def slice_(ctx, node, attrs):
 
 @converter("Cast")
 def cast(ctx, node, attrs):
+    """Convert Cast to the numpy dtype of its ``to`` attribute.
+
+    Parameters
+    ----------
+    ctx : ImportContext
+        The importer's state; the node's output is recorded there.
+    node : onnx.NodeProto
+        The ONNX node.
+    attrs : dict
+        The node's attributes, by name.
+    """
     from .onnx_fold import _ONNX_DTYPES
 
     ctx.set(node.output[0], ctx.graph.add_node("cast", [ctx.get(node.input[0])], {"dtype": _ONNX_DTYPES[attrs["to"]]}))
