@@ -38,7 +38,28 @@ def _lanes(target: Target) -> int:
 
 
 def compile_task(task: Task, target: Target, database=None):
-    """The runtime module of ``task``; returns ``(module, how)`` with ``how`` in {"tuned", "default", ...}."""
+    """Compile one task: the database's schedule if it has one that builds, else the first default that builds.
+
+    Parameters
+    ----------
+    task : Task
+        A distinct fused kernel of the graph (``task.mod`` is its IRModule).
+    target : Target
+        The target to compile for.
+    database : object, optional
+        Anything with ``query_schedule(mod, target) -> Schedule | None``.
+
+    Returns
+    -------
+    tuple
+        ``(module, how)``: the runtime module and ``"tuned"``, ``"default"``, ``"simple"`` or
+        ``"unscheduled"``, the schedule it was built with.
+
+    Raises
+    ------
+    TVMError
+        When no schedule of the task compiles.
+    """
     if database is not None:
         sch = database.query_schedule(task.mod, target)
         if sch is not None:
@@ -77,10 +98,29 @@ class GraphLibrary:
 
     @property
     def input_names(self) -> list:
+        """The names of the graph's inputs, in the order ``run`` takes them by position."""
         return list(self.graph.inputs)
 
     def run(self, *inputs, **named_inputs) -> list:
-        """Run the graph; inputs by position (graph order) or by name. Returns the list of outputs."""
+        """Run the graph on inputs given by position (graph order) or by name.
+
+        Parameters
+        ----------
+        *inputs : numpy.ndarray
+            One array per graph input, in ``input_names`` order.
+        **named_inputs : numpy.ndarray
+            Or the inputs by name (not both).
+
+        Returns
+        -------
+        list of numpy.ndarray
+            The graph's outputs, in order.
+
+        Raises
+        ------
+        TVMValueError
+            When inputs are missing, unknown, or passed both ways.
+        """
         if inputs and named_inputs:
             raise TVMValueError("pass the inputs either by position or by name, not both")
         if inputs:

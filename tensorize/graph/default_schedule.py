@@ -150,7 +150,20 @@ def _schedule_reduction(sch: Schedule, block, epilogue, lanes: int) -> None:
 
 
 def tiled_schedule(mod, lanes: int = 8) -> Schedule:
-    """Schedule 1 of the module docstring."""
+    """Schedule 1 of the module docstring: inline, register-tile reductions, fuse epilogues, vectorize.
+
+    Parameters
+    ----------
+    mod : IRModule or PrimFunc
+        The task's program, as ``te`` made it.
+    lanes : int
+        float32 lanes of the target's vector registers (4, 8 or 16).
+
+    Returns
+    -------
+    Schedule
+        The scheduled program.
+    """
     sch = Schedule(mod)
     blocks = _inline_spatial(sch, keep_pad=True)
     done = set()
@@ -172,7 +185,20 @@ def tiled_schedule(mod, lanes: int = 8) -> Schedule:
 
 
 def simple_schedule(mod, lanes: int = 8) -> Schedule:
-    """Schedule 2 of the module docstring: inline, then parallel outer spatial loops."""
+    """Schedule 2 of the module docstring: inline, then parallel outer spatial loops.
+
+    Parameters
+    ----------
+    mod : IRModule or PrimFunc
+        The task's program, as ``te`` made it.
+    lanes : int
+        float32 lanes of the target's vector registers (4, 8 or 16).
+
+    Returns
+    -------
+    Schedule
+        The scheduled program.
+    """
     sch = Schedule(mod)
     for block in _inline_spatial(sch):
         loops = sch.get_loops(block)
@@ -183,7 +209,20 @@ def simple_schedule(mod, lanes: int = 8) -> Schedule:
 
 
 def default_schedules(mod, lanes: int = 8):
-    """Yield the schedules of the module docstring, best first (a failing one is skipped)."""
+    """Yield the schedules of the module docstring, best first (one that fails to apply is skipped).
+
+    Parameters
+    ----------
+    mod : IRModule or PrimFunc
+        The task's program, as ``te`` made it.
+    lanes : int
+        float32 lanes of the target's vector registers (4, 8 or 16).
+
+    Yields
+    ------
+    Schedule
+        The tiled schedule, the simple one, then the unscheduled program.
+    """
     for make in (tiled_schedule, simple_schedule):
         try:
             yield make(mod, lanes)

@@ -57,6 +57,20 @@ class GraphExecutor:
         return self._alloc(name)
 
     def set_input(self, name: str, value) -> None:
+        """Copy ``value`` into the buffer of graph input ``name``.
+
+        Parameters
+        ----------
+        name : str
+            A graph input.
+        value : array_like
+            Its value, of the input's shape (cast to its dtype).
+
+        Raises
+        ------
+        TVMValueError
+            When the shape differs.
+        """
         shape, dtype = self.graph.types[name]
         value = np.asarray(value)
         if value.shape != shape:
@@ -65,6 +79,13 @@ class GraphExecutor:
                   else "unsafe")
 
     def run(self) -> list:
+        """Run every kernel in order on the current inputs.
+
+        Returns
+        -------
+        list of numpy.ndarray
+            Copies of the graph's outputs, in order.
+        """
         for run in self._runs:
             run()
         return [self.buffers[name].copy() for name in self.graph.outputs]

@@ -36,10 +36,12 @@ class FusedGroup:
 
     @property
     def output(self) -> str:
+        """The one value the group writes: the output of its last node."""
         return self.nodes[-1].output
 
     @property
     def ops(self) -> list:
+        """The operator names of the group's nodes, in order."""
         return [n.op for n in self.nodes]
 
     def _refresh_inputs(self) -> None:

@@ -67,7 +67,18 @@ class Graph:
         self._counter = 0
 
     def fresh(self, hint: str = "v") -> str:
-        """A value name not used yet."""
+        """A value name not used yet.
+
+        Parameters
+        ----------
+        hint : str
+            The name's prefix; a counter is appended.
+
+        Returns
+        -------
+        str
+            ``f"{hint}_{n}"`` for the next ``n`` not taken.
+        """
         while True:
             self._counter += 1
             name = f"{hint}_{self._counter}"
@@ -75,13 +86,41 @@ class Graph:
                 return name
 
     def add_input(self, name: str, shape, dtype: str = "float32") -> str:
-        """Declare graph input ``name``; returns its name."""
+        """Declare the graph input ``name``.
+
+        Parameters
+        ----------
+        name : str
+            Its name (must be new).
+        shape : sequence of int
+            Its static shape.
+        dtype : str
+            Its dtype.
+
+        Returns
+        -------
+        str
+            ``name``.
+        """
         self._declare(name, tuple(int(s) for s in shape), str(dtype))
         self.inputs.append(name)
         return name
 
     def add_constant(self, name: str, value) -> str:
-        """Add a constant (a weight); returns its name (a fresh one when ``name`` is taken)."""
+        """Add a constant (a weight).
+
+        Parameters
+        ----------
+        name : str
+            The preferred name; a fresh one derived from it when it is taken.
+        value : array_like
+            The constant's value (stored as a contiguous numpy array).
+
+        Returns
+        -------
+        str
+            The constant's name.
+        """
         value = np.ascontiguousarray(value).reshape(np.shape(value))
         if name in self.types:
             name = self.fresh(name)
@@ -90,7 +129,29 @@ class Graph:
         return name
 
     def add_node(self, op: str, inputs, attrs: dict | None = None, name: str | None = None) -> str:
-        """Append ``op(*inputs, **attrs)``; its type is inferred. Returns the output's name."""
+        """Append ``op(*inputs, **attrs)``; its output type is inferred.
+
+        Parameters
+        ----------
+        op : str
+            A graph operator (a key of ``tensorize.graph.ops.OPS``).
+        inputs : sequence of str
+            Values of the graph.
+        attrs : dict, optional
+            The operator's attributes.
+        name : str, optional
+            The output's name; a fresh one when omitted or taken.
+
+        Returns
+        -------
+        str
+            The output's name.
+
+        Raises
+        ------
+        TVMValueError
+            For an unknown operator, an input that is not a value of the graph, or ill-typed inputs.
+        """
         if op not in OPS:
             raise TVMValueError(f"unknown graph operator {op!r}; known: {sorted(OPS)}")
         for value in inputs:
@@ -109,11 +170,23 @@ class Graph:
         self.types[name] = (tuple(int(s) for s in shape), dtype)
 
     def producers(self) -> dict[str, Node]:
-        """The node producing each computed value."""
+        """The node producing each computed value.
+
+        Returns
+        -------
+        dict of str to Node
+            Value name to its producer (inputs and constants have none).
+        """
         return {n.output: n for n in self.nodes}
 
     def consumers(self) -> dict[str, list[Node]]:
-        """The nodes reading each value (graph outputs are not nodes)."""
+        """The nodes reading each value (graph outputs are not nodes).
+
+        Returns
+        -------
+        dict of str to list of Node
+            Every value name to its readers, each node listed once per value.
+        """
         out: dict[str, list[Node]] = {name: [] for name in self.types}
         for node in self.nodes:
             for value in dict.fromkeys(node.inputs):
@@ -121,7 +194,13 @@ class Graph:
         return out
 
     def prune(self) -> "Graph":
-        """Drop the nodes and constants no output depends on (in place); returns the graph."""
+        """Drop the nodes and constants no output depends on (in place).
+
+        Returns
+        -------
+        Graph
+            ``self``.
+        """
         producers, live, stack = self.producers(), set(), list(self.outputs)
         while stack:
             value = stack.pop()
@@ -136,7 +215,13 @@ class Graph:
         return self
 
     def summary(self) -> str:
-        """One line per node."""
+        """One line per node, ``output = op(inputs, attrs)``.
+
+        Returns
+        -------
+        str
+            The nodes, newline-separated.
+        """
         return "\n".join(repr(n) for n in self.nodes)
 
     def __repr__(self) -> str:

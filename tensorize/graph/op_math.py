@@ -84,18 +84,66 @@ def _reduce(name: str, reducer, data, shape, axes, keepdims: bool):
 
 @register("reduce_sum", "anchor")
 def reduce_sum(args, shapes, attrs):
+    """Sum over ``attrs['axes']`` (all axes when None), keeping them with extent 1 when ``keepdims``.
+
+    Parameters
+    ----------
+    args : list of te.Tensor or PrimExpr
+        The inputs (a scalar expression for a one-element constant).
+    shapes : list of tuple of int
+        The inputs' shapes.
+    attrs : dict
+        The operator's attributes.
+
+    Returns
+    -------
+    te.Tensor
+        The operator's output.
+    """
     axes = _axes(attrs, len(shapes[0]))
     return _reduce("reduce_sum", te.sum, args[0], shapes[0], axes, attrs.get("keepdims", True))[0]
 
 
 @register("reduce_max", "anchor")
 def reduce_max(args, shapes, attrs):
+    """Maximum over ``attrs['axes']`` (all axes when None), keeping them with extent 1 when ``keepdims``.
+
+    Parameters
+    ----------
+    args : list of te.Tensor or PrimExpr
+        The inputs (a scalar expression for a one-element constant).
+    shapes : list of tuple of int
+        The inputs' shapes.
+    attrs : dict
+        The operator's attributes.
+
+    Returns
+    -------
+    te.Tensor
+        The operator's output.
+    """
     axes = _axes(attrs, len(shapes[0]))
     return _reduce("reduce_max", te.max, args[0], shapes[0], axes, attrs.get("keepdims", True))[0]
 
 
 @register("reduce_mean", "anchor")
 def reduce_mean(args, shapes, attrs):
+    """Mean over ``attrs['axes']`` (all axes when None), keeping them with extent 1 when ``keepdims``.
+
+    Parameters
+    ----------
+    args : list of te.Tensor or PrimExpr
+        The inputs (a scalar expression for a one-element constant).
+    shapes : list of tuple of int
+        The inputs' shapes.
+    attrs : dict
+        The operator's attributes.
+
+    Returns
+    -------
+    te.Tensor
+        The operator's output.
+    """
     axes = _axes(attrs, len(shapes[0]))
     total, out_shape = _reduce("reduce_sum", te.sum, args[0], shapes[0], axes, attrs.get("keepdims", True))
     count = 1
@@ -117,6 +165,22 @@ def _keep(i, axis):
 
 @register("softmax", "anchor")
 def softmax(args, shapes, attrs):
+    """Softmax along ``attrs['axis']`` (default -1), with the maximum subtracted before ``exp``.
+
+    Parameters
+    ----------
+    args : list of te.Tensor or PrimExpr
+        The inputs (a scalar expression for a one-element constant).
+    shapes : list of tuple of int
+        The inputs' shapes.
+    attrs : dict
+        The operator's attributes.
+
+    Returns
+    -------
+    te.Tensor
+        The operator's output.
+    """
     x, shape = args[0], shapes[0]
     axis = attrs.get("axis", -1) % len(shape)
     mx = _row_reduce("softmax_max", te.max, lambda i: x(*i), shape, axis)
@@ -127,7 +191,24 @@ def softmax(args, shapes, attrs):
 
 @register("layer_norm", "anchor")
 def layer_norm(args, shapes, attrs):
-    """``(x - mean) / sqrt(var + eps) * gamma + beta`` over the last axis (gamma, beta: 1-D)."""
+    """``(x - mean) / sqrt(var + eps) * gamma + beta`` over the last axis (gamma, beta: 1-D).
+
+    ``args`` is ``(x, gamma, beta)``; ``attrs['epsilon']`` defaults to 1e-5.
+
+    Parameters
+    ----------
+    args : list of te.Tensor or PrimExpr
+        The inputs (a scalar expression for a one-element constant).
+    shapes : list of tuple of int
+        The inputs' shapes.
+    attrs : dict
+        The operator's attributes.
+
+    Returns
+    -------
+    te.Tensor
+        The operator's output.
+    """
     x, gamma, beta = args
     shape = shapes[0]
     axis = len(shape) - 1

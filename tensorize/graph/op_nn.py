@@ -39,7 +39,25 @@ def _window(shape, attrs, kernel):
 
 @register("conv2d", "anchor")
 def conv2d(args, shapes, attrs):
-    """NHWC x (KH, KW, C_in/groups, C_out) -> NHWC; ``attrs``: strides, pads, dilations, groups."""
+    """NHWC x (KH, KW, C_in/groups, C_out) -> NHWC; ``attrs``: strides, pads, dilations, groups.
+
+    Pads are (top, left, bottom, right); one input channel per group with ``groups > 1`` is a
+    depthwise convolution.
+
+    Parameters
+    ----------
+    args : list of te.Tensor or PrimExpr
+        The inputs (a scalar expression for a one-element constant).
+    shapes : list of tuple of int
+        The inputs' shapes.
+    attrs : dict
+        The operator's attributes.
+
+    Returns
+    -------
+    te.Tensor
+        The operator's output.
+    """
     data, weight = args
     kh, kw, cig, co = shapes[1]
     groups = attrs.get("groups", 1)
@@ -65,6 +83,22 @@ def conv2d(args, shapes, attrs):
 
 @register("max_pool2d", "anchor")
 def max_pool2d(args, shapes, attrs):
+    """Maximum over each window of an NHWC input; ``attrs``: kernel, strides, pads, dilations.
+
+    Parameters
+    ----------
+    args : list of te.Tensor or PrimExpr
+        The inputs (a scalar expression for a one-element constant).
+    shapes : list of tuple of int
+        The inputs' shapes.
+    attrs : dict
+        The operator's attributes.
+
+    Returns
+    -------
+    te.Tensor
+        The operator's output.
+    """
     data = args[0]
     kh, kw = attrs["kernel"]
     (sh, sw), (dh, dw), pads, oh, ow = _window(shapes[0], attrs, (kh, kw))
@@ -76,7 +110,24 @@ def max_pool2d(args, shapes, attrs):
 
 @register("avg_pool2d", "anchor")
 def avg_pool2d(args, shapes, attrs):
-    """Average over the window; the padding counts only with ``count_include_pad``."""
+    """Average over each window of an NHWC input; the padding counts only with ``count_include_pad``.
+
+    ``attrs``: kernel, strides, pads, count_include_pad.
+
+    Parameters
+    ----------
+    args : list of te.Tensor or PrimExpr
+        The inputs (a scalar expression for a one-element constant).
+    shapes : list of tuple of int
+        The inputs' shapes.
+    attrs : dict
+        The operator's attributes.
+
+    Returns
+    -------
+    te.Tensor
+        The operator's output.
+    """
     data = args[0]
     n, h, w, c = shapes[0]
     kh, kw = attrs["kernel"]
@@ -100,7 +151,22 @@ def avg_pool2d(args, shapes, attrs):
 
 @register("global_avg_pool2d", "anchor")
 def global_avg_pool2d(args, shapes, attrs):
-    """NHWC -> (N, 1, 1, C)."""
+    """Mean over H and W: NHWC -> (N, 1, 1, C).
+
+    Parameters
+    ----------
+    args : list of te.Tensor or PrimExpr
+        The inputs (a scalar expression for a one-element constant).
+    shapes : list of tuple of int
+        The inputs' shapes.
+    attrs : dict
+        The operator's attributes.
+
+    Returns
+    -------
+    te.Tensor
+        The operator's output.
+    """
     data = args[0]
     n, h, w, c = shapes[0]
     ry, rx = te.reduce_axis((0, h), name="ry"), te.reduce_axis((0, w), name="rx")
@@ -110,7 +176,22 @@ def global_avg_pool2d(args, shapes, attrs):
 
 @register("dense", "anchor")
 def dense(args, shapes, attrs):
-    """``(..., K) x (K, N) -> (..., N)``."""
+    """``(..., K) x (K, N) -> (..., N)``.
+
+    Parameters
+    ----------
+    args : list of te.Tensor or PrimExpr
+        The inputs (a scalar expression for a one-element constant).
+    shapes : list of tuple of int
+        The inputs' shapes.
+    attrs : dict
+        The operator's attributes.
+
+    Returns
+    -------
+    te.Tensor
+        The operator's output.
+    """
     data, weight = args
     k = te.reduce_axis((0, shapes[1][0]), name="k")
     out = tuple(shapes[0][:-1]) + (shapes[1][1],)
@@ -119,7 +200,22 @@ def dense(args, shapes, attrs):
 
 @register("batch_matmul", "anchor")
 def batch_matmul(args, shapes, attrs):
-    """``(..., M, K) x (..., K, N) -> (..., M, N)`` with the batch axes broadcast."""
+    """``(..., M, K) x (..., K, N) -> (..., M, N)`` with the batch axes broadcast.
+
+    Parameters
+    ----------
+    args : list of te.Tensor or PrimExpr
+        The inputs (a scalar expression for a one-element constant).
+    shapes : list of tuple of int
+        The inputs' shapes.
+    attrs : dict
+        The operator's attributes.
+
+    Returns
+    -------
+    te.Tensor
+        The operator's output.
+    """
     a, b = args
     (sa, sb) = shapes
     batch = broadcast_shape(sa[:-2], sb[:-2])

@@ -33,7 +33,25 @@ OPS: dict[str, OpDef] = {}
 
 
 def register(name: str, pattern: str):
-    """Register the decorated ``compute(args, shapes, attrs) -> te.Tensor`` as operator ``name``."""
+    """Register the decorated ``compute(args, shapes, attrs) -> te.Tensor`` as operator ``name``.
+
+    Parameters
+    ----------
+    name : str
+        The operator's name in graphs.
+    pattern : str
+        Its fusion pattern: ``"elemwise"``, ``"injective"``, ``"anchor"`` or ``"view"``.
+
+    Returns
+    -------
+    callable
+        A decorator that adds ``OpDef(name, pattern, fn)`` to ``OPS`` and returns ``fn`` unchanged.
+
+    Raises
+    ------
+    ValueError
+        For an unknown pattern.
+    """
     if pattern not in PATTERNS:
         raise ValueError(f"unknown operator pattern {pattern!r}; one of {PATTERNS}")
 

@@ -11,6 +11,22 @@ __all__: list = []
 
 @register("transpose", "injective")
 def transpose(args, shapes, attrs):
+    """Permute the axes: output axis ``a`` is input axis ``attrs['perm'][a]``.
+
+    Parameters
+    ----------
+    args : list of te.Tensor or PrimExpr
+        The inputs (a scalar expression for a one-element constant).
+    shapes : list of tuple of int
+        The inputs' shapes.
+    attrs : dict
+        The operator's attributes.
+
+    Returns
+    -------
+    te.Tensor
+        The operator's output.
+    """
     data, perm = args[0], attrs["perm"]
     shape = shapes[0]
     inverse = [perm.index(a) for a in range(len(perm))]
@@ -20,6 +36,22 @@ def transpose(args, shapes, attrs):
 
 @register("concat", "injective")
 def concat(args, shapes, attrs):
+    """Join the inputs along ``attrs['axis']``.
+
+    Parameters
+    ----------
+    args : list of te.Tensor or PrimExpr
+        The inputs (a scalar expression for a one-element constant).
+    shapes : list of tuple of int
+        The inputs' shapes.
+    attrs : dict
+        The operator's attributes.
+
+    Returns
+    -------
+    te.Tensor
+        The operator's output.
+    """
     axis = attrs["axis"] % len(shapes[0])
     offsets, total = [], 0
     for s in shapes:
@@ -42,7 +74,24 @@ def concat(args, shapes, attrs):
 
 @register("gather", "injective")
 def gather(args, shapes, attrs):
-    """numpy's ``take(data, indices, axis)``; negative indices count from the end."""
+    """numpy's ``take(data, indices, axis)``; negative indices count from the end.
+
+    ``args`` is ``(data, indices)``; ``attrs['axis']`` defaults to 0.
+
+    Parameters
+    ----------
+    args : list of te.Tensor or PrimExpr
+        The inputs (a scalar expression for a one-element constant).
+    shapes : list of tuple of int
+        The inputs' shapes.
+    attrs : dict
+        The operator's attributes.
+
+    Returns
+    -------
+    te.Tensor
+        The operator's output.
+    """
     data, indices = args
     axis = attrs.get("axis", 0) % len(shapes[0])
     dshape, ishape = shapes
@@ -60,7 +109,22 @@ def gather(args, shapes, attrs):
 
 @register("strided_slice", "injective")
 def strided_slice(args, shapes, attrs):
-    """``data[begin:end:step]`` per axis (``attrs``: begin, end, step, normalised by the frontend)."""
+    """``data[begin:end:step]`` per axis (``attrs``: begin, end, step, normalised by the frontend).
+
+    Parameters
+    ----------
+    args : list of te.Tensor or PrimExpr
+        The inputs (a scalar expression for a one-element constant).
+    shapes : list of tuple of int
+        The inputs' shapes.
+    attrs : dict
+        The operator's attributes.
+
+    Returns
+    -------
+    te.Tensor
+        The operator's output.
+    """
     data = args[0]
     begin, end, step = attrs["begin"], attrs["end"], attrs["step"]
     out = [max(0, -(-(e - b) // s)) for b, e, s in zip(begin, end, step)]
@@ -69,4 +133,20 @@ def strided_slice(args, shapes, attrs):
 
 @register("reshape", "view")
 def reshape(args, shapes, attrs):
+    """Reshape is a view with no computation: the executor aliases its input's memory.
+
+    Parameters
+    ----------
+    args : list of te.Tensor
+        Unused.
+    shapes : list of tuple of int
+        Unused.
+    attrs : dict
+        Unused (``attrs['shape']`` is the new shape).
+
+    Raises
+    ------
+    NotImplementedError
+        Always.
+    """
     raise NotImplementedError("reshape is a view: the executor aliases its input's memory")

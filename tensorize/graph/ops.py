@@ -18,7 +18,29 @@ __all__ = ["OPS", "OpDef", "infer_type", "lower_node"]
 
 
 def lower_node(op: str, args, shapes, attrs):
-    """The te tensor of operator ``op`` on ``args`` (te tensors or scalar expressions)."""
+    """The te tensor of operator ``op`` on ``args``.
+
+    Parameters
+    ----------
+    op : str
+        A graph operator (a key of ``OPS``), not a view.
+    args : sequence of te.Tensor or PrimExpr
+        The inputs (a scalar expression for a one-element constant).
+    shapes : sequence of tuple of int
+        The inputs' shapes.
+    attrs : dict
+        The operator's attributes.
+
+    Returns
+    -------
+    te.Tensor
+        The operator's output.
+
+    Raises
+    ------
+    TVMValueError
+        When ``op`` is a view.
+    """
     opdef = OPS[op]
     if opdef.compute is None or opdef.pattern == "view":
         raise TVMValueError(f"operator {op!r} is a view and has no computation")
@@ -26,7 +48,27 @@ def lower_node(op: str, args, shapes, attrs):
 
 
 def infer_type(op: str, types, attrs) -> tuple:
-    """``(shape, dtype)`` of the output of ``op`` on inputs of ``types`` (a list of (shape, dtype))."""
+    """``(shape, dtype)`` of the output of ``op`` on inputs of ``types``.
+
+    Parameters
+    ----------
+    op : str
+        A graph operator (a key of ``OPS``).
+    types : list of tuple
+        ``(shape, dtype)`` of each input.
+    attrs : dict
+        The operator's attributes.
+
+    Returns
+    -------
+    tuple
+        ``(shape, dtype)``: a tuple of ints and a str.
+
+    Raises
+    ------
+    TVMValueError
+        When the inputs or attributes do not fit the operator.
+    """
     if op == "reshape":
         shape, dtype = types[0]
         new = tuple(int(s) for s in attrs["shape"])

@@ -50,7 +50,24 @@ def _is_scalar(graph: Graph, value: str, group: FusedGroup) -> bool:
 
 
 def lower_group(graph: Graph, group: FusedGroup) -> tuple[IRModule, list]:
-    """The PrimFunc of ``group`` (in an IRModule as ``main``) and the values its buffers bind, in order."""
+    """The PrimFunc of ``group`` and the graph values its buffers bind, in order.
+
+    One-element constants read only by elementwise operators or gathers are folded into the code
+    as immediates; every other input becomes a buffer parameter.
+
+    Parameters
+    ----------
+    graph : Graph
+        The graph the group belongs to.
+    group : FusedGroup
+        A kernel's nodes, from ``fuse``.
+
+    Returns
+    -------
+    tuple
+        ``(mod, values)``: an IRModule with the PrimFunc as ``main``, and the value names bound to its
+        buffer parameters (inputs first, the group's output last).
+    """
     env, args, placeholders = {}, [], []
     for value in group.inputs:
         if _is_scalar(graph, value, group):
