@@ -94,6 +94,27 @@ def tile_config(rows: int = TILE_ROWS, colsb: int = TILE_BYTES, tiles: int = NUM
     Layout: byte 0 palette, byte 1 start row, bytes 16-47 ``colsb`` of tiles 0-15 (16 bits each),
     bytes 48-63 ``rows`` of tiles 0-15 (8 bits each); unused tiles stay 0.
 
+    Parameters
+    ----------
+    rows : int
+        Rows of each configured tile (at most ``TILE_ROWS``).
+    colsb : int
+        Bytes per row of each configured tile (at most ``TILE_BYTES``).
+    tiles : int
+        How many tiles (from tile 0) to configure (at most ``NUM_TILES``).
+
+    Returns
+    -------
+    list of int
+        The descriptor's 8 words.
+
+    Raises
+    ------
+    ValueError
+        When a size is beyond palette 1's limits.
+
+    Examples
+    --------
     >>> [hex(w) for w in tile_config()][:4]
     ['0x1', '0x0', '0x40004000400040', '0x40004000400040']
     """
@@ -274,7 +295,18 @@ _EMULATIONS: dict[str, TensorIntrin] = {}
 def emulation_intrin(name: str) -> TensorIntrin:
     """The twin of AMX intrinsic ``name`` whose impl is its desc over strided views: plain loops that LLVM
     compiles for any CPU. Not registered (the search must never propose it): pass the object to
-    ``sch.tensorize``."""
+    ``sch.tensorize``.
+
+    Parameters
+    ----------
+    name : str
+        A registered AMX intrinsic, e.g. ``AMX_U8S8_INTRIN``.
+
+    Returns
+    -------
+    TensorIntrin
+        The emulating intrinsic (made once per name, then cached).
+    """
     if name not in _EMULATIONS:
         intrin = TensorIntrin.get(name)
         extra = intrin.meta.extra

@@ -42,7 +42,24 @@ def _bytes(ptr) -> tuple[np.ndarray, int]:
 
 
 def bf16_to_f32(bits: np.ndarray) -> np.ndarray:
-    """bfloat16 bit patterns (uint16) -> float32, denormals flushed to zero (AMX reads them as zero)."""
+    """bfloat16 bit patterns (uint16) -> float32, denormals flushed to zero (AMX reads them as zero).
+
+    Parameters
+    ----------
+    bits : numpy.ndarray
+        bfloat16 values as their uint16 bit patterns.
+
+    Returns
+    -------
+    numpy.ndarray
+        float32 values of the same shape.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> bf16_to_f32(np.array([0x3F80, 0xC000], np.uint16)).tolist()
+    [1.0, -2.0]
+    """
     f = (np.asarray(bits, np.uint16).astype(np.uint32) << 16).view(np.float32)
     return np.where(np.abs(f) < np.finfo(np.float32).tiny, np.float32(0), f).astype(np.float32)
 
@@ -58,6 +75,23 @@ class AMXModel:
 
     # -- configuration, loads, stores --------------------------------------------------------------
     def ldtilecfg(self, ptr) -> int:
+        """``ldtilecfg``: load the 64-byte tile configuration at ``ptr`` (palette 1) and zero every tile.
+
+        Parameters
+        ----------
+        ptr : Pointer
+            The interpreter's pointer to the descriptor (see ``tile_config``).
+
+        Returns
+        -------
+        int
+            0, as the intrinsic's call returns.
+
+        Raises
+        ------
+        AMXError
+            For another palette, non-zero reserved bytes or tile sizes beyond palette 1's limits.
+        """
         raw, off = _bytes(ptr)
         cfg = raw[off:off + 64]
         if cfg[0] != 1:
@@ -81,6 +115,27 @@ class AMXModel:
         return self.tiles[t]
 
     def tileloadd64(self, t, ptr, stride) -> int:
+        """``tileloadd``: load tile ``t`` row by row from ``ptr``, rows ``stride`` bytes apart.
+
+        Parameters
+        ----------
+        t : int
+            The tile register (0-7), configured.
+        ptr : Pointer
+            The first row.
+        stride : int
+            Bytes between rows.
+
+        Returns
+        -------
+        int
+            0, as the intrinsic's call returns.
+
+        Raises
+        ------
+        AMXError
+            When the tile is not configured or a row lies outside the buffer.
+        """
         tile = self._tile(t)
         raw, off = _bytes(ptr)
         for r in range(tile.shape[0]):
@@ -91,6 +146,27 @@ class AMXModel:
         return 0
 
     def tilestored64(self, t, ptr, stride) -> int:
+        """``tilestored``: store tile ``t`` row by row to ``ptr``, rows ``stride`` bytes apart.
+
+        Parameters
+        ----------
+        t : int
+            The tile register (0-7), configured.
+        ptr : Pointer
+            The first row.
+        stride : int
+            Bytes between rows.
+
+        Returns
+        -------
+        int
+            0, as the intrinsic's call returns.
+
+        Raises
+        ------
+        AMXError
+            When the tile is not configured or a row lies outside the buffer.
+        """
         tile = self._tile(t)
         raw, off = _bytes(ptr)
         for r in range(tile.shape[0]):
@@ -101,10 +177,29 @@ class AMXModel:
         return 0
 
     def tilezero(self, t) -> int:
+        """``tilezero``: set tile ``t`` to zero.
+
+        Parameters
+        ----------
+        t : int
+            The tile register (0-7), configured.
+
+        Returns
+        -------
+        int
+            0, as the intrinsic's call returns.
+        """
         self._tile(t)[:] = 0
         return 0
 
     def tilerelease(self) -> int:
+        """``tilerelease``: return the model to its initial, unconfigured state.
+
+        Returns
+        -------
+        int
+            0, as the intrinsic's call returns.
+        """
         self.__init__()
         return 0
 
@@ -117,6 +212,29 @@ class AMXModel:
         return C, A, B, m, n, k
 
     def int8_dot(self, instruction: str, c, a, b) -> int:
+        """``tdpb[su][su]d``: ``C += A . B`` over groups of 4 bytes, int32 accumulators wrapping as the hardware's.
+
+        Parameters
+        ----------
+        instruction : str
+            ``"tdpbusd"``, ``"tdpbssd"``, ``"tdpbsud"`` or ``"tdpbuud"`` (the signs of A and B).
+        c : int
+            The accumulator tile (M rows of N int32).
+        a : int
+            The A tile (M rows of K groups of 4 bytes).
+        b : int
+            The B tile (K rows of N groups of 4 bytes, VNNI-packed).
+
+        Returns
+        -------
+        int
+            0, as the intrinsic's call returns.
+
+        Raises
+        ------
+        AMXError
+            When a tile is not configured or the tile shapes do not fit.
+        """
         C, A, B, m, n, k = self._shapes(c, a, b, 4)
         a_type, b_type = _INT8_SIGNS[instruction]
         a_val = A.view(a_type).astype(np.int64)                                  # (m, 4k)
@@ -126,6 +244,27 @@ class AMXModel:
         return 0
 
     def tdpbf16ps(self, c, a, b) -> int:
+        """``tdpbf16ps``: ``C += A . B`` over pairs of bfloat16, in float32, each addition rounded as the hardware does.
+
+        Parameters
+        ----------
+        c : int
+            The accumulator tile (M rows of N float32).
+        a : int
+            The A tile (M rows of K pairs of bfloat16).
+        b : int
+            The B tile (K rows of N pairs of bfloat16).
+
+        Returns
+        -------
+        int
+            0, as the intrinsic's call returns.
+
+        Raises
+        ------
+        AMXError
+            When a tile is not configured or the tile shapes do not fit.
+        """
         C, A, B, m, n, k = self._shapes(c, a, b, 4)
         a_val = bf16_to_f32(A.view(np.uint16)).reshape(m, k, 2)
         b_val = bf16_to_f32(B.view(np.uint16)).reshape(k, n, 2)
@@ -137,7 +276,13 @@ class AMXModel:
         return 0
 
     def externs(self) -> dict:
-        """The interpreter's ``externs`` for the LLVM AMX intrinsics, all bound to this model."""
+        """The interpreter's ``externs`` for the LLVM AMX intrinsics, all bound to this model.
+
+        Returns
+        -------
+        dict of str to callable
+            LLVM intrinsic name (``"llvm.x86.tdpbusd"``, ...) to the model's method.
+        """
         out = {"llvm.x86.ldtilecfg": self.ldtilecfg, "llvm.x86.tileloadd64": self.tileloadd64,
                "llvm.x86.tilestored64": self.tilestored64, "llvm.x86.tilezero": self.tilezero,
                "llvm.x86.tilerelease": self.tilerelease, "llvm.x86.tdpbf16ps": self.tdpbf16ps}

@@ -44,7 +44,18 @@ class AMXPermissionError(TVMError):
 
 
 def uses_amx(ir_text: str) -> bool:
-    """Whether LLVM IR text calls AMX intrinsics (tile loads, stores, configuration, dot products)."""
+    """Whether LLVM IR text calls AMX intrinsics (tile loads, stores, configuration, dot products).
+
+    Parameters
+    ----------
+    ir_text : str
+        LLVM IR, as text.
+
+    Returns
+    -------
+    bool
+        True when it calls a ``llvm.x86.tile*``, ``tdp*``, ``ldtilecfg`` or ``sttilecfg`` intrinsic.
+    """
     return bool(_AMX_CALL.search(ir_text))
 
 
@@ -56,7 +67,13 @@ def _arch_prctl(code: int, arg) -> int:
 
 
 def amx_permitted() -> bool:
-    """Whether the tile data state is already granted to this process (``ARCH_GET_XCOMP_PERM``)."""
+    """Whether the tile data state is already granted to this process (``ARCH_GET_XCOMP_PERM``).
+
+    Returns
+    -------
+    bool
+        False as well off Linux x86_64 or when the query fails.
+    """
     if platform.system() != "Linux" or platform.machine() not in ("x86_64", "AMD64"):
         return False
     mask = ctypes.c_uint64(0)
