@@ -32,7 +32,20 @@ MAX_K_STEPS = 16
 
 def amx_gemm(M: int, N: int, K: int, a_dtype: str = "uint8", b_dtype: str = "int8"):
     """``C[i, j] = sum_k A[i, k] * B[j, k]``: A (M, K), B (N, K), C (M, N) in the accumulator dtype of the
-    AMX instruction for ``a_dtype`` x ``b_dtype`` (int32 for int8 pairs, float32 for bf16)."""
+    AMX instruction for ``a_dtype`` x ``b_dtype`` (int32 for int8 pairs, float32 for bf16).
+
+    Parameters
+    ----------
+    M, N, K : int
+        The GEMM's extents.
+    a_dtype, b_dtype : str
+        The operands' dtypes, a pair of ``INSTRUCTIONS`` (``"uint8"``/``"int8"`` or ``"bfloat16"``).
+
+    Returns
+    -------
+    PrimFunc
+        The GEMM, its block named ``"C"``.
+    """
     c_dtype = INSTRUCTIONS[(a_dtype, b_dtype)][1]
     zero = T.float32(0) if c_dtype == "float32" else T.int32(0)
 
@@ -51,13 +64,50 @@ def amx_gemm(M: int, N: int, K: int, a_dtype: str = "uint8", b_dtype: str = "int
 
 def pack_b(b: np.ndarray, pack: int = 4) -> np.ndarray:
     """(N, K) -> (N/16, K/pack, 16, pack): the VNNI-packed B the schedule's signature takes when unpadded
-    (``pack`` 4 for int8, 2 for bf16 bit patterns)."""
+    (``pack`` 4 for int8, 2 for bf16 bit patterns).
+
+    Parameters
+    ----------
+    b : numpy.ndarray
+        B as ``(N, K)``, N a multiple of 16 and K of ``pack``.
+    pack : int
+        Elements per 32-bit group: 4 for int8, 2 for bf16.
+
+    Returns
+    -------
+    numpy.ndarray
+        The packed, contiguous copy.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> pack_b(np.zeros((32, 128), np.int8)).shape
+    (2, 32, 16, 4)
+    """
     n, k = b.shape
     return np.ascontiguousarray(b.reshape(n // 16, 16, k // pack, pack).transpose(0, 2, 1, 3))
 
 
 def default_k_steps(K: int, k_step: int) -> int:
-    """The most tile steps (at most ``MAX_K_STEPS``) that divide the padded K."""
+    """The most tile steps (at most ``MAX_K_STEPS``) that divide the padded K.
+
+    Parameters
+    ----------
+    K : int
+        The reduction extent.
+    k_step : int
+        Elements of K one tile step covers (64 for int8, 32 for bf16).
+
+    Returns
+    -------
+    int
+        Tile steps per intrinsic call.
+
+    Examples
+    --------
+    >>> default_k_steps(128, 64), default_k_steps(1280, 64)
+    (2, 10)
+    """
     steps = -(-K // k_step)
     return max(s for s in range(1, min(steps, MAX_K_STEPS) + 1) if steps % s == 0)
 
@@ -124,7 +174,24 @@ def amx_conv2d_nhwc(N: int, H: int, W: int, CI: int, CO: int, KH: int, KW: int, 
                     w_dtype: str = "int8"):
     """A stride-1 NHWC conv2d as an im2col GEMM: block ``"im2col"`` gathers ``A[(n, oh, ow), (rh, rw, ci)]``
     from ``data``, block ``"C"`` is ``out[m, co] += A[m, k] * W[co, k]`` with the weights as ``W[co, (rh, rw,
-    ci)]`` (the layout ``schedule_amx_gemm`` packs). ``out`` is ``(N * OH * OW, CO)``, i.e. NHWC flattened."""
+    ci)]`` (the layout ``schedule_amx_gemm`` packs). ``out`` is ``(N * OH * OW, CO)``, i.e. NHWC flattened.
+
+    Parameters
+    ----------
+    N, H, W, CI : int
+        Batch, height, width and channels of the input.
+    CO : int
+        Output channels.
+    KH, KW : int
+        The kernel's height and width (no padding: ``OH = H - KH + 1``).
+    dtype, w_dtype : str
+        The data's and the weights' dtypes, a pair of ``INSTRUCTIONS``.
+
+    Returns
+    -------
+    PrimFunc
+        The convolution, taking ``(data, weight, out)``.
+    """
     OH, OW = H - KH + 1, W - KW + 1
     M, K = N * OH * OW, KH * KW * CI
     c_dtype = INSTRUCTIONS[(dtype, w_dtype)][1]
@@ -153,7 +220,28 @@ def amx_conv2d_nhwc(N: int, H: int, W: int, CI: int, CO: int, KH: int, KW: int, 
 def schedule_amx_conv2d(func, m_tiles: int = 2, n_tiles: int = 2, k_steps: int | None = None,
                         parallel: bool = True, intrin=None, emulate: bool = False) -> Schedule:
     """``schedule_amx_gemm`` on the GEMM of ``amx_conv2d_nhwc``, the im2col gather vectorized and parallel
-    (the padded copy of A, when M does not divide, gathers straight from ``data``)."""
+    (the padded copy of A, when M does not divide, gathers straight from ``data``).
+
+    Parameters
+    ----------
+    func : PrimFunc
+        A convolution made by ``amx_conv2d_nhwc``.
+    m_tiles, n_tiles : int
+        Accumulator tiles per block (2 x 2 uses all 8 tile registers).
+    k_steps : int, optional
+        Tile steps of K per intrinsic call (default: ``default_k_steps``).
+    parallel : bool
+        Run the blocks of C on all threads.
+    intrin : str | TensorIntrin, optional
+        Tensorize with this intrinsic instead (same shape).
+    emulate : bool
+        Use the AMX intrinsic's emulation twin: the same program for any CPU.
+
+    Returns
+    -------
+    Schedule
+        The scheduled convolution.
+    """
     sch = schedule_amx_gemm(func, m_tiles, n_tiles, k_steps, parallel, intrin, emulate)
     if "pad_einsum" in [inst.kind for inst in sch.trace.insts]:
         sch.compute_inline(sch.get_block("im2col"))
@@ -167,7 +255,24 @@ def schedule_amx_conv2d(func, m_tiles: int = 2, n_tiles: int = 2, k_steps: int |
 
 def emulation_schedule(func, m_tiles: int = 2, n_tiles: int = 2, k_steps: int | None = None,
                        parallel: bool = True) -> Schedule:
-    """``schedule_amx_gemm`` with the AMX intrinsic's description in place of its instructions."""
+    """``schedule_amx_gemm`` with the AMX intrinsic's description in place of its instructions.
+
+    Parameters
+    ----------
+    func : PrimFunc
+        A GEMM made by ``amx_gemm``.
+    m_tiles, n_tiles : int
+        Accumulator tiles per block (2 x 2 uses all 8 tile registers).
+    k_steps : int, optional
+        Tile steps of K per intrinsic call (default: ``default_k_steps``).
+    parallel : bool
+        Run the blocks of C on all threads.
+
+    Returns
+    -------
+    Schedule
+        A program LLVM compiles for any x86 CPU, with the AMX schedule's padding, packing and blocking.
+    """
     return schedule_amx_gemm(func, m_tiles, n_tiles, k_steps, parallel, emulate=True)
 
 
