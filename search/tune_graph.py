@@ -43,6 +43,21 @@ class TaskState:
         self.trials, self.best, self.previous_best, self.last_round = 0, math.inf, math.inf, 0
 
     def gain(self, alpha: float) -> float:
+        """The expected benefit of giving this task the next round, weighted by how often the graph runs it.
+
+        A mix of the recent improvement per trial (weight ``alpha``) and the best time per trial;
+        infinite for a task not tried yet, 0 for one with no valid program yet.
+
+        Parameters
+        ----------
+        alpha : float
+            The weight of the recent improvement (0 to 1).
+
+        Returns
+        -------
+        float
+            The task's priority: the highest goes next.
+        """
         if self.trials == 0:
             return math.inf
         if not math.isfinite(self.best):
@@ -53,6 +68,13 @@ class TaskState:
         return self.task.weight * (alpha * recent + (1 - alpha) * self.best / self.trials)
 
     def as_json(self) -> dict:
+        """The task's state for ``graph_tuning.json``.
+
+        Returns
+        -------
+        dict
+            ``task``, ``weight``, ``trials`` and ``best_secs`` (None when nothing valid was measured).
+        """
         return {"task": self.task.name, "weight": self.task.weight, "trials": self.trials,
                 "best_secs": self.best if math.isfinite(self.best) else None}
 

@@ -42,6 +42,7 @@ class Candidate:
 
     @property
     def sch(self) -> Schedule:
+        """The candidate's schedule, replayed from its trace (in this process) on first access."""
         if self._sch is None:
             sch = Schedule(self._ctx.mod)
             self.trace.apply_to_schedule(sch)
@@ -88,8 +89,21 @@ class Sampler:
         self.pool = ReplayPool(ctx, space, features, workers)
 
     def replay_batch(self, traces: list, resample: bool) -> list[Candidate | None]:
-        """Candidates (``None`` where invalid) of ``traces`` (Trace objects or their JSON), with every
-        decision drawn afresh when ``resample``."""
+        """Candidates (``None`` where invalid) of ``traces``, with every decision drawn afresh when ``resample``.
+
+        Parameters
+        ----------
+        traces : list of Trace or list
+            The traces to replay (Trace objects or their JSON).
+        resample : bool
+            Draw every sampling decision afresh (a sketch) rather than keep the trace's (a measured or
+            mutated trace).
+
+        Returns
+        -------
+        list of Candidate or None
+            One per trace, in order; invalid ones are counted in ``invalid`` by reason.
+        """
         start = time.perf_counter()
         jobs = [(t.as_json() if isinstance(t, Trace) else t, resample, self.ctx.rng.randrange(1 << 31))
                 for t in traces]
@@ -106,13 +120,37 @@ class Sampler:
         return out
 
     def from_sketch(self, sketch: Schedule) -> Candidate | None:
-        """The candidate's schedule trace (parsed from its JSON when the schedule was not replayed here)."""
+        """A candidate from ``sketch`` with every decision drawn afresh.
+
+        Parameters
+        ----------
+        sketch : Schedule
+            A sketch of the design space.
+
+        Returns
+        -------
+        Candidate or None
+            None when the sampled program is invalid.
+        """
         return self.replay_batch([sketch.trace], resample=True)[0]
 
     def from_trace(self, trace: Trace) -> Candidate | None:
+        """The candidate of ``trace``, its decisions kept (a measured or mutated trace).
+
+        Parameters
+        ----------
+        trace : Trace
+            The trace to replay.
+
+        Returns
+        -------
+        Candidate or None
+            None when the program is invalid.
+        """
         return self.replay_batch([trace], resample=False)[0]
 
     def close(self) -> None:
+        """End the replay workers."""
         self.pool.close()
 
 
@@ -138,7 +176,21 @@ class SearchStrategy:
     def pre_tuning(self, ctx: TuneContext, space: SearchSpace, cost_model=None, feature_extractor=None,
                    measured: list[tuple[int, float, Trace]] = ()) -> None:
         """Start a run. ``measured`` lists (key, mean seconds, trace) of programs already measured
-        (from the database when a run resumes)."""
+        (from the database when a run resumes).
+
+        Parameters
+        ----------
+        ctx : TuneContext
+            The task: module, target, random state.
+        space : SearchSpace
+            Its sketches, postprocessors, mutators and replay function.
+        cost_model : object, optional
+            Predicts the score of candidates (None: no model).
+        feature_extractor : object, optional
+            Extracts the cost model's features (used only with a cost model).
+        measured : list of tuple
+            ``(key, mean seconds, trace)`` of programs measured before.
+        """
         self.ctx, self.space = ctx, space
         self.cost_model, self.features = cost_model, feature_extractor
         self.sampler = Sampler(ctx, space, feature_extractor if cost_model is not None else None, self.num_workers)
@@ -148,11 +200,30 @@ class SearchStrategy:
                 self.measured_traces.append((secs, trace))
 
     def generate_measure_candidates(self, n: int) -> list[Candidate]:
-        """Up to ``n`` new candidates to measure (empty when the space is exhausted)."""
+        """Up to ``n`` new candidates to measure (empty when the space is exhausted).
+
+        Parameters
+        ----------
+        n : int
+            How many candidates the round wants.
+
+        Returns
+        -------
+        list of Candidate
+            Programs not measured before, distinct.
+        """
         raise NotImplementedError
 
     def notify_runner_results(self, candidates: list[Candidate], mean_secs: list[float]) -> None:
-        """Record measured times (``inf`` for a failed candidate)."""
+        """Record measured times (``inf`` for a failed candidate).
+
+        Parameters
+        ----------
+        candidates : list of Candidate
+            The candidates of the round.
+        mean_secs : list of float
+            Their mean run times, in seconds, in the same order.
+        """
         for cand, secs in zip(candidates, mean_secs):
             self.measured.add(cand.key)
             if np.isfinite(secs):

@@ -48,7 +48,13 @@ class ReplayResult:
 
 
 def default_workers() -> int:
-    """Worker processes for replay: the cores this process may use, at most 8 (1: in process)."""
+    """Worker processes for replay: the cores this process may use, at most 8 (1: in process).
+
+    Returns
+    -------
+    int
+        At least 1.
+    """
     try:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:  # not Linux
@@ -63,7 +69,24 @@ def _reason(err: BaseException) -> str:
 
 
 def replay_job(ctx, space, features, job) -> tuple[ReplayResult, object]:
-    """Replay one job in this process: ``(result, schedule or None)``."""
+    """Replay one job in this process.
+
+    Parameters
+    ----------
+    ctx : TuneContext
+        The task.
+    space : SearchSpace
+        Its postprocessors and replay function.
+    features : object or None
+        The feature extractor, or None for no features.
+    job : tuple
+        ``(trace_json, resample, seed)``.
+
+    Returns
+    -------
+    tuple
+        ``(result, schedule)``: a ``ReplayResult`` and the schedule (None when invalid).
+    """
     trace_json, resample, seed = job
     provider = (lambda inst, decision: RESAMPLE) if resample else None
     try:
@@ -106,7 +129,18 @@ class ReplayPool:
 
     def run(self, jobs: list) -> list[tuple[ReplayResult, object]]:
         """``(result, schedule or None)`` per job, in order. Schedules come back only from jobs run
-        in this process; the caller replays a worker's ``trace_json`` when it needs the program."""
+        in this process; the caller replays a worker's ``trace_json`` when it needs the program.
+
+        Parameters
+        ----------
+        jobs : list of tuple
+            ``(trace_json, resample, seed)`` per job.
+
+        Returns
+        -------
+        list of tuple
+            ``(ReplayResult, Schedule or None)`` per job.
+        """
         if not jobs:
             return []
         if self._pool is None or len(jobs) == 1:
@@ -115,6 +149,7 @@ class ReplayPool:
         return [(r, None) for r in self._pool.map(_worker_run, jobs, chunksize=chunk)]
 
     def close(self) -> None:
+        """End the worker processes (idempotent)."""
         if self._pool is not None:
             self._pool.terminate()
             self._pool.join()
