@@ -182,7 +182,21 @@ class EvolutionarySearch(SearchStrategy):
         return pool
 
     def generate_measure_candidates(self, n: int) -> list[Candidate]:
-        """See ``SearchStrategy.generate_measure_candidates``: the best of an evolved population, plus random samples."""
+        """The best of an evolved population by the cost model's score, plus random samples.
+
+        A share ``eps_greedy`` of the ``n`` are fresh random samples; the rest are the best-scored
+        unmeasured programs of the evolved population.
+
+        Parameters
+        ----------
+        n : int
+            How many candidates the round wants.
+
+        Returns
+        -------
+        list of Candidate
+            Up to ``n`` distinct, unmeasured candidates (empty when no valid population can be made).
+        """
         population, fresh = self._initial_population()
         if not population:
             return []

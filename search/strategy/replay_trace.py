@@ -29,5 +29,16 @@ class ReplayTrace(SearchStrategy):
         self.num_workers = num_workers
 
     def generate_measure_candidates(self, n: int) -> list[Candidate]:
-        """See ``SearchStrategy.generate_measure_candidates``: fresh random samples of the sketches."""
+        """Fresh random samples of the sketches.
+
+        Parameters
+        ----------
+        n : int
+            How many candidates the round wants.
+
+        Returns
+        -------
+        list of Candidate
+            Up to ``n`` distinct, unmeasured candidates (fewer when sampling keeps failing).
+        """
         return self._fresh_samples(n, max_attempts=max(n, 1) * self.max_fail_count, seen=set())
