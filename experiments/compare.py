@@ -37,8 +37,9 @@ def geomean(values: pd.Series) -> float:
     return float(np.exp(np.log(v).mean())) if len(v) else float("nan")
 
 
-def load_runs(uri: str, experiment: str) -> pd.DataFrame:
-    """The experiment's finished job runs as a DataFrame (``mlflow.search_runs`` columns)."""
+def load_runs(uri: str, experiment: str, where: str = "") -> pd.DataFrame:
+    """The experiment's finished job runs as a DataFrame (``mlflow.search_runs`` columns); ``where`` adds an
+    MLflow filter (e.g. ``params.`runner.threads` = '1'``)."""
     os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
     import mlflow
 
@@ -47,7 +48,8 @@ def load_runs(uri: str, experiment: str) -> pd.DataFrame:
         raise KeyError(f"MLflow at {uri} has no experiment {experiment!r}; run it first "
                        f"(python run.py +experiment={experiment})")
     runs = mlflow.search_runs(experiment_names=[experiment], filter_string=f"tags.`{KIND_TAG}` = 'job' and "
-                              "attributes.status = 'FINISHED'", max_results=10000)
+                              "attributes.status = 'FINISHED'" + (f" and {where}" if where else ""),
+                              max_results=10000)
     if runs.empty:
         raise KeyError(f"MLflow experiment {experiment!r} at {uri} holds no finished job runs")
     return runs
@@ -123,9 +125,9 @@ def _curves(runs: pd.DataFrame) -> dict[str, dict[str, list[np.ndarray]]]:
     return panels
 
 
-def compare(uri: str, experiment: str, results_dir: str, note: str = "") -> str:
+def compare(uri: str, experiment: str, results_dir: str, note: str = "", where: str = "") -> str:
     """Write ``results_dir/<experiment>.md`` and ``.png``; returns the Markdown path."""
-    runs = load_runs(uri, experiment)
+    runs = load_runs(uri, experiment, where)
     os.makedirs(results_dir, exist_ok=True)
     md_path = os.path.join(results_dir, f"{experiment}.md")
     png_path = os.path.join(results_dir, f"{experiment}.png")
@@ -173,9 +175,11 @@ def main(argv=None) -> None:
     parser.add_argument("--uri", default="sqlite:///mlflow.db", help="the MLflow tracking URI")
     parser.add_argument("--results", default="results", help="where the .md and .png go")
     parser.add_argument("--note", default="", help="a paragraph put under the title")
+    parser.add_argument("--where", default="", help="an MLflow filter on the runs, e.g. \"params.seed = '0'\"")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO)
-    print(compare(_absolute_uri(args.uri, os.getcwd()), args.experiment, args.results, args.note))  # noqa: T201
+    print(compare(_absolute_uri(args.uri, os.getcwd()), args.experiment, args.results, args.note,  # noqa: T201
+                  args.where))
 
 
 if __name__ == "__main__":
