@@ -1,6 +1,7 @@
 """The experiment driver: build a workload, apply each configured schedule, check the output against
-numpy, time it next to the baselines in the same process, record everything in MLflow, and append
-a row per schedule to the results table.
+numpy, time it next to the baselines in the same process, record the job in MLflow (one run per
+experiment, workload, target, cost model and seed, nested under its sweep's parent run), and append a
+row per schedule to the results table.
 
 Example (``cfg`` composed by Hydra from ``configs/``)::
 
@@ -21,12 +22,14 @@ from tqdm import tqdm
 import tensorize as tvm
 from tensorize import te
 
-from .baselines import numpy_baseline, time_callable, torch_baseline, torch_output_nhwc
+from .baseline_set import measure_baselines
+from .job_record import log_job
 from .report import append_results
 from .isolated_build import build_isolated
 from .schedules import apply_schedule
+from .targets import resolve_target
 from .tuning import tune_workload
-from .tracking import Tracker, flatten
+from .tracking import Tracker
 from .workloads import get_workload
 
 log = logging.getLogger(__name__)
@@ -43,44 +46,54 @@ def _target_vector_lanes(target) -> int:
     return 4
 
 
-def run_experiment(cfg: Mapping[str, Any], original_cwd: str | None = None) -> list[dict[str, Any]]:
-    """Run one experiment as configured; return one result row per schedule."""
+def workload_choice(cfg: Mapping[str, Any]) -> tuple[str, str | None, str]:
+    """``(name, shape, dtype)``: the ``workload/`` group when one is chosen, else the experiment's own keys."""
+    exp, wl = cfg["experiment"], cfg.get("workload") or {}
+    if wl.get("name"):
+        return wl["name"], None if wl.get("shape") is None else str(wl["shape"]), wl.get("dtype", "float32")
+    return exp["workload"], exp.get("shape"), exp.get("dtype", "float32")
+
+
+def run_experiment(cfg: Mapping[str, Any], original_cwd: str | None = None, sweep: str | None = None
+                   ) -> list[dict[str, Any]]:
+    """Run one experiment as configured; return one result row per schedule.
+
+    ``sweep`` (an id shared by the jobs of one Hydra sweep) nests the job's MLflow run under the sweep's
+    parent run.
+    """
     exp, tgt, trk, run = cfg["experiment"], cfg["target"], cfg["tracking"], cfg["runner"]
     cwd = original_cwd or os.getcwd()
     rng = np.random.default_rng(int(run.get("seed", 0)))
 
-    workload = get_workload(exp["workload"], exp.get("shape"), exp.get("dtype", "float32"))
+    wl_name, shape, dtype = workload_choice(cfg)
+    workload = get_workload(wl_name, shape, dtype)
+    target = resolve_target(tgt)
     func = te.create_prim_func(workload.args)
     mod = tvm.IRModule({"main": func})
-    target = tvm.target.Target(tgt["target"])
     dev = tvm.cpu(0)
     inputs = workload.random_inputs(rng)
     expected = workload.reference(*inputs)
 
     # Baselines, measured once per experiment in this process.
     number, repeat = int(run.get("number", 10)), int(run.get("repeat", 5))
-    baseline_ms: dict[str, float] = {}
-    np_times = time_callable(numpy_baseline(workload, inputs), number=max(1, number // 5), repeat=repeat)
-    baseline_ms["numpy"] = 1e3 * float(np.median(np_times))
-    if "torch" in exp.get("baselines", ["numpy", "torch"]):
-        torch_run = torch_baseline(workload, inputs, threads=run.get("threads"))
-        if torch_run is not None:
-            got = torch_output_nhwc(torch_run())
-            if not np.allclose(got, expected, rtol=1e-3, atol=1e-3):
-                raise AssertionError("the PyTorch baseline disagrees with the numpy reference: check the workload")
-            baseline_ms["torch"] = 1e3 * float(np.median(time_callable(torch_run, number=number, repeat=repeat)))
+    tuning_root = os.path.join(cwd, cfg.get("tuning_dir", "tuning"))
+    baseline_ms = measure_baselines(
+        workload, inputs, expected, list(exp.get("baselines", ["numpy", "torch"])), number, repeat,
+        threads=run.get("threads"),
+        tvm_options={"trials": int(cfg.get("search", {}).get("trials", 64)), "mcpu": target.mcpu or "native",
+                     "work_dir": os.path.join(tuning_root, "tvm", exp["name"], f"{workload.name}-{workload.shape_name}")})
 
     uri = trk.get("uri", "sqlite:///mlflow.db")
     if uri.startswith("sqlite:///") and not uri.startswith("sqlite:////"):
         uri = "sqlite:///" + os.path.join(cwd, uri[len("sqlite:///"):])
     tracker = Tracker(bool(trk.get("enabled", True)), uri, trk.get("experiment_name", exp["name"]))
 
-    rows = []
+    rows, programs = [], {}
     schedules = list(exp.get("schedules", ["default"]))
     progress = tqdm(schedules, desc=f"{exp['name']} [{tgt['name']}]", unit="schedule", disable=not run.get("progress", True))
     for schedule_name in progress:
         progress.set_postfix_str(f"{schedule_name}: schedule")
-        tuning = None
+        tuning, tuning_dir = None, None
         if schedule_name == "tuned":
             progress.set_postfix_str("tuned: search")
             sch, tuning, tuning_dir = tune_workload(mod, target, cfg, cwd, progress=run.get("progress", True))
@@ -90,8 +103,8 @@ def run_experiment(cfg: Mapping[str, Any], original_cwd: str | None = None) -> l
 
         progress.set_postfix_str(f"{schedule_name}: build")
         start = time.perf_counter()
-        rt_mod, llvm_ir = build_isolated(sch.mod, target, os.path.join(cwd, cfg.get("tuning_dir", "tuning"),
-                                                                       "builds", exp["name"]))
+        rt_mod, llvm_ir, assembly = build_isolated(sch.mod, target, os.path.join(tuning_root, "builds", exp["name"]),
+                                                   with_assembly=True)
         compile_s = time.perf_counter() - start
 
         progress.set_postfix_str(f"{schedule_name}: check")
@@ -111,10 +124,12 @@ def run_experiment(cfg: Mapping[str, Any], original_cwd: str | None = None) -> l
         row = {
             "time": _dt.datetime.now().isoformat(timespec="seconds"),
             "experiment": exp["name"], "workload": workload.name, "shape": workload.shape_name,
-            "dtype": exp.get("dtype", "float32"), "schedule": schedule_name, "target": str(target),
+            "dtype": dtype, "schedule": schedule_name, "target": str(target),
             "latency_ms": round(latency_ms, 4), "gflops": float(f"{gflops:.4g}"), "compile_s": round(compile_s, 3),
             "max_abs_err": max_err,
         }
+        if tgt.get("peak_gflops"):
+            row["pct_peak"] = round(100.0 * gflops / float(tgt["peak_gflops"]), 2)
         if tuning is not None:
             row.update({"trials": tuning.trials, "valid_trials": tuning.valid,
                         "tuning_s": round(tuning.seconds["total"], 1),
@@ -124,31 +139,14 @@ def run_experiment(cfg: Mapping[str, Any], original_cwd: str | None = None) -> l
             row[f"{name}_ms"] = round(ms, 4)
             row[f"speedup_vs_{name}"] = round(ms / latency_ms, 3)
         rows.append(row)
+        programs[schedule_name] = {"sch": sch, "llvm_ir": llvm_ir, "assembly": assembly, "tuning": tuning,
+                                   "tuning_dir": tuning_dir}
         log.info("%s/%s: %.3f ms, %.1f GFLOPS, %s", exp["name"], schedule_name, latency_ms, gflops,
                  ", ".join(f"{row[f'speedup_vs_{n}']:.2f}x vs {n}" for n in baseline_ms))
 
-        params = {**flatten({"experiment": dict(exp), "target": dict(tgt), "runner": dict(run),
-                             **({"search": dict(cfg.get("search", {})), "cost_model": dict(cfg.get("cost_model", {})),
-                                 "seed": cfg.get("seed", 0)} if tuning is not None else {})}),
-                  "schedule": schedule_name}
-        with tracker.run(f"{exp['name']}-{schedule_name}", params) as t:
-            t.log_metrics({k: v for k, v in row.items() if isinstance(v, (int, float)) and not isinstance(v, bool)})
-            t.set_tags({"workload": workload.name, "schedule": schedule_name, "target": str(target)})
-            t.log_text(sch.mod.script(), "scheduled.py")
-            t.log_text("\n".join(sch.trace.as_python()), "trace.py")
-            t.log_text(llvm_ir, "kernel.ll")
-            if tuning is not None:
-                for step, best in enumerate(tuning.curve, start=1):
-                    if best != float("inf"):
-                        t.log_metrics({"best_latency_ms": best * 1e3,
-                                       "best_gflops": workload.flops / best / 1e9}, step=step)
-                t.log_text(sch.trace.as_json_str(), "best_trace.json")
-                for name in ("database.jsonl", "tuning_report.json"):
-                    path = os.path.join(tuning_dir, name)
-                    if os.path.exists(path):
-                        t.log_artifact(path)
-            row["mlflow_run_id"] = t.run_id or ""
-
+    run_id = log_job(tracker, cfg, workload, rows, programs, sweep)
+    for row in rows:
+        row["mlflow_run_id"] = run_id or ""
     results_dir = os.path.join(cwd, cfg.get("results_dir", "results"))
     table = append_results(results_dir, exp["name"], rows)
     log.info("results appended to %s", table)

@@ -15,8 +15,9 @@ from tensorize.errors import BuildError
 __all__ = ["build_isolated"]
 
 
-def build_isolated(mod, target, work_dir: str):
-    """``(runtime module, LLVM IR text)`` of ``mod`` built for ``target`` in a child process.
+def build_isolated(mod, target, work_dir: str, with_assembly: bool = False):
+    """``(runtime module, LLVM IR text)`` of ``mod`` built for ``target`` in a child process; with
+    ``with_assembly``, ``(runtime module, LLVM IR text, assembly text)``.
 
     Raises ``BuildError`` with the compiler's message (and the stderr tail of an aborted compiler).
     """
@@ -32,4 +33,10 @@ def build_isolated(mod, target, work_dir: str):
         source = llvm_ir_text(tvm.lower(mod), target)
     except Exception as err:  # noqa: BLE001 - the source is a record for MLflow, not needed to run
         source = f"; the LLVM IR could not be printed: {err}"
-    return lib, source
+    if not with_assembly:
+        return lib, source
+    try:  # the program compiled in the child already: compiling it here again to print the assembly is safe
+        assembly = tvm.build(mod, target).get_source("asm")
+    except Exception as err:  # noqa: BLE001 - a record, not needed to run
+        assembly = f"# the assembly could not be printed: {err}"
+    return lib, source, assembly

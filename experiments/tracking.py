@@ -40,8 +40,10 @@ class Tracker:
         self.run_id: str | None = None
 
     @contextmanager
-    def run(self, run_name: str, params: Mapping[str, Any]) -> Iterator["Tracker"]:
-        """A context in which metrics and artifacts go to one MLflow run named ``run_name`` (no-op when tracking is off)."""
+    def run(self, run_name: str, params: Mapping[str, Any], sweep: str | None = None,
+            tags: Mapping[str, str] | None = None) -> Iterator["Tracker"]:
+        """An MLflow run; with ``sweep`` (an id shared by the jobs of one Hydra sweep) it is nested under the
+        sweep's parent run (created by the first job of the sweep)."""
         if not self.enabled:
             yield self
             return
@@ -52,8 +54,10 @@ class Tracker:
         mlflow.set_tracking_uri(self.uri)
         experiment = mlflow.set_experiment(self.experiment_name)
         mark_stale_runs_killed(experiment.experiment_id)
-        with mlflow.start_run(run_name=run_name, tags={_HOST_TAG: socket.gethostname(), _PID_TAG: str(os.getpid())}) \
-                as active:
+        all_tags = {_HOST_TAG: socket.gethostname(), _PID_TAG: str(os.getpid()), **dict(tags or {})}
+        if sweep:
+            all_tags.update({SWEEP_TAG: sweep, "mlflow.parentRunId": sweep_parent(experiment.experiment_id, sweep)})
+        with mlflow.start_run(run_name=run_name, tags=all_tags) as active:
             self.run_id = active.info.run_id
             mlflow.log_params({k: str(v)[:500] for k, v in params.items()})
             log.info("MLflow run %s in experiment %r at %s", self.run_id, self.experiment_name, self.uri)
@@ -63,6 +67,22 @@ class Tracker:
         """Log metrics to the current run (no-op when tracking is off)."""
         if self._mlflow is not None:
             self._mlflow.log_metrics({k: float(v) for k, v in metrics.items()}, step=step)
+
+    def log_series(self, series: Mapping[str, list], first_step: int = 1) -> None:
+        """Per-step metrics in one batch: ``{name: [value at step first_step, ...]}`` (None values skipped)."""
+        if self._mlflow is None:
+            return
+        import time
+
+        from mlflow.entities import Metric
+        from mlflow.tracking import MlflowClient
+
+        now = int(time.time() * 1000)
+        metrics = [Metric(name, float(v), now, step) for name, values in series.items()
+                   for step, v in enumerate(values, start=first_step) if v is not None]
+        client = MlflowClient()
+        for i in range(0, len(metrics), 900):  # MLflow takes at most 1000 metrics per batch
+            client.log_batch(self.run_id, metrics=metrics[i:i + 900])
 
     def log_text(self, text: str, artifact_file: str) -> None:
         """Store ``text`` as the artifact ``artifact_file`` (no-op when tracking is off)."""
@@ -81,6 +101,35 @@ class Tracker:
 
 
 _HOST_TAG, _PID_TAG = "tensorize.host", "tensorize.pid"
+SWEEP_TAG, KIND_TAG = "tensorize.sweep", "tensorize.kind"
+
+
+def sweep_parent(experiment_id: str, sweep: str) -> str:
+    """The run id of sweep ``sweep``'s parent run in the experiment, created (and closed) if missing.
+
+    Parameters
+    ----------
+    experiment_id : str
+        The MLflow experiment (of the current tracking URI).
+    sweep : str
+        The sweep's id (Hydra's sweep folder).
+
+    Returns
+    -------
+    str
+        The parent's run id; the jobs' runs carry it in ``mlflow.parentRunId`` so MLflow nests them.
+    """
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient()
+    found = client.search_runs([experiment_id], filter_string=f"tags.`{KIND_TAG}` = 'sweep' and "
+                               f"tags.`{SWEEP_TAG}` = '{sweep}'", max_results=1)
+    if found:
+        return found[0].info.run_id
+    parent = client.create_run(experiment_id, run_name="sweep " + "/".join(sweep.rstrip("/").split("/")[-2:]),
+                               tags={KIND_TAG: "sweep", SWEEP_TAG: sweep, _HOST_TAG: socket.gethostname()})
+    client.set_terminated(parent.info.run_id, status="FINISHED")
+    return parent.info.run_id
 
 
 def _process_alive(pid: int) -> bool:

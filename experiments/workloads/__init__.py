@@ -5,7 +5,7 @@
 >>> [t.name for t in w.args]
 ['data', 'kernel', 'depthwise']
 """
-from . import conv, gemm  # noqa: F401  (register the conv and GEMM workloads)
+from . import conv, gemm, suite  # noqa: F401  (register the conv, GEMM and suite workloads)
 from .registry import Workload, get_workload, workload_names
 
 __all__ = ["Workload", "get_workload", "workload_names"]

@@ -57,7 +57,15 @@ def test_dep_conv_experiment_runs_and_is_tracked(tmp_path):
 
     mlflow = pytest.importorskip("mlflow")
     mlflow.set_tracking_uri(f"sqlite:///{tmp_path}/mlflow.db")
-    runs = mlflow.search_runs(experiment_names=["dep_conv"])
-    assert len(runs) == 3
-    assert set(runs["params.schedule"]) == {"default", "cpu_hand", "tuned"}
-    assert (runs["metrics.latency_ms"] > 0).all()
+    runs = mlflow.search_runs(experiment_names=["dep_conv"], filter_string="tags.`tensorize.kind` = 'job'")
+    assert len(runs) == 1  # one run per (experiment, workload, target, cost model, seed)
+    run = runs.iloc[0]
+    assert run["params.schedule"] == "tuned" and run["tags.cost_model"] == "lgbm_rank"
+    for schedule in ("default", "cpu_hand", "tuned"):
+        assert run[f"metrics.{schedule}.latency_ms"] > 0
+    assert run["metrics.latency_ms"] == rows[-1]["latency_ms"]
+    client = mlflow.tracking.MlflowClient()
+    history = client.get_metric_history(run["run_id"], "best_gflops")
+    assert sorted(m.step for m in history) == list(range(1, len(history) + 1)) and len(history) >= 1
+    artifacts = {a.path for a in client.list_artifacts(run["run_id"])}
+    assert {"best_trace.json", "scheduled.py", "kernel.s", "tuning_curve.png", "database.jsonl"} <= artifacts
