@@ -32,6 +32,24 @@ __all__ = ["load_runs", "comparison_markdown", "compare", "compare_from_config",
 
 
 def geomean(values: pd.Series) -> float:
+    """The geometric mean of the positive values of ``values`` (missing ones ignored).
+
+    Parameters
+    ----------
+    values : pandas.Series
+        E.g. speed-ups of one configuration over the operators.
+
+    Returns
+    -------
+    float
+        The geometric mean, or NaN when no value is positive.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> round(geomean(pd.Series([1.0, 4.0, None, -1.0])), 6)
+    2.0
+    """
     v = values.dropna()
     v = v[v > 0]
     return float(np.exp(np.log(v).mean())) if len(v) else float("nan")
@@ -170,6 +188,14 @@ def compare_from_config(cfg: Mapping[str, Any], cwd: str) -> str:
 
 
 def main(argv=None) -> None:
+    """The command line: write the comparison of an MLflow experiment's runs and print the Markdown path.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments (default: ``sys.argv[1:]``): ``--experiment``, ``--uri``, ``--results``,
+        ``--note``, ``--where``.
+    """
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--experiment", required=True, help="the MLflow experiment (the experiment's name)")
     parser.add_argument("--uri", default="sqlite:///mlflow.db", help="the MLflow tracking URI")

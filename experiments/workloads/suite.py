@@ -198,6 +198,24 @@ def conv_transpose2d(N, H, W, CI, CO, K, stride, pad, dtype="float32"):
 
 
 def conv_transpose_reference(data, kernel, stride, pad):
+    """The transposed conv2d of ``conv_transpose2d`` in numpy: each input pixel scatters ``data @ kernel``.
+
+    Parameters
+    ----------
+    data : numpy.ndarray
+        The input, NHWC.
+    kernel : numpy.ndarray
+        The kernel, ``(K, K, CI, CO)``.
+    stride : int
+        The stride (the input's dilation).
+    pad : int
+        Rows and columns cropped from each side of the full output.
+
+    Returns
+    -------
+    numpy.ndarray
+        The output, NHWC, ``(N, (H - 1) * stride - 2 * pad + K, ...)``, in ``data``'s dtype.
+    """
     N, H, W, CI = data.shape
     K = kernel.shape[0]
     full = np.zeros((N, (H - 1) * stride + K, (W - 1) * stride + K, kernel.shape[-1]), np.float64)
