@@ -51,6 +51,35 @@ def register_codec(name: str, cls: type, to_json: Callable[[Any], Any], from_jso
     _CODECS[name] = (cls, to_json, from_json)
 
 
+class InstructionKind:
+    """The kind of an instruction, by name (``InstructionKind.get("Split")``); ``is_pure``: it only
+    reads the schedule (handles, sampling), so a trace may drop it when its outputs go unused."""
+
+    __slots__ = ("name",)
+    _PURE = frozenset({"GetBlock", "GetSBlock", "GetLoops", "GetChildBlocks", "GetProducers", "GetConsumers",
+                       "SamplePerfectTile", "SampleCategorical", "SampleComputeLocation"})
+
+    def __init__(self, name: str):
+        self.name = name
+
+    @staticmethod
+    def get(name: str) -> "InstructionKind":
+        return InstructionKind(name)
+
+    @property
+    def is_pure(self) -> bool:
+        return self.name in self._PURE
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, InstructionKind) and other.name == self.name
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+    def __repr__(self) -> str:
+        return f"InstructionKind({self.name})"
+
+
 class Instruction:
     """One applied primitive: ``kind`` (the Schedule method name), ``args`` (keyword arguments in
     signature order, RVs included), ``outputs`` (RVs it produced) and, for sampling, ``decision``."""
