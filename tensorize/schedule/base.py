@@ -32,7 +32,8 @@ from .trace import Instruction, Trace, _flatten_outputs
 from .tree import StmtIndex, replace_stmt
 
 
-_HANDLE_TYPES = {"BlockRV": (BlockRV,), "LoopRV": (LoopRV,), "BlockRV | str": (BlockRV, str)}
+# As TVM, a block may be given by its handle or by its name (resolved in ``ScheduleBase._block``).
+_HANDLE_TYPES = {"BlockRV": (BlockRV, str), "LoopRV": (LoopRV,), "BlockRV | str": (BlockRV, str)}
 
 
 def primitive(fn):
@@ -189,7 +190,7 @@ class ScheduleBase:
 
     def get(self, rv):
         """The value behind a handle: the Block of a BlockRV, the For of a LoopRV, the int of an ExprRV."""
-        if isinstance(rv, BlockRV):
+        if isinstance(rv, (BlockRV, str)):
             return self._block(rv)[2].block
         if isinstance(rv, LoopRV):
             return self._loop(rv)[2]
@@ -229,7 +230,9 @@ class ScheduleBase:
         return index
 
     def _block(self, rv: BlockRV) -> tuple[str, StmtIndex, BlockRealize]:
-        """Resolve a block handle to (function name, index, its BlockRealize)."""
+        """Resolve a block handle or a block name to (function name, index, its BlockRealize)."""
+        if isinstance(rv, str):
+            rv = BlockRV(rv, self._func_name(None))
         if not isinstance(rv, BlockRV):
             raise TVMTypeError(f"expected a BlockRV, got {type(rv).__name__}")
         index = self._index(rv.func_name)
