@@ -379,8 +379,8 @@ class _Checker(StmtExprVisitor):
                                f"loop run {dom_ext.value} times or declare the iterator with extent {loop_ext.value}",
                                iv, key=id(iv))
                     continue
-            if predicated:
-                continue  # the predicate may cut the image down; the bound alone cannot tell
+            if predicated or not _is_quasi_affine(value):
+                continue  # a predicate may cut the image down; TVM leaves non-affine bindings unchecked
             if isinstance(value, E.IntImm):
                 lo = hi = value.value
             elif isinstance(value, E.Var) and _const_range(self.domains.get(id(value))) is not None:
