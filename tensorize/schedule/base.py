@@ -28,7 +28,7 @@ from ..ir.function import IRModule, PrimFunc
 from ..ir.stmt import BlockRealize, For, Stmt
 from .error import ScheduleError, ScheduleTypeError, ScheduleValueError, render
 from .rv import BlockRV, ExprRV, LoopRV
-from .trace import Instruction, Trace, _flatten_outputs
+from .trace import VAR_POSITIONAL, Instruction, Trace, _flatten_outputs
 from .tree import StmtIndex, replace_stmt
 
 
@@ -41,6 +41,8 @@ def primitive(fn):
     sig = inspect.signature(fn)
     params = list(sig.parameters.values())[1:]
     var_positional = next((p.name for p in params if p.kind is p.VAR_POSITIONAL), None)
+    if var_positional is not None:
+        VAR_POSITIONAL[fn.__name__] = var_positional
     # How a call's arguments are recorded, worked out once here rather than by ``sig.bind`` per call
     # (replaying a trace calls primitives thousands of times).
     positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]

@@ -42,6 +42,10 @@ class _Resample:
 
 RESAMPLE = _Resample()
 
+# The ``*args`` parameter of each primitive that has one (``reorder(*ordered_loops)``), filled by the
+# ``primitive`` decorator: the printed trace passes those arguments positionally, as the call takes them.
+VAR_POSITIONAL: dict[str, str] = {}
+
 # Argument types that serialise themselves: name -> (type, to_json, from_json).
 _CODECS: dict[str, tuple[type, Callable[[Any], Any], Callable[[Any], Any]]] = {}
 
@@ -157,7 +161,10 @@ class Trace:
         names = self._names()
         lines = []
         for inst in (self.without_postproc() if remove_postproc else self).insts:
-            args = ", ".join(f"{k}={_py(v, names)}" for k, v in inst.args.items())
+            star = VAR_POSITIONAL.get(inst.kind)
+            args = ", ".join([_py(v, names) for v in inst.args.get(star, [])] if star in inst.args else []) \
+                + ("" if star not in inst.args or len(inst.args) == 1 or not inst.args[star] else ", ")
+            args += ", ".join(f"{k}={_py(v, names)}" for k, v in inst.args.items() if k != star)
             if inst.kind in SAMPLING_KINDS:
                 args += (", " if args else "") + f"decision={_py(inst.decision, names)}"
             call = f"sch.{inst.kind}({args})"
