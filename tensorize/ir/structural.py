@@ -193,7 +193,11 @@ class _Hasher:
         if isinstance(obj, (list, tuple)):
             return _combine(*(self.h(x) for x in obj))
         if isinstance(obj, dict):
-            return _combine(*sorted(_combine(self.h(k), self.h(v)) for k, v in obj.items()))  # order-free, as eq
+            # Order-free, as equality: entries go in the order of their keys' hashes (buffer_map keys
+            # are parameters, numbered already), so values number their buffers the same either way.
+            keyed = sorted(((self.h(k), i) for i, k in enumerate(obj)), key=lambda e: e[0])
+            values = list(obj.values())
+            return _combine(*(_combine(hk, self.h(values[i])) for hk, i in keyed))
         if isinstance(obj, Op):
             return _text_hash(obj.name)
         if obj is None:  # hash(None) is an address before Python 3.12

@@ -304,7 +304,10 @@ class ExprEvaluator:
         finally:
             self.region_context = saved
         try:
-            if "dtype" in kwargs and not _takes_dtype(func):
+            if "dtype" in kwargs and _dtype_first(func):  # T.call_extern("f", x, dtype="int32")
+                kwargs = dict(kwargs)
+                args = [kwargs.pop("dtype"), *args]
+            elif "dtype" in kwargs and not _takes_dtype(func):
                 return _with_dtype(func(*args, **{k: v for k, v in kwargs.items() if k != "dtype"}), kwargs["dtype"])
             return func(*args, **kwargs)
         except Exception as err:  # a T.xxx builder rejected its arguments: report at the call
@@ -348,6 +351,16 @@ def _takes_dtype(func) -> bool:
     except (TypeError, ValueError):
         return True
     return any(p.name == "dtype" or p.kind is p.VAR_KEYWORD for p in params)
+
+
+@functools.lru_cache(maxsize=1024)
+def _dtype_first(func) -> bool:
+    """Whether a T.xxx builder takes ``dtype`` as its first parameter (``call_extern(dtype, name, *args)``)."""
+    try:
+        params = list(inspect.signature(func).parameters.values())
+    except (TypeError, ValueError):
+        return False
+    return bool(params) and params[0].name == "dtype" and any(p.kind is p.VAR_POSITIONAL for p in params)
 
 
 def _with_dtype(value, dtype):
