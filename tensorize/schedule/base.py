@@ -135,6 +135,7 @@ class ScheduleBase:
         self._depth = 0
         self._last_decision = None
         self._indices: dict[int, StmtIndex] = {}
+        self._srefs: dict = {}  # id(stmt) -> StmtSRef (sch.get_sref)
         # Block handles renamed by a primitive (decompose_reduction names the update "C_update"): the
         # new name per handle, kept per schedule so copies of a schedule do not see each other's renames.
         self._block_names: dict[int, str] = {}
@@ -172,6 +173,7 @@ class ScheduleBase:
         new._rng_obj = random.Random()
         new._rng_obj.setstate(self._rng_obj.getstate())
         new._indices = dict(self._indices)
+        new._srefs = {}  # a copy's srefs are its own, as TVM's
         new._block_names = dict(self._block_names)
         return new
 
@@ -199,6 +201,21 @@ class ScheduleBase:
         if isinstance(rv, ExprRV):
             return rv.value
         raise TVMTypeError(f"Schedule.get takes a BlockRV, LoopRV or ExprRV, got {type(rv).__name__}")
+
+    @property
+    def state(self):
+        """The schedule's state (``ScheduleState``: its module and the srefs of its statements)."""
+        from .sref import ScheduleState
+
+        return ScheduleState(self)
+
+    def get_sref(self, rv_or_stmt):
+        """The ``StmtSRef`` of a block/loop handle or of a Block/For statement."""
+        from .sref import get_sref
+
+        if isinstance(rv_or_stmt, (BlockRV, LoopRV, str)):
+            return get_sref(self, rv_or_stmt)
+        return self.state.get_sref(rv_or_stmt)
 
     def remove_rv(self, rv) -> None:
         """Kept for TVM compatibility: handles here hold no resources."""

@@ -470,16 +470,6 @@ def address_of(load) -> Call:
     return call_intrin("handle", "tir.address_of", load)
 
 
-class _LetAnnotation:
-    """``x: T.let[T.float32] = value`` (TVM 0.27): a let-bound variable of that type."""
-
-    def __getitem__(self, dtype):
-        return dtype
-
-
-let = _LetAnnotation()
-
-
 def Let(body, where: dict | None = None):  # noqa: N802,F811 - TVMScript's name
     """``T.Let(x + 1, where={x: i * 2})``: ``body`` with each variable bound to its value (nested
     ``Let`` nodes, the first entry outermost). Inside a prim_func the keys are new names; from

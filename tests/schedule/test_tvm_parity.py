@@ -122,3 +122,30 @@ named = tvm.testing.parameter(by_dict={"one": 1, "two": 2})
 
 def test_testing_parameter(n, named):
     assert n in (1, 2) and named in (1, 2)
+
+
+def test_srefs_follow_statements_and_copies_have_their_own():
+    sch = tvm.s_tir.Schedule(two_elementwise)
+    sref = sch.get_sref("B")
+    assert sref.stmt.same_as(sch.get("B")) and sch.get_sref(sch.get_block("B")) is sref
+    assert sch.state.get_sref(sch.get("B")) is sref
+    copy = sch.copy()
+    assert copy.get_sref("B") is not sref and copy.get_sref("B").stmt.same_as(sref.stmt)
+    i, _ = sch.get_loops("B")
+    i0, _ = sch.split(i, [None, 4])
+    assert sch.get_sref(i0).stmt.extent.value == 4
+    with pytest.raises(IndexError, match="does not refer to a statement of this schedule"):
+        copy.get_sref(i0)
+    state = tvm.s_tir.ScheduleState(two_elementwise)
+    assert isinstance(state.get_sref(two_elementwise.body.block.body[0]), tvm.s_tir.StmtSRef)
+
+
+def test_q_multiply_shift_parses_and_prints():
+    @T.prim_func
+    def requant(A: T.Buffer((4,), "int32"), B: T.Buffer((4,), "int32")):
+        for i in range(4):
+            with T.block("B"):
+                vi = T.axis.spatial(4, i)
+                B[vi] = T.q_multiply_shift(A[vi], 1457846997, 31, 0, dtype="int32")
+
+    assert "B[vi] = T.q_multiply_shift(A[vi], 1457846997, 31, 0)" in requant.script()
