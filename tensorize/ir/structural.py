@@ -57,6 +57,8 @@ class _Equal:
                 self.fail(lhs, rhs, f"a variable on the left, a {type(rhs).__name__} on the right")
             if lhs.dtype != rhs.dtype or lhs.type_annotation != rhs.type_annotation:
                 self.fail(lhs, rhs, f"variable types differ: {lhs.dtype} vs {rhs.dtype}")
+            if not self.map_free_vars and lhs is not rhs and id(lhs) not in self.lmap:
+                self.fail(lhs, rhs, f"{_name(lhs)} and {_name(rhs)} are different variables (map_free_vars=False)")
             self.bind(lhs, rhs)
             return
         if isinstance(lhs, Buffer):

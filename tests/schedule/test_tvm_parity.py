@@ -149,3 +149,19 @@ def test_q_multiply_shift_parses_and_prints():
                 B[vi] = T.q_multiply_shift(A[vi], 1457846997, 31, 0, dtype="int32")
 
     assert "B[vi] = T.q_multiply_shift(A[vi], 1457846997, 31, 0)" in requant.script()
+
+
+def test_reindex_rejects_two_reads_of_one_buffer_with_different_indices():
+    @T.prim_func
+    def multiple_read(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32")):
+        for i, j in T.grid(16, 16):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj] = A[vj, vi] + A[vi, vj]
+
+    sch = tvm.s_tir.Schedule(multiple_read)
+    with pytest.raises(tvm.s_tir.ScheduleError, match="different indices"):
+        sch.reindex("B", "A")
+    i, j = multiple_read.body.block.body.loop_var, multiple_read.body.block.body.body.loop_var
+    assert structural_equal(i + j, i + j, map_free_vars=False)
+    assert not structural_equal(i + j, j + i, map_free_vars=False) and structural_equal(i + j, j + i)
