@@ -10,7 +10,7 @@ import importlib
 __version__ = "0.1.0"
 
 _SUBMODULES = {"ir", "tir", "s_tir", "te", "script", "arith", "transform", "schedule", "codegen", "runtime",
-               "target", "nd", "driver", "errors"}
+               "target", "nd", "driver", "errors", "testing"}
 # Top-level names TVM users reach for, mapped to the module that defines them.
 _NAMES = {
     "IRModule": ("tensorize.ir", "IRModule"),
@@ -31,6 +31,8 @@ def __getattr__(name):
         module = importlib.import_module(f"tensorize.{name}")
         globals()[name] = module
         return module
+    if name == "tirx":  # current Apache TVM's name for ``tir``
+        return __getattr__("tir")
     if name in _NAMES:
         module_name, attr = _NAMES[name]
         value = getattr(importlib.import_module(module_name), attr)

@@ -43,7 +43,7 @@ from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.buffer import Buffer
 from ..ir.function import IRModule, PrimFunc
-from ..ir.functor import StmtExprVisitor, post_order_visit
+from ..ir.functor import StmtExprVisitor
 from ..ir.node import Span
 from .expr_forms import _is_quasi_affine, _show
 from .region_cover import (
@@ -220,10 +220,6 @@ class _Checker(StmtExprVisitor):
     def visit_buffer_store_(self, op: S.BufferStore):
         self._check_buffer_use(op.buffer, op)
         self._check_store_dtype(op)
-        if self.blocks:
-            reduce_ids = {id(iv.var): iv.var for iv in self.blocks[-1].iter_vars if iv.iter_type == E.IterVar.CommReduce}
-            for index in op.indices:
-                self._check_no_reduce_var(index, reduce_ids, f"the index of the store to {op.buffer.name}", op)
         super().visit_buffer_store_(op)
 
     def _check_store_dtype(self, op: S.BufferStore) -> None:
@@ -235,16 +231,6 @@ class _Checker(StmtExprVisitor):
             self.error("store-dtype", f"the store to {op.buffer.name} ({op.buffer.dtype}) has a value of dtype "
                        f"{op.value.dtype}; cast the value (T.Cast({op.buffer.dtype!r}, ...)) or change the buffer dtype",
                        op, key=id(op))
-
-    def _check_no_reduce_var(self, expr, reduce_ids: dict, what: str, node) -> None:
-        if not reduce_ids:
-            return
-        used = []
-        post_order_visit(expr, lambda n: used.append(n) if isinstance(n, E.Var) and id(n) in reduce_ids else None)
-        for v in used:
-            self.error("iterator-scope", f"reduce iterator {v.name} of block {self.blocks[-1].name_hint!r} is used in "
-                       f"{what}; a reduction writes the same element for every value of its reduce iterators, so "
-                       f"index writes with spatial iterators only", node, key=(id(v), what))
 
     def visit_for_(self, op: S.For):
         self.visit_expr(op.min)
@@ -311,10 +297,11 @@ class _Checker(StmtExprVisitor):
             self.spans.pop()
 
     def visit_block_(self, op: S.Block):
-        self.push(barrier=op.name_hint)
-        for iv in op.iter_vars:
+        for iv in op.iter_vars:  # iterator domains are evaluated outside the block (TVM: they may name loops)
             self.visit_expr(iv.dom.min)
             self.visit_expr(iv.dom.extent)
+        # As TVM, only a block with iterators hides the loop variables around it (an opaque block may use them).
+        self.push(barrier=op.name_hint if op.iter_vars else None)
         for iv in op.iter_vars:
             self.define(iv.var, f"iterator of block {op.name_hint!r}", iv)
             self.iter_owner[id(iv.var)] = op.name_hint
@@ -331,12 +318,9 @@ class _Checker(StmtExprVisitor):
             self.define_buffer_vars(match.buffer, match)
         for region in op.reads:
             self.visit_buffer_region(region)
-        reduce_ids = {id(iv.var): iv.var for iv in op.iter_vars if iv.iter_type == E.IterVar.CommReduce}
         self.blocks.append(op)
-        for region in op.writes:
+        for region in op.writes:  # TVM allows reduce iterators here (a reduction over a non-compact data flow)
             self.visit_buffer_region(region)
-            for r in region.region:
-                self._check_no_reduce_var(r.min, reduce_ids, f"T.writes({region.buffer.name}[...])", op)
         if op.init is not None:
             self.visit_stmt(op.init)
         self.visit_stmt(op.body)
@@ -389,15 +373,14 @@ class _Checker(StmtExprVisitor):
             loop_var = _single_loop_var(value)
             if loop_var is not None and id(loop_var) in self.loop_var_ids and id(loop_var) in self.domains:
                 loop_ext = self.domains[id(loop_var)][1].extent
-                if isinstance(loop_ext, E.IntImm) and (loop_ext.value < dom_ext.value
-                                                       or (loop_ext.value > dom_ext.value and not predicated)):
+                if isinstance(loop_ext, E.IntImm) and loop_ext.value > dom_ext.value and not predicated:
                     self.error("binding-extent", f"iterator {iv.var.name} has extent {dom_ext.value} but its binding "
                                f"{_show(value)} ranges over {loop_ext.value} iterations under the loops; make the "
                                f"loop run {dom_ext.value} times or declare the iterator with extent {loop_ext.value}",
                                iv, key=id(iv))
                     continue
-            if predicated:
-                continue  # the predicate may cut the image down; the bound alone cannot tell
+            if predicated or not _is_quasi_affine(value):
+                continue  # a predicate may cut the image down; TVM leaves non-affine bindings unchecked
             if isinstance(value, E.IntImm):
                 lo = hi = value.value
             elif isinstance(value, E.Var) and _const_range(self.domains.get(id(value))) is not None:

@@ -19,6 +19,7 @@ from typing import Any
 from .buffer import Buffer
 from .expr import Op, PointerType, Var
 from .node import Node
+from .stmt import Block
 
 
 class _Mismatch(Exception):
@@ -56,6 +57,8 @@ class _Equal:
                 self.fail(lhs, rhs, f"a variable on the left, a {type(rhs).__name__} on the right")
             if lhs.dtype != rhs.dtype or lhs.type_annotation != rhs.type_annotation:
                 self.fail(lhs, rhs, f"variable types differ: {lhs.dtype} vs {rhs.dtype}")
+            if not self.map_free_vars and lhs is not rhs and id(lhs) not in self.lmap:
+                self.fail(lhs, rhs, f"{_name(lhs)} and {_name(rhs)} are different variables (map_free_vars=False)")
             self.bind(lhs, rhs)
             return
         if isinstance(lhs, Buffer):
@@ -89,8 +92,12 @@ class _Equal:
                     self.path.append(f"[{k!r}]")
                     self.eq(lhs[k], rhs[k])
                     self.path.pop()
-            else:  # keyed by nodes (buffer_map): match in insertion order
+            else:  # keyed by nodes (buffer_map): as TVM, entries match by their (already matched) keys
+                rhs_by_id = {id(k): k for k in rhs}
                 for i, ((ka, va), (kb, vb)) in enumerate(zip(lhs.items(), rhs.items())):
+                    matched = self.lmap.get(id(ka))
+                    if matched is not None and id(matched) in rhs_by_id:
+                        kb, vb = matched, rhs[matched]
                     self.path.append(f"<entry {i}>")
                     self.eq(ka, kb)
                     self.eq(va, vb)
@@ -109,6 +116,8 @@ class _Equal:
 
     def fields(self, lhs: Node, rhs: Node) -> None:
         for name in type(lhs)._fields:
+            if name == "name_hint" and isinstance(lhs, Block):
+                continue  # as TVM: a block's name does not decide equality
             self.path.append("." + name)
             self.eq(getattr(lhs, name), getattr(rhs, name))
             self.path.pop()
@@ -221,7 +230,11 @@ class _Hasher:
         if isinstance(obj, (list, tuple)):
             return _combine(*(self.h(x) for x in obj))
         if isinstance(obj, dict):
-            return _combine(*(_combine(self.h(k), self.h(v)) for k, v in obj.items()))
+            # Order-free, as equality: entries go in the order of their keys' hashes (buffer_map keys
+            # are parameters, numbered already), so values number their buffers the same either way.
+            keyed = sorted(((self.h(k), i) for i, k in enumerate(obj)), key=lambda e: e[0])
+            values = list(obj.values())
+            return _combine(*(_combine(hk, self.h(values[i])) for hk, i in keyed))
         if isinstance(obj, Op):
             return _text_hash(obj.name)
         if obj is None:  # hash(None) is an address before Python 3.12
@@ -233,7 +246,10 @@ class _Hasher:
         return _text_hash(repr(obj))
 
     def fields(self, node: Node) -> int:
-        return _combine(*(self.h(getattr(node, name)) for name in type(node)._fields))
+        names = type(node)._fields
+        if isinstance(node, Block):
+            names = [n for n in names if n != "name_hint"]  # as equality: a block's name does not count
+        return _combine(*(self.h(getattr(node, name)) for name in names))
 
 
 def structural_hash(node, map_free_vars: bool = True) -> int:

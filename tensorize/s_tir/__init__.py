@@ -1,2 +1,3 @@
 """``tvm.s_tir``: where current Apache TVM keeps the block schedule (``tvm.s_tir.Schedule``)."""
 from ..schedule import BlockRV, ExprRV, LoopRV, SBlockRV, Schedule, ScheduleError, Trace  # noqa: F401
+from ..schedule.sref import ScheduleState, StmtSRef  # noqa: F401,E402

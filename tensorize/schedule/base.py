@@ -28,11 +28,12 @@ from ..ir.function import IRModule, PrimFunc
 from ..ir.stmt import BlockRealize, For, Stmt
 from .error import ScheduleError, ScheduleTypeError, ScheduleValueError, render
 from .rv import BlockRV, ExprRV, LoopRV
-from .trace import Instruction, Trace, _flatten_outputs
+from .trace import VAR_POSITIONAL, Instruction, Trace, _flatten_outputs
 from .tree import StmtIndex, replace_stmt
 
 
-_HANDLE_TYPES = {"BlockRV": (BlockRV,), "LoopRV": (LoopRV,), "BlockRV | str": (BlockRV, str)}
+# As TVM, a block may be given by its handle or by its name (resolved in ``ScheduleBase._block``).
+_HANDLE_TYPES = {"BlockRV": (BlockRV, str), "LoopRV": (LoopRV,), "BlockRV | str": (BlockRV, str)}
 
 
 def primitive(fn):
@@ -51,6 +52,8 @@ def primitive(fn):
     sig = inspect.signature(fn)
     params = list(sig.parameters.values())[1:]
     var_positional = next((p.name for p in params if p.kind is p.VAR_POSITIONAL), None)
+    if var_positional is not None:
+        VAR_POSITIONAL[fn.__name__] = var_positional
     # How a call's arguments are recorded, worked out once here rather than by ``sig.bind`` per call
     # (replaying a trace calls primitives thousands of times).
     positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
@@ -143,6 +146,7 @@ class ScheduleBase:
         self._depth = 0
         self._last_decision = None
         self._indices: dict[int, StmtIndex] = {}
+        self._srefs: dict = {}  # id(stmt) -> StmtSRef (sch.get_sref)
         # Block handles renamed by a primitive (decompose_reduction names the update "C_update"): the
         # new name per handle, kept per schedule so copies of a schedule do not see each other's renames.
         self._block_names: dict[int, str] = {}
@@ -201,6 +205,7 @@ class ScheduleBase:
         new._rng_obj = random.Random()
         new._rng_obj.setstate(self._rng_obj.getstate())
         new._indices = dict(self._indices)
+        new._srefs = {}  # a copy's srefs are its own, as TVM's
         new._block_names = dict(self._block_names)
         return new
 
@@ -237,8 +242,8 @@ class ScheduleBase:
 
         Parameters
         ----------
-        rv : BlockRV, LoopRV or ExprRV
-            The handle.
+        rv : BlockRV, LoopRV, ExprRV or str
+            The handle (a block may be named by a string).
 
         Returns
         -------
@@ -251,13 +256,28 @@ class ScheduleBase:
         >>> sch.get(sch.get_loops(sch.get_block("C"))[2]).extent
         16
         """
-        if isinstance(rv, BlockRV):
+        if isinstance(rv, (BlockRV, str)):
             return self._block(rv)[2].block
         if isinstance(rv, LoopRV):
             return self._loop(rv)[2]
         if isinstance(rv, ExprRV):
             return rv.value
         raise TVMTypeError(f"Schedule.get takes a BlockRV, LoopRV or ExprRV, got {type(rv).__name__}")
+
+    @property
+    def state(self):
+        """The schedule's state (``ScheduleState``: its module and the srefs of its statements)."""
+        from .sref import ScheduleState
+
+        return ScheduleState(self)
+
+    def get_sref(self, rv_or_stmt):
+        """The ``StmtSRef`` of a block/loop handle or of a Block/For statement."""
+        from .sref import get_sref
+
+        if isinstance(rv_or_stmt, (BlockRV, LoopRV, str)):
+            return get_sref(self, rv_or_stmt)
+        return self.state.get_sref(rv_or_stmt)
 
     def remove_rv(self, rv) -> None:
         """Kept for TVM compatibility: handles here hold no resources.
@@ -305,7 +325,9 @@ class ScheduleBase:
         return index
 
     def _block(self, rv: BlockRV) -> tuple[str, StmtIndex, BlockRealize]:
-        """Resolve a block handle to (function name, index, its BlockRealize)."""
+        """Resolve a block handle or a block name to (function name, index, its BlockRealize)."""
+        if isinstance(rv, str):
+            rv = BlockRV(rv, self._func_name(None))
         if not isinstance(rv, BlockRV):
             raise TVMTypeError(f"expected a BlockRV, got {type(rv).__name__}")
         index = self._index(rv.func_name)

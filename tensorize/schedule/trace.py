@@ -42,6 +42,10 @@ class _Resample:
 
 RESAMPLE = _Resample()
 
+# The ``*args`` parameter of each primitive that has one (``reorder(*ordered_loops)``), filled by the
+# ``primitive`` decorator: the printed trace passes those arguments positionally, as the call takes them.
+VAR_POSITIONAL: dict[str, str] = {}
+
 # Argument types that serialise themselves: name -> (type, to_json, from_json).
 _CODECS: dict[str, tuple[type, Callable[[Any], Any], Callable[[Any], Any]]] = {}
 
@@ -61,6 +65,35 @@ def register_codec(name: str, cls: type, to_json: Callable[[Any], Any], from_jso
         Turns that data back into a value.
     """
     _CODECS[name] = (cls, to_json, from_json)
+
+
+class InstructionKind:
+    """The kind of an instruction, by name (``InstructionKind.get("Split")``); ``is_pure``: it only
+    reads the schedule (handles, sampling), so a trace may drop it when its outputs go unused."""
+
+    __slots__ = ("name",)
+    _PURE = frozenset({"GetBlock", "GetSBlock", "GetLoops", "GetChildBlocks", "GetProducers", "GetConsumers",
+                       "SamplePerfectTile", "SampleCategorical", "SampleComputeLocation"})
+
+    def __init__(self, name: str):
+        self.name = name
+
+    @staticmethod
+    def get(name: str) -> "InstructionKind":
+        return InstructionKind(name)
+
+    @property
+    def is_pure(self) -> bool:
+        return self.name in self._PURE
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, InstructionKind) and other.name == self.name
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+    def __repr__(self) -> str:
+        return f"InstructionKind({self.name})"
 
 
 class Instruction:
@@ -188,7 +221,10 @@ class Trace:
         names = self._names()
         lines = []
         for inst in (self.without_postproc() if remove_postproc else self).insts:
-            args = ", ".join(f"{k}={_py(v, names)}" for k, v in inst.args.items())
+            star = VAR_POSITIONAL.get(inst.kind)
+            args = ", ".join([_py(v, names) for v in inst.args.get(star, [])] if star in inst.args else []) \
+                + ("" if star not in inst.args or len(inst.args) == 1 or not inst.args[star] else ", ")
+            args += ", ".join(f"{k}={_py(v, names)}" for k, v in inst.args.items() if k != star)
             if inst.kind in SAMPLING_KINDS:
                 args += (", " if args else "") + f"decision={_py(inst.decision, names)}"
             call = f"sch.{inst.kind}({args})"

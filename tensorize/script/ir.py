@@ -15,7 +15,7 @@ import inspect
 from ..ir.function import GlobalVar, IRModule, PrimFunc  # noqa: F401
 
 
-def ir_module(cls) -> IRModule:
+def ir_module(cls=None, *, s_tir: bool = False, check_well_formed: bool = True) -> IRModule:
     """``@I.ir_module class Module:`` -> an ``IRModule`` of the class's ``@T.prim_func`` methods, in order.
 
     Parameters
@@ -40,6 +40,8 @@ def ir_module(cls) -> IRModule:
     >>> Module.function_names()
     ['main']
     """
+    if cls is None:  # ``@I.ir_module(s_tir=True)``: the options are those of the functions inside
+        return ir_module
     if isinstance(cls, IRModule):
         return cls
     if not inspect.isclass(cls):

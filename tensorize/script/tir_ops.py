@@ -22,8 +22,10 @@ from ..ir.expr import Call as _Call
 from ..ir.expr import Op as _Op
 from ..ir.expr import StringImm as _StringImm
 from ..ir.expr import Var as _Var
+from ..ir.expr_build import call_intrin as _call_intrin
 
 __all__ = [
+    "let", "q_multiply_shift", "q_multiply_shift_per_axis",
     "Add", "Sub", "Mul", "Div", "Mod", "FloorDiv", "FloorMod", "Min", "Max", "EQ", "NE", "LT", "LE", "GT", "GE",
     "And", "Or", "Not", "call_packed", "call_cpacked", "prefetch", "tvm_storage_sync", "tvm_thread_allreduce",
     "tvm_stack_make_shape", "tvm_fill_fragment", "tvm_load_matrix_sync", "tvm_store_matrix_sync", "tvm_mma_sync",
@@ -456,3 +458,26 @@ def reduce(combiner, source, init=(), axis=(), condition=True, value_index: int 
                         "T.reduce(T.comm_reducer(lambda x, y: x + y, [T.float32(0)]), source=[...], axis=[...])")
     source = list(source) if isinstance(source, (list, tuple)) else [source]
     return _E.Reduce(combiner, source, list(axis), condition, value_index, list(init))
+
+
+def q_multiply_shift(x, y, q, s, dtype: str = "int32"):
+    """``T.q_multiply_shift(x, y, q, s)``: fixed-point ``round(x * y * 2**(s - q))`` (TVM's builtin)."""
+    _Op.register("tir.q_multiply_shift")
+    return _call_intrin(dtype, "tir.q_multiply_shift", x, y, q, s)
+
+
+def q_multiply_shift_per_axis(x, y, ls, rs, q, is_lshift_required, is_rshift_required, dtype: str = "int32"):
+    """``T.q_multiply_shift_per_axis(...)``: ``q_multiply_shift`` with per-channel shifts (TVM's builtin)."""
+    _Op.register("tir.q_multiply_shift_per_axis")
+    return _call_intrin(dtype, "tir.q_multiply_shift_per_axis", x, y, ls, rs, q, is_lshift_required,
+                        is_rshift_required)
+
+
+class _LetAnnotation:
+    """``x: T.let[T.float32] = value`` (TVM 0.27): a let-bound variable of that type."""
+
+    def __getitem__(self, dtype):
+        return dtype
+
+
+let = _LetAnnotation()

@@ -281,7 +281,7 @@ def create_prim_func(ops: Sequence[Any], index_dtype_override: str | None = None
     >>> C = te.compute((16, 16), lambda m, n: te.sum(A[m, k] * B[k, n], axis=k), name="C")
     >>> f = te.create_prim_func([A, B, C])
     >>> [b.name for b in f.buffers], f.attrs
-    (['A', 'B', 'C'], {'tir.noalias': True})
+    (['A', 'B', 'C'], {'global_symbol': 'main', 'tir.noalias': True})
     """
     if index_dtype_override is not None:
         raise TVMNotImplementedError("create_prim_func: index_dtype_override is not supported yet; declare shapes "
@@ -317,7 +317,7 @@ def create_prim_func(ops: Sequence[Any], index_dtype_override: str | None = None
             buffer_map[param] = ctx.buffers[a]
         else:
             params.append(a)
-    attrs: dict[str, Any] = {"tir.noalias": True}
+    attrs: dict[str, Any] = {"global_symbol": "main", "tir.noalias": True}  # as TVM
     body, layout_free = _layout_free_attr(body, params, buffer_map)
     if layout_free:
         attrs["layout_free_buffers"] = layout_free

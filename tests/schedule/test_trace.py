@@ -35,8 +35,8 @@ def test_as_python_text():
     assert lines[2].startswith("v4, v5 = sch.sample_perfect_tile(loop=l1, n=2, max_innermost_factor=8, decision=[")
     assert lines[3] == ("l6, l7 = sch.split(loop=l1, factors=[v4, v5], preserve_unit_iters=True, "
                         "disable_predication=False)")
-    assert "sch.reorder(ordered_loops=[l6, l8, l3, l7, l9])" in lines
-    assert "l10 = sch.fuse(loops=[l6, l8], preserve_unit_iters=True)" in lines
+    assert "sch.reorder(l6, l8, l3, l7, l9)" in lines
+    assert "l10 = sch.fuse(l6, l8, preserve_unit_iters=True)" in lines
     assert 'b11 = sch.decompose_reduction(block=b0, loop=l3)' in lines
     assert sch.trace.as_python(remove_postproc=True)[-1] == 'b11 = sch.decompose_reduction(block=b0, loop=l3)'
 

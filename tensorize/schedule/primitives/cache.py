@@ -541,7 +541,8 @@ class Cache(ScheduleBase):
         if not 0 <= offset < factor:
             raise self._error(f"storage_align: offset must be in [0, factor), got {offset} with factor {factor}",
                               realize)
-        bi = self._int(buffer_index, "buffer_index")
+        bi = (self._buffer_index(realize, buffer_index, "write", "storage_align")
+              if isinstance(buffer_index, (Buffer, str)) else self._int(buffer_index, "buffer_index"))
         entries = [list(e) for e in realize.block.annotations.get("buffer_dim_align", [])]
         entries = [e for e in entries if not (int(e[0]) == bi and int(e[1]) == axis)]
         entries.append([bi, axis, factor, offset])
@@ -551,6 +552,8 @@ class Cache(ScheduleBase):
         self._replace(func_name, realize.block, new_block)
 
     def _alloc_write_buffer(self, func_name, tree, realize, buffer_index, what) -> Buffer:
+        if isinstance(buffer_index, (Buffer, str)):  # TVM: the write buffer by name or Buffer too
+            buffer_index = self._buffer_index(realize, buffer_index, "write", what)
         writes = realize.block.writes
         i = self._int(buffer_index, "buffer_index")
         if not 0 <= i < len(writes):

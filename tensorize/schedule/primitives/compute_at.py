@@ -300,12 +300,12 @@ class ComputeAt(ScheduleBase):
             raise self._error(f"{name}: block {block.name!r} and loop {loop.var.name} are in different functions")
         blk = realize.block
         if index_is_inside(tree, realize, loop_stmt):
-            raise self._error(f"{name}: loop {loop.var.name} is inside block {blk.name_hint!r}; the target loop "
-                              "must be outside the block", realize)
+            raise self._error(f"{name}: loop {loop.var.name} is inside block {blk.name_hint!r} (an ancestor of block "
+                              f"{blk.name_hint!r}); the target loop must be outside the block", realize)
         scope = tree.parent_block_realize(realize)
         if tree.parent_block_realize(loop_stmt) is not scope:
-            raise self._error(f"{name}: block {blk.name_hint!r} and loop {loop.var.name} are not in the same scope "
-                              "block; the loop must be directly in the block's scope (not inside another block)",
+            raise self._error(f"{name}: block {blk.name_hint!r} and loop {loop.var.name} are not in the same block "
+                              "scope; the loop must be directly in the block's scope (not inside another block)",
                               loop_stmt)
         why = _iter_kinds_ok(blk, allow_reduction=not reverse)
         if why is not None:
@@ -336,8 +336,9 @@ class ComputeAt(ScheduleBase):
                               "no region to cover", realize)
         outside = [s.block.name_hint for s in required if not tree.is_ancestor(loop_stmt, s)]
         if outside:
-            raise self._error(f"{name}: all {role}s of block {blk.name_hint!r} must be under loop {loop.var.name}, "
-                              f"but {outside} are not; pick a loop that encloses every {role}", loop_stmt)
+            raise self._error(f"{name} requires all the {role}s of block {blk.name_hint!r} to be under the loop: "
+                              f"all {role}s of block {blk.name_hint!r} must be under loop {loop.var.name}, but "
+                              f"{outside} are not; pick a loop that encloses every {role}", loop_stmt)
         target = removal_target(tree, realize, stop=loop_stmt)
         if target is loop_stmt or (isinstance(target, For) and target.loop_var is loop.var):
             raise self._error(f"{name}: loop {loop.var.name} contains only block {blk.name_hint!r}", loop_stmt)

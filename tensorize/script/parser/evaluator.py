@@ -10,6 +10,8 @@ from __future__ import annotations
 from ...errors import TVMTypeError, TVMValueError
 
 import ast
+import inspect
+import functools
 import builtins
 import operator
 from typing import Any
@@ -369,6 +371,11 @@ class ExprEvaluator:
         finally:
             self.region_context = saved
         try:
+            if "dtype" in kwargs and _dtype_first(func):  # T.call_extern("f", x, dtype="int32")
+                kwargs = dict(kwargs)
+                args = [kwargs.pop("dtype"), *args]
+            elif "dtype" in kwargs and not _takes_dtype(func):
+                return _with_dtype(func(*args, **{k: v for k, v in kwargs.items() if k != "dtype"}), kwargs["dtype"])
             return func(*args, **kwargs)
         except Exception as err:  # a T.xxx builder rejected its arguments: report at the call
             name = ast.unparse(node.func)
@@ -401,3 +408,33 @@ class ExprEvaluator:
 
 builtin_lookup = builtins.__dict__
 MISSING = _MISSING
+
+
+@functools.lru_cache(maxsize=1024)
+def _takes_dtype(func) -> bool:
+    """Whether a T.xxx builder has a ``dtype`` parameter (TVM's builtins all accept ``dtype=``)."""
+    try:
+        params = inspect.signature(func).parameters.values()
+    except (TypeError, ValueError):
+        return True
+    return any(p.name == "dtype" or p.kind is p.VAR_KEYWORD for p in params)
+
+
+@functools.lru_cache(maxsize=1024)
+def _dtype_first(func) -> bool:
+    """Whether a T.xxx builder takes ``dtype`` as its first parameter (``call_extern(dtype, name, *args)``)."""
+    try:
+        params = list(inspect.signature(func).parameters.values())
+    except (TypeError, ValueError):
+        return False
+    return bool(params) and params[0].name == "dtype" and any(p.kind is p.VAR_POSITIONAL for p in params)
+
+
+def _with_dtype(value, dtype):
+    """``value`` (built without its ``dtype=``) converted to ``dtype`` when the builder inferred another."""
+    from ...ir.expr import Cast, PrimExpr
+
+    dtype = str(dtype)
+    if isinstance(value, PrimExpr) and value.dtype != dtype and "handle" not in (value.dtype, dtype):
+        return Cast(dtype, value)
+    return value

@@ -1,0 +1,3 @@
+"""``tvm.s_tir.schedule``: the block schedule's names where current Apache TVM keeps them."""
+from ...schedule import BlockRV, ExprRV, Instruction, LoopRV, SBlockRV, Schedule, ScheduleError, Trace  # noqa: F401
+from ...schedule.trace import InstructionKind  # noqa: F401

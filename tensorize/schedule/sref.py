@@ -1,0 +1,68 @@
+"""``StmtSRef`` and ``ScheduleState``: TVM's references to the blocks and loops of a schedule.
+
+A ``StmtSRef`` points at a Block or a For of the schedule's current module; ``sch.get_sref(rv)``
+returns the same reference for the same statement, and copies of a schedule have their own.
+"""
+from __future__ import annotations
+
+from ..ir.stmt import Block, For
+from .error import ScheduleError
+
+
+class StmtSRef:
+    """A reference to a Block or For statement of a schedule (``sref.stmt``)."""
+
+    __slots__ = ("stmt",)
+
+    def __init__(self, stmt):
+        self.stmt = stmt
+
+    def same_as(self, other) -> bool:
+        return self is other
+
+    def __repr__(self) -> str:
+        return f"StmtSRef({type(self.stmt).__name__})"
+
+
+class ScheduleState:
+    """The state of a schedule (``sch.state``): its module and the srefs of its statements."""
+
+    def __init__(self, mod, debug_mask="all"):
+        if hasattr(mod, "_srefs"):  # a Schedule's own state
+            self._sch = mod
+        else:
+            from ..ir.function import IRModule, PrimFunc
+
+            self._sch = _Holder(IRModule({"main": mod}) if isinstance(mod, PrimFunc) else mod)
+        self.debug_mask = debug_mask
+
+    @property
+    def mod(self):
+        return self._sch.mod
+
+    def get_sref(self, stmt) -> StmtSRef | None:
+        """The sref of ``stmt`` (a Block or For of the current module); the same object on every call."""
+        if not isinstance(stmt, (Block, For)):
+            raise TypeError(f"get_sref takes a Block or a For, got {type(stmt).__name__}")
+        table = self._sch._srefs
+        sref = table.get(id(stmt))
+        if sref is None or sref.stmt is not stmt:
+            sref = table[id(stmt)] = StmtSRef(stmt)
+        return sref
+
+
+class _Holder:
+    """The module and sref table of a ScheduleState made without a Schedule."""
+
+    def __init__(self, mod):
+        self.mod, self._srefs = mod, {}
+
+
+def get_sref(sch, rv) -> StmtSRef:
+    """``sch.get_sref(rv)``: the sref of a block or loop handle; ``IndexError`` when the handle's
+    statement is not in this schedule (removed by a primitive, or made by a copy of the schedule)."""
+    try:
+        stmt = sch.get(rv)
+    except ScheduleError as err:
+        raise IndexError(f"get_sref: {rv!r} does not refer to a statement of this schedule ({err})") from None
+    return ScheduleState(sch).get_sref(stmt)

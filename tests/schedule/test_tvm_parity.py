@@ -1,0 +1,167 @@
+"""TVM's argument forms and answers, pinned by TVM's own schedule tests (expected texts from TVM)."""
+import pytest
+
+import tensorize as tvm
+from tensorize import te
+from tensorize.ir.structural import structural_equal, structural_hash
+from tensorize.s_tir.schedule.testing import assert_structural_equal_ignore_global_symbol, verify_trace_roundtrip
+from tensorize.script import ir as I
+from tensorize.script import tir as T
+
+
+@T.prim_func
+def two_elementwise(A: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
+    B = T.alloc_buffer((16, 16))
+    for i, j in T.grid(16, 16):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+    for i, j in T.grid(16, 16):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = B[vi, vj] + T.float32(1)
+
+
+@T.prim_func
+def two_elementwise_inlined(A: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
+    for i, j in T.grid(16, 16):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = A[vi, vj] * T.float32(2) + T.float32(1)
+
+
+def test_primitives_take_block_names():
+    sch = tvm.s_tir.Schedule(two_elementwise)
+    i, j = sch.get_loops("C")
+    assert sch.get(i).extent.value == 16 and sch.get("C").name_hint == "C"
+    sch.compute_inline("B")
+    assert_structural_equal_ignore_global_symbol(sch.mod["main"], two_elementwise_inlined)
+    verify_trace_roundtrip(sch, mod=two_elementwise)
+    with pytest.raises(tvm.s_tir.ScheduleError, match="no longer exists|'B'"):
+        sch.get_loops("B")
+
+
+def test_set_scope_and_storage_align_take_buffer_names():
+    by_name, by_index = tvm.s_tir.Schedule(two_elementwise), tvm.s_tir.Schedule(two_elementwise)
+    by_name.set_scope("B", "B", "shared")
+    by_index.set_scope(by_index.get_block("B"), 0, "shared")
+    assert structural_equal(by_name.mod, by_index.mod)
+    assert by_name.mod["main"].body.block.alloc_buffers[0].scope() == "shared"
+    by_name.storage_align("B", "B", axis=0, factor=16, offset=1)
+    assert by_name.get("B").annotations["buffer_dim_align"] == [[0, 0, 16, 1]]
+    with pytest.raises(tvm.s_tir.ScheduleError, match="does not write a buffer named 'A'"):
+        by_name.set_scope("B", "A", "shared")
+
+
+def test_printed_trace_replays_star_arguments():
+    sch = tvm.s_tir.Schedule(two_elementwise)
+    i, j = sch.get_loops("B")
+    sch.reorder(j, i)
+    sch.fuse(j, i)
+    lines = sch.trace.as_python()
+    assert lines[1] == "sch.reorder(l1, l0)" and lines[2] == "l2 = sch.fuse(l1, l0, preserve_unit_iters=True)"
+    verify_trace_roundtrip(sch, mod=two_elementwise, text_format="python")
+
+
+def test_structural_equal_ignores_block_names_and_buffer_map_order():
+    @T.prim_func
+    def renamed(A: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
+        for i, j in T.grid(16, 16):
+            with T.block("other_name"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                C[vi, vj] = A[vi, vj] * T.float32(2) + T.float32(1)
+
+    renamed = renamed.without_attr("global_symbol")
+    inlined = two_elementwise_inlined.without_attr("global_symbol")
+    assert structural_equal(renamed, inlined) and structural_hash(renamed) == structural_hash(inlined)
+    f = two_elementwise_inlined
+    reordered = f.replace(buffer_map=dict(reversed(list(f.buffer_map.items()))))
+    assert structural_equal(reordered, f) and structural_hash(reordered) == structural_hash(f)
+    swapped = f.replace(params=tuple(reversed(f.params)))  # a different signature still differs
+    assert not structural_equal(swapped, f)
+
+
+def test_builtins_take_dtype_and_let_annotations():
+    @I.ir_module(s_tir=True)
+    class Module:
+        @T.prim_func
+        def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+            for i in range(8):
+                with T.block("B"):
+                    vi = T.axis.spatial(8, i)
+                    x: T.let[T.float32] = A[vi] + T.float32(1)
+                    B[vi] = T.if_then_else(vi < 4, x, T.exp(A[vi], dtype="float32"), dtype="float32")
+                    T.evaluate(T.call_extern("int32", "f", vi))
+                    T.evaluate(T.call_extern("f", vi, dtype="int32"))
+
+    text = Module.script()
+    assert "T.if_then_else(vi < 4, x, T.exp(A[vi]))" in text
+    assert text.count('T.call_extern("int32", "f", vi)') == 2
+
+
+def test_te_create_prim_func_has_tvm_attrs():
+    A = te.placeholder((8,), name="A")
+    B = te.compute((8,), lambda i: A[i] + 1.0, name="B")
+    func = te.create_prim_func([A, B])
+    assert func.attrs == {"global_symbol": "main", "tir.noalias": True}
+    assert "@T.prim_func\n" in func.script()  # public, as TVM prints a te function
+
+
+def test_tvm_namespaces():
+    assert tvm.tirx is tvm.tir
+    from tensorize.s_tir.schedule import InstructionKind
+    from tensorize.tir.expr import IntImm
+
+    assert InstructionKind.get("GetLoops").is_pure and not InstructionKind.get("Split").is_pure
+    assert IntImm("int32", 3).value == 3
+
+
+n = tvm.testing.parameter(1, 2)
+named = tvm.testing.parameter(by_dict={"one": 1, "two": 2})
+
+
+def test_testing_parameter(n, named):
+    assert n in (1, 2) and named in (1, 2)
+
+
+def test_srefs_follow_statements_and_copies_have_their_own():
+    sch = tvm.s_tir.Schedule(two_elementwise)
+    sref = sch.get_sref("B")
+    assert sref.stmt.same_as(sch.get("B")) and sch.get_sref(sch.get_block("B")) is sref
+    assert sch.state.get_sref(sch.get("B")) is sref
+    copy = sch.copy()
+    assert copy.get_sref("B") is not sref and copy.get_sref("B").stmt.same_as(sref.stmt)
+    i, _ = sch.get_loops("B")
+    i0, _ = sch.split(i, [None, 4])
+    assert sch.get_sref(i0).stmt.extent.value == 4
+    with pytest.raises(IndexError, match="does not refer to a statement of this schedule"):
+        copy.get_sref(i0)
+    state = tvm.s_tir.ScheduleState(two_elementwise)
+    assert isinstance(state.get_sref(two_elementwise.body.block.body[0]), tvm.s_tir.StmtSRef)
+
+
+def test_q_multiply_shift_parses_and_prints():
+    @T.prim_func
+    def requant(A: T.Buffer((4,), "int32"), B: T.Buffer((4,), "int32")):
+        for i in range(4):
+            with T.block("B"):
+                vi = T.axis.spatial(4, i)
+                B[vi] = T.q_multiply_shift(A[vi], 1457846997, 31, 0, dtype="int32")
+
+    assert "B[vi] = T.q_multiply_shift(A[vi], 1457846997, 31, 0)" in requant.script()
+
+
+def test_reindex_rejects_two_reads_of_one_buffer_with_different_indices():
+    @T.prim_func
+    def multiple_read(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32")):
+        for i, j in T.grid(16, 16):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj] = A[vj, vi] + A[vi, vj]
+
+    sch = tvm.s_tir.Schedule(multiple_read)
+    with pytest.raises(tvm.s_tir.ScheduleError, match="different indices"):
+        sch.reindex("B", "A")
+    i, j = multiple_read.body.block.body.loop_var, multiple_read.body.block.body.body.loop_var
+    assert structural_equal(i + j, i + j, map_free_vars=False)
+    assert not structural_equal(i + j, j + i, map_free_vars=False) and structural_equal(i + j, j + i)
