@@ -272,7 +272,18 @@ class ScheduleBase:
         return ScheduleState(self)
 
     def get_sref(self, rv_or_stmt):
-        """The ``StmtSRef`` of a block/loop handle or of a Block/For statement."""
+        """The ``StmtSRef`` of a block/loop handle or of a Block/For statement.
+
+        Parameters
+        ----------
+        rv_or_stmt : BlockRV, LoopRV, str, Block or For
+            A handle (or a block's name), or a statement of the current module.
+
+        Returns
+        -------
+        StmtSRef
+            The same object on every call for the same statement.
+        """
         from .sref import get_sref
 
         if isinstance(rv_or_stmt, (BlockRV, LoopRV, str)):

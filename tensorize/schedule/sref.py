@@ -18,6 +18,18 @@ class StmtSRef:
         self.stmt = stmt
 
     def same_as(self, other) -> bool:
+        """Whether ``other`` is this very reference (TVM's object identity).
+
+        Parameters
+        ----------
+        other : object
+            Another reference.
+
+        Returns
+        -------
+        bool
+            ``self is other``.
+        """
         return self is other
 
     def __repr__(self) -> str:
@@ -38,10 +50,27 @@ class ScheduleState:
 
     @property
     def mod(self):
+        """The schedule's current IRModule."""
         return self._sch.mod
 
     def get_sref(self, stmt) -> StmtSRef | None:
-        """The sref of ``stmt`` (a Block or For of the current module); the same object on every call."""
+        """The sref of ``stmt`` (a Block or For of the current module); the same object on every call.
+
+        Parameters
+        ----------
+        stmt : Block or For
+            A statement of the current module.
+
+        Returns
+        -------
+        StmtSRef
+            Its reference.
+
+        Raises
+        ------
+        TypeError
+            When ``stmt`` is neither a Block nor a For.
+        """
         if not isinstance(stmt, (Block, For)):
             raise TypeError(f"get_sref takes a Block or a For, got {type(stmt).__name__}")
         table = self._sch._srefs
@@ -60,7 +89,20 @@ class _Holder:
 
 def get_sref(sch, rv) -> StmtSRef:
     """``sch.get_sref(rv)``: the sref of a block or loop handle; ``IndexError`` when the handle's
-    statement is not in this schedule (removed by a primitive, or made by a copy of the schedule)."""
+    statement is not in this schedule (removed by a primitive, or made by a copy of the schedule).
+
+    Parameters
+    ----------
+    sch : Schedule
+        The schedule.
+    rv : BlockRV, LoopRV or str
+        A handle of ``sch`` (or a block's name).
+
+    Returns
+    -------
+    StmtSRef
+        The reference to the handle's statement.
+    """
     try:
         stmt = sch.get(rv)
     except ScheduleError as err:

@@ -80,10 +80,28 @@ class InstructionKind:
 
     @staticmethod
     def get(name: str) -> "InstructionKind":
+        """The instruction kind named ``name`` (TVM's registry lookup).
+
+        Parameters
+        ----------
+        name : str
+            The kind, e.g. ``"Split"``.
+
+        Returns
+        -------
+        InstructionKind
+            Equal to every other kind of that name.
+
+        Examples
+        --------
+        >>> InstructionKind.get("GetLoops").is_pure, InstructionKind.get("Split").is_pure
+        (True, False)
+        """
         return InstructionKind(name)
 
     @property
     def is_pure(self) -> bool:
+        """Whether the instruction only reads the schedule (handles, sampling), so an unused one may be dropped."""
         return self.name in self._PURE
 
     def __eq__(self, other) -> bool:

@@ -461,13 +461,49 @@ def reduce(combiner, source, init=(), axis=(), condition=True, value_index: int 
 
 
 def q_multiply_shift(x, y, q, s, dtype: str = "int32"):
-    """``T.q_multiply_shift(x, y, q, s)``: fixed-point ``round(x * y * 2**(s - q))`` (TVM's builtin)."""
+    """``T.q_multiply_shift(x, y, q, s)``: fixed-point ``round(x * y * 2**(s - q))`` (TVM's builtin).
+
+    Parameters
+    ----------
+    x, y : PrimExpr
+        The fixed-point operands.
+    q : PrimExpr
+        The number of fractional bits.
+    s : PrimExpr
+        The shift (left when positive, right when negative).
+    dtype : str
+        The result's dtype.
+
+    Returns
+    -------
+    PrimExpr
+        The call of ``tir.q_multiply_shift``.
+    """
     _Op.register("tir.q_multiply_shift")
     return _call_intrin(dtype, "tir.q_multiply_shift", x, y, q, s)
 
 
 def q_multiply_shift_per_axis(x, y, ls, rs, q, is_lshift_required, is_rshift_required, dtype: str = "int32"):
-    """``T.q_multiply_shift_per_axis(...)``: ``q_multiply_shift`` with per-channel shifts (TVM's builtin)."""
+    """``T.q_multiply_shift_per_axis(...)``: ``q_multiply_shift`` with per-channel shifts (TVM's builtin).
+
+    Parameters
+    ----------
+    x, y : PrimExpr
+        The fixed-point operands.
+    ls, rs : PrimExpr
+        The channel's left and right shifts.
+    q : PrimExpr
+        The number of fractional bits.
+    is_lshift_required, is_rshift_required : bool or PrimExpr
+        Whether the left and the right shift are applied.
+    dtype : str
+        The result's dtype.
+
+    Returns
+    -------
+    PrimExpr
+        The call of ``tir.q_multiply_shift_per_axis``.
+    """
     _Op.register("tir.q_multiply_shift_per_axis")
     return _call_intrin(dtype, "tir.q_multiply_shift_per_axis", x, y, ls, rs, q, is_lshift_required,
                         is_rshift_required)
