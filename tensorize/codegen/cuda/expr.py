@@ -148,6 +148,8 @@ class CudaExprPrinter:
         hook = self.call_hooks.get(name)
         if hook is not None:
             return hook(self, e)
+        if name == "tvm_access_ptr":
+            return f"(({c_type(e.args[0].dtype)}*){self.expr(e.args[1])} + {self.expr(e.args[2])})"
         args = [self.expr(a) for a in e.args]
         if name == "if_then_else":
             return f"({args[0]} ? {args[1]} : {args[2]})"
@@ -160,8 +162,6 @@ class CudaExprPrinter:
             return f"{name}{suffix}({', '.join(args)})"
         if name == "sigmoid":
             return f"(1.0f / (1.0f + expf(-{args[0]})))"
-        if name == "tvm_access_ptr":
-            return f"(({c_type(e.args[0].dtype)}*){args[1]} + {args[2]})"
         if name == "address_of":
             return f"(&{args[0]})"
         if name in ("call_extern", "call_pure_extern"):
