@@ -30,6 +30,7 @@ wmma_store_16x16x16_*_shared      accumulator -> shared                       cu
 from __future__ import annotations
 
 from tensorize.ir.tensor_intrin import IntrinMeta, TensorIntrin
+from tensorize import tir
 from tensorize.script import tir as T
 
 M = N = K = 16
@@ -98,8 +99,8 @@ def wmma_load(dtype: str, scope: str, is_b: bool, transposed: bool):
     return desc, impl
 
 
-def wmma_sync(in_dtype: str, out_dtype: str, b_transposed: bool = False):
-    """``desc``/``impl`` of ``C[i, j] += A[i, k] * B[k, j]`` on fragments (``B[j, k]`` when ``b_transposed``)."""
+def wmma_sync(in_dtype: str, out_dtype: str):
+    """``desc``/``impl`` of ``C[i, j] += A[i, k] * B[k, j]`` on fragments."""
 
     @T.prim_func
     def desc(a: T.handle, b: T.handle, c: T.handle) -> None:
@@ -137,7 +138,7 @@ def wmma_sync(in_dtype: str, out_dtype: str, b_transposed: bool = False):
 
 def wmma_fill(dtype: str):
     """``desc``/``impl`` setting an accumulator tile to zero."""
-    zero = T.Cast(dtype, 0) if dtype != "float32" else T.float32(0)
+    zero = tir.const(0, dtype)
 
     @T.prim_func
     def desc(c: T.handle) -> None:
