@@ -10,7 +10,7 @@ import pytest
 
 import tensorize as tvm
 from tensorize import te, tir
-from tensorize.runtime.cuda import gpu_available
+from tensorize.runtime.cuda_module import gpu_available
 from tensorize.transform.gpu_emulation import emulate_gpu
 
 from .gpu_schedules import bind_elementwise, gemm, wmma_gemm
@@ -117,3 +117,9 @@ def test_wmma_gemm_on_gpu():
     rt["main"](a, b, c)
     np.testing.assert_allclose(cupy.asnumpy(c), cupy.asnumpy(a.astype("float32") @ b.astype("float32")), rtol=1e-3,
                                atol=1e-3)
+
+
+@pytest.mark.skipif(gpu_available(), reason="checks the message given without a GPU")
+def test_cuda_tensor_without_gpu_says_what_is_missing():
+    with pytest.raises(tvm.TVMError, match="cupy"):
+        tvm.nd.array(np.zeros(4, "float32"), tvm.cuda(0))

@@ -3,7 +3,7 @@
 ``build(lowered_mod, target)`` splits each PrimFunc into ``__global__`` kernels (one per top-level
 thread-bound loop nest) and a host function that launches them in order, and returns a host
 ``CUDAHostModule`` whose ``imported_modules[0].get_source()`` is the CUDA C, as TVM's does.
-Launching needs cupy and a GPU (see ``tensorize.runtime.cuda``).
+Launching needs cupy and a GPU (see ``tensorize.runtime.cuda_module``).
 
 >>> import tensorize as tvm
 >>> from tensorize import te, tir
@@ -22,7 +22,7 @@ from ...errors import TVMError
 from ...ir import stmt as S
 from ...ir.function import PrimFunc
 from ...ir.functor import post_order_visit
-from ...runtime.cuda import CUDAHostModule, CUDASourceModule, KernelLaunch
+from ...runtime.cuda_module import CUDAHostModule, CUDASourceModule, KernelLaunch
 from .source import HEADER, KernelWriter, _Scan
 
 

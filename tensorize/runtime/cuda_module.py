@@ -105,7 +105,7 @@ class CUDAFunction:
             if shape is None:
                 out.append(np.dtype(dtype).type(arg))
                 continue
-            data = getattr(arg, "_cupy", arg)
+            data = getattr(arg, "cupy", arg)
             if not isinstance(data, cupy.ndarray):
                 raise TVMError(f"argument {i} of {self.name} must be on the GPU: tvm.nd.array(x, tvm.cuda(0))")
             if str(data.dtype) != dtype or tuple(data.shape) != tuple(int(s) for s in shape):
@@ -136,6 +136,11 @@ class CUDAHostModule:
         if name not in self._functions:
             raise TVMError(f"no function {name!r} in this module; it has {sorted(self._functions)}")
         return self._functions[name]
+
+    def __call__(self, *args) -> None:
+        """Call the module's one function (``main``), as ``tvm.build(...)(a, b)`` does."""
+        name = "main" if "main" in self._functions else next(iter(self._functions))
+        self[name](*args)
 
     def get_function(self, name: str, query_imports: bool = False) -> CUDAFunction:
         return self[name]
