@@ -5,8 +5,9 @@ its own intrinsics on import). ``TensorIntrin.get`` also loads the families on d
 ``tensorize.intrinsics`` entry-point group, so an explicit import is only needed from a source
 checkout that was not installed.
 
-Families: ``x86`` (AVX-512: VNNI, BW, F, BF16), ``x86_avx2`` (AVX2, FMA, AVX-VNNI), ``arm`` (NEON dotprod,
-i8mm, SVE).
+Families: ``x86`` (AVX-512: VNNI, BW, F, BF16), ``x86_avx2`` (AVX2, FMA, AVX-VNNI), ``x86_lanedot``
+(lane-wise int8 dots for depthwise convolutions), ``x86_amx`` (AMX tiles: int8 and bf16; hand schedules
+in ``x86_amx_schedule``, a numpy model of the tiles in ``x86_amx_model``), ``arm`` (NEON dotprod, i8mm, SVE).
 
 Names follow one scheme (``intrinsics.naming``): ``<op>_<shape>_<dtypes>_<isa>[_<variant>]``, e.g.
 ``dot_16x4_u8i8s32_vnni``: a dot product of 16 lanes x 4, uint8 x int8 -> int32, on AVX512-VNNI.
@@ -24,6 +25,12 @@ fma_8_f32f32f32_avx2                                                     fma
 dot_8x4_u8i8s32_avx2                                                     avx2
 dot_8x4_u8i8s32_avx2_sat                                                 avx2
 dot_8x4_u8i8s32_avxvnni                                                  avxvnni
+lanedot_16x4_u8i8s32_vnni                                                avx512vnni
+lanedot_8x4_u8i8s32_avxvnni                                              avxvnni
+lanedot_8x4_u8i8s32_avx2                                                 avx2
+matmul_16x16x64_u8i8s32_amx          (and i8i8, i8u8, u8u8)              amx-tile, amx-int8
+matmul_16x16x32_bf16bf16f32_amx                                          amx-tile, amx-bf16
+matmul_32x32x{256,1024}_..._amx    (2x2 accumulator tiles, 4|16 K steps) as above
 dot_4x4_i8i8s32_sdot                 (TVM's name)                        dotprod
 dot_4x4_u8u8u32_udot                 (TVM's name)                        dotprod
 dot_4x4_i8i8s32_neon                 (TVM's name)                        (baseline)
@@ -47,7 +54,7 @@ import logging
 
 logger = logging.getLogger(__name__)
 
-FAMILIES = ("x86", "x86_avx2", "arm")
+FAMILIES = ("x86", "x86_avx2", "x86_lanedot", "x86_amx", "arm")
 
 for _family in FAMILIES:
     try:

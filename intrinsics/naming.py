@@ -5,7 +5,8 @@ Every intrinsic of this package is registered as::
     <op>_<shape>_<dtypes>_<isa>[_<variant>]
 
 - ``op``: what it computes: ``dot`` (``C[i] += sum_k A[k] * B[i, k]``), ``fma``
-  (``C[i] += A[0] * B[i]``), ``matmul`` (``C[i, j] += sum_k A[i, k] * B[j, k]``);
+  (``C[i] += A[0] * B[i]``), ``matmul`` (``C[i, j] += sum_k A[i, k] * B[j, k]``), ``lanedot``
+  (``C[i] += sum_k A[i, k] * B[i, k]``: every lane its own operands, for depthwise convolutions);
 - ``shape``: the extents of the desc's iterators in loop order, joined by ``x`` (``16x4``: 16 lanes,
   4 reduced per lane; ``2x2x8``);
 - ``dtypes``: the dtype codes of the operands A, B, C in order (inputs first, the accumulator
@@ -39,7 +40,7 @@ DTYPE_CODES = {
     "float16": "f16", "bfloat16": "bf16", "float32": "f32", "float64": "f64",
 }
 _DTYPE_OF = {code: dtype for dtype, code in DTYPE_CODES.items()}
-OPS = ("dot", "fma", "matmul")
+OPS = ("dot", "fma", "matmul", "lanedot")
 VARIANTS = ("sat",)
 
 _NAME = re.compile(r"^(?P<op>[a-z]+)_(?P<shape>\d+(?:x\d+)*)_(?P<dtypes>(?:[a-z]+\d+){3})_(?P<isa>[a-z][a-z0-9]*)"

@@ -192,6 +192,7 @@ def tune_tir(mod, target, work_dir: str, max_trials_global: int = 64, num_trials
         _tune_loop(ctx, target, db, workload, tkey, strat, model, features, bld, run, report, max_trials_global,
                    num_trials_per_iter, remeasure_top_k, progress, on_trial, task_name)
     finally:
+        strat.close()
         for executor in (bld, run):
             close = getattr(executor, "close", None)
             if close is not None:

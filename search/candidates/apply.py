@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 
 from tensorize.ir import expr as E
+from tensorize.ir.functor import collect_vars
 from tensorize.arith.index_map import IndexMap
 from tensorize.ir.stmt import BufferStore
 from tensorize.schedule import ScheduleError
@@ -51,6 +52,8 @@ def rewrite_for_candidate(sch, cand: TensorizeCandidate) -> LoopRV:
         fused_target = [(k,) for k in o_part] + [tuple(m.block_iters) for m in d_part]
         if fused_target == target and len(d_part) <= 1 and _plain_access(einsum, buf, [t[0] for t in target]):
             continue  # already indexed by its iterators in the final order: used in place
+        if pos != 0 and not cand.needs_padding and _usable_in_place(einsum, buf, d_part):
+            continue  # the intrinsic reads one element or one contiguous run of it: no copy needed
         copies.append(("write" if pos == 0 else "read", sch.reindex(block, buf.name)))
         layouts[pos] = [(k,) for k in covered[pos]]
         # 2a. order the copy's dimensions as (outer iterators..., each group's members in desc order).
@@ -140,6 +143,24 @@ def _plain_access(einsum: Einsum, buf, order) -> bool:
     ivs = [einsum.iter_vars[k] for k in order]
     return (len(idx) == len(ivs) and all(ix is iv.var for ix, iv in zip(idx, ivs))
             and all(isinstance(s, E.IntImm) and s.value == int(iv.dom.extent) for s, iv in zip(buf.shape, ivs)))
+
+
+def _usable_in_place(einsum: Einsum, buf, d_part) -> bool:
+    """An input the intrinsic can read where it is: the desc indexes it with no mapped iterator (a
+    broadcast scalar, e.g. an FMA's ``A[0]``), or with one iterator that is the buffer's last index,
+    plain, over the whole dimension and not padded (a contiguous run, e.g. a convolution's input
+    channels read ``data[n, h + rh, w + rw, ci]``). Other indices may be any expression of the outer
+    iterators: copying the operand (an im2col of the whole input) would cost more than it saves.
+    (Only where nothing is padded: ``pad_einsum`` needs every operand indexed by plain iterators.)"""
+    if not d_part:
+        return True
+    if len(d_part) > 1 or len(d_part[0].block_iters) != 1 or d_part[0].extent % d_part[0].intrin_extent:
+        return False
+    var = einsum.iter_vars[d_part[0].block_iters[0]].var
+    idx = einsum.accesses[buf]
+    last = buf.shape[-1]
+    return (idx[-1] is var and isinstance(last, E.IntImm) and last.value == d_part[0].extent
+            and not any(v is var for ix in idx[:-1] for v in collect_vars(ix)))
 
 
 def _current_name(sch, block, pos: int) -> str:

@@ -70,13 +70,31 @@ def parallel_outer_loops(mod):
     except Exception:  # noqa: BLE001 - no root block: leave the program as it is
         return mod
     for block in blocks:
-        try:
-            loops = sch.get_loops(block)
-            if loops:
-                sch.parallel(loops[0])
-        except Exception as err:  # noqa: BLE001 - a loop that cannot be parallel stays serial
-            logger.debug("reference: %s stays serial (%s)", block, err)
+        loops = sch.get_loops(block)
+        if not loops:
+            continue
+        # a batch of 1 leads an NHWC convolution: fuse the leading loops until there is work to share
+        prefix, extent = 1, _extent(sch, loops[0])
+        while extent < 64 and prefix < len(loops) and _extent(sch, loops[prefix]) > 0:
+            extent *= _extent(sch, loops[prefix])
+            prefix += 1
+        for lead in ((prefix, 1) if prefix > 1 else (1,)):
+            trial = sch.copy()
+            try:
+                outer = trial.fuse(*trial.get_loops(block)[:lead]) if lead > 1 else trial.get_loops(block)[0]
+                trial.parallel(outer)
+            except Exception as err:  # noqa: BLE001 - a loop that cannot be parallel stays serial
+                logger.debug("reference: %s not parallel over %d loops (%s)", block, lead, err)
+                continue
+            sch = trial
+            break
     return sch.mod
+
+
+def _extent(sch, loop) -> int:
+    """A loop's constant extent (0 when symbolic)."""
+    ext = sch.get(loop).extent
+    return int(ext.value) if hasattr(ext, "value") else 0
 
 
 def reference_outputs(mod, args: list[np.ndarray], outputs: list[int]) -> list[np.ndarray]:

@@ -23,6 +23,10 @@ class AutoInline(ScheduleRule):
         Which direction to inline in.
     disallow_if_then_else : bool
         Keep blocks with ``if_then_else`` (padding) as separate stages.
+
+    Padding is never inlined into a reduction (a convolution): its condition would be evaluated
+    at every multiply-add of the inner loop. It stays a stage of its own that
+    ``random_compute_location`` places, or goes into a layout copy (a spatial consumer).
     """
 
     def __init__(self, into_consumer: bool = True, into_producer: bool = False,
@@ -38,8 +42,11 @@ class AutoInline(ScheduleRule):
         if not is_spatial(blk) or (self.disallow_if_then_else and has_if_then_else(blk)):
             return [sch]
         output = is_output_block(sch, block)
+        consumers = sch.get_consumers(block)
+        if has_if_then_else(blk) and any(not is_spatial(sch.get(c)) for c in consumers):
+            return [sch]
         try:
-            if self.into_consumer and not output and sch.get_consumers(block):
+            if self.into_consumer and not output and consumers:
                 sch.compute_inline(block)
             elif self.into_producer and output and len(sch.get_producers(block)) == 1 \
                     and is_spatial(sch.get(sch.get_producers(block)[0])):

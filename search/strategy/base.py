@@ -15,29 +15,49 @@ from typing import Any
 
 import numpy as np
 
-from tensorize.ir.structural import structural_hash
-from tensorize.schedule import Schedule, ScheduleError
-from tensorize.schedule.trace import RESAMPLE, Trace
+from tensorize.schedule import Schedule
+from tensorize.schedule.trace import Trace
 
 from ..context import TuneContext
+from .parallel import ReplayPool
 
 logger = logging.getLogger(__name__)
 
 __all__ = ["Candidate", "SearchSpace", "SearchStrategy", "Sampler"]
 
 
-@dataclass
 class Candidate:
-    """One proposed program: its schedule, trace and structural key (equal programs, equal keys)."""
+    """One proposed program: its trace, structural key (equal programs, equal keys), score and
+    features. The schedule is replayed from the trace when first asked for (candidates replayed in
+    worker processes come back as traces)."""
 
-    sch: Schedule
-    key: int
-    score: float = 0.0
-    features: np.ndarray | None = None
+    __slots__ = ("key", "score", "features", "_sch", "_trace", "_trace_json", "_ctx")
+
+    def __init__(self, key: int, sch: Schedule | None = None, trace_json: list | None = None, ctx=None,
+                 features: np.ndarray | None = None, score: float = 0.0):
+        if sch is None and (trace_json is None or ctx is None):
+            raise ValueError("a Candidate needs its schedule, or its trace and the TuneContext to replay it")
+        self.key, self.score, self.features = key, score, features
+        self._sch, self._trace, self._trace_json, self._ctx = sch, None, trace_json, ctx
+
+    @property
+    def sch(self) -> Schedule:
+        if self._sch is None:
+            sch = Schedule(self._ctx.mod)
+            self.trace.apply_to_schedule(sch)
+            self._sch = sch
+        return self._sch
 
     @property
     def trace(self) -> Trace:
-        return self.sch.trace
+        if self._sch is not None:
+            return self._sch.trace
+        if self._trace is None:
+            self._trace = Trace.from_json(self._trace_json)
+        return self._trace
+
+    def __repr__(self) -> str:
+        return f"Candidate(key={self.key}, score={self.score:.4g})"
 
 
 @dataclass
@@ -50,45 +70,48 @@ class SearchSpace:
     replay: Any                          # replay_candidate(ctx, trace, postprocs, decision_provider, seed)
 
 
-def _reason(err: BaseException) -> str:
-    """A short, countable reason for an invalid candidate."""
-    text = str(err).strip().splitlines()[0] if str(err).strip() else ""
-    return f"{type(err).__name__}: {text[:90]}"
-
-
 class Sampler:
     """Turns traces into valid candidates, counting invalid ones by reason and timing the work.
 
-    ``from_sketch`` replays a sketch with fresh decisions; ``from_trace`` replays a (mutated) trace.
-    Both return ``None`` for an invalid candidate.
+    ``replay_batch`` replays many traces at once (in worker processes when the pool has several);
+    ``from_sketch`` replays a sketch with fresh decisions, ``from_trace`` a (mutated) trace. Invalid
+    candidates come back as ``None``. Seeds are drawn from ``ctx.rng`` in job order, so the
+    results do not depend on the number of workers.
     """
 
-    def __init__(self, ctx: TuneContext, space: SearchSpace):
+    def __init__(self, ctx: TuneContext, space: SearchSpace, features=None, workers: int | None = 1):
         self.ctx, self.space = ctx, space
         self.invalid: collections.Counter = collections.Counter()
         self.valid = 0
         self.seconds = 0.0
+        self.pool = ReplayPool(ctx, space, features, workers)
 
-    def _replay(self, trace: Trace, provider) -> Candidate | None:
+    def replay_batch(self, traces: list, resample: bool) -> list[Candidate | None]:
+        """Candidates (``None`` where invalid) of ``traces`` (Trace objects or their JSON), with every
+        decision drawn afresh when ``resample``."""
         start = time.perf_counter()
-        try:
-            sch = self.space.replay(self.ctx, trace, self.space.postprocs, decision_provider=provider,
-                                    seed=self.ctx.rng.randrange(1 << 31))
-            cand = Candidate(sch, structural_hash(sch.mod))
+        jobs = [(t.as_json() if isinstance(t, Trace) else t, resample, self.ctx.rng.randrange(1 << 31))
+                for t in traces]
+        out: list[Candidate | None] = []
+        for result, sch in self.pool.run(jobs):
+            if result.reason is not None:
+                self.invalid[result.reason] += 1
+                out.append(None)
+                continue
             self.valid += 1
-            return cand
-        except (ScheduleError, ValueError, TypeError, NotImplementedError, RecursionError) as err:
-            self.invalid[_reason(err)] += 1
-            logger.debug("invalid candidate: %s", err)
-            return None
-        finally:
-            self.seconds += time.perf_counter() - start
+            out.append(Candidate(result.key, sch=sch, trace_json=result.trace_json, ctx=self.ctx,
+                                 features=result.features))
+        self.seconds += time.perf_counter() - start
+        return out
 
     def from_sketch(self, sketch: Schedule) -> Candidate | None:
-        return self._replay(sketch.trace, lambda inst, decision: RESAMPLE)
+        return self.replay_batch([sketch.trace], resample=True)[0]
 
     def from_trace(self, trace: Trace) -> Candidate | None:
-        return self._replay(trace, None)
+        return self.replay_batch([trace], resample=False)[0]
+
+    def close(self) -> None:
+        self.pool.close()
 
 
 class SearchStrategy:
@@ -98,6 +121,8 @@ class SearchStrategy:
     ``measured`` holds the keys of every program measured so far (this run and the database's), so
     no program is measured twice.
     """
+
+    num_workers: int | None = None   # replay processes (None: the cores this process may use)
 
     def __init__(self):
         self.ctx: TuneContext | None = None
@@ -113,8 +138,8 @@ class SearchStrategy:
         """Start a run. ``measured`` lists (key, mean seconds, trace) of programs already measured
         (from the database when a run resumes)."""
         self.ctx, self.space = ctx, space
-        self.sampler = Sampler(ctx, space)
         self.cost_model, self.features = cost_model, feature_extractor
+        self.sampler = Sampler(ctx, space, feature_extractor if cost_model is not None else None, self.num_workers)
         for key, secs, trace in measured:
             self.measured.add(key)
             if np.isfinite(secs):
@@ -134,17 +159,24 @@ class SearchStrategy:
     def invalid_counts(self) -> dict[str, int]:
         return dict(self.sampler.invalid) if self.sampler else {}
 
+    def close(self) -> None:
+        """End the replay workers (the run is over)."""
+        if self.sampler is not None:
+            self.sampler.close()
+
     def _fresh_samples(self, n: int, max_attempts: int, seen: set[int]) -> list[Candidate]:
-        """Up to ``n`` valid, unmeasured, distinct programs sampled from the sketches (round robin)."""
+        """Up to ``n`` valid, unmeasured, distinct programs sampled from the sketches (round robin),
+        replayed in batches of the number still wanted."""
         out: list[Candidate] = []
         sketches = self.space.sketches
         attempts = 0
         while len(out) < n and attempts < max_attempts and sketches:
-            sketch = sketches[attempts % len(sketches)]
-            attempts += 1
-            cand = self.sampler.from_sketch(sketch)
-            if cand is None or cand.key in seen or cand.key in self.measured:
-                continue
-            seen.add(cand.key)
-            out.append(cand)
+            batch = min(n - len(out), max_attempts - attempts)
+            picks = [sketches[(attempts + i) % len(sketches)].trace for i in range(batch)]
+            attempts += batch
+            for cand in self.sampler.replay_batch(picks, resample=True):
+                if cand is None or cand.key in seen or cand.key in self.measured or len(out) >= n:
+                    continue
+                seen.add(cand.key)
+                out.append(cand)
         return out

@@ -52,12 +52,16 @@ class EvolutionarySearch(SearchStrategy):
         Retries per child when mutation fails or yields a duplicate (10).
     eps_greedy : float
         Share of each measured batch drawn at random from the fresh samples (0.05).
+    num_workers : int, optional
+        Processes that replay and featurise candidates (``None``: the cores this process may use;
+        the proposals are the same for any number).
     """
 
     def __init__(self, population_size: int = 512, init_measured_ratio: float = 0.2, init_min_unmeasured: int = 50,
                  max_fail_count: int = 5, genetic_num_iters: int = 4, genetic_mutate_prob: float = 0.85,
-                 genetic_max_fail_count: int = 10, eps_greedy: float = 0.05):
+                 genetic_max_fail_count: int = 10, eps_greedy: float = 0.05, num_workers: int | None = None):
         super().__init__()
+        self.num_workers = num_workers
         if population_size < 1 or not 0 <= init_measured_ratio <= 1 or not 0 <= eps_greedy <= 1:
             raise ValueError("evolutionary search needs population_size >= 1 and init_measured_ratio, eps_greedy "
                              "in [0, 1]")
@@ -97,8 +101,8 @@ class EvolutionarySearch(SearchStrategy):
         seen: set[int] = set()
         population: list[Candidate] = []
         n_measured = int(self.population_size * self.init_measured_ratio)
-        for _, trace in sorted(self.measured_traces, key=lambda t: t[0])[:n_measured]:
-            cand = self.sampler.from_trace(trace)
+        best = [trace for _, trace in sorted(self.measured_traces, key=lambda t: t[0])[:n_measured]]
+        for cand in self.sampler.replay_batch(best, resample=False):
             if cand is not None and cand.key not in seen:
                 seen.add(cand.key)
                 population.append(cand)
@@ -110,7 +114,8 @@ class EvolutionarySearch(SearchStrategy):
         x = self.ctx.rng.random() * weights[-1]
         return population[min(int(np.searchsorted(weights, x, side="right")), len(population) - 1)]
 
-    def _mutate(self, parent: Candidate) -> Candidate | None:
+    def _mutated_trace(self, parent: Candidate):
+        """A mutation of ``parent``'s trace by one mutator (chosen by probability), or None."""
         mutators = list(self.space.mutators.items())
         if not mutators:
             return None
@@ -120,10 +125,40 @@ class EvolutionarySearch(SearchStrategy):
             acc += prob
             if x <= acc:
                 break
-        new_trace = mutator.apply(parent.trace, self.ctx, self.ctx.rng)
-        if new_trace is None:
-            return None
-        return self.sampler.from_trace(new_trace)
+        return mutator.apply(parent.trace, self.ctx, self.ctx.rng)
+
+    def _generation(self, population: list[Candidate], cumulative: np.ndarray) -> list[Candidate]:
+        """One generation of ``population_size`` children. Every open slot draws a parent and
+        (with ``genetic_mutate_prob``) mutates it; the mutated traces of all slots replay as one
+        batch; slots whose child is invalid or a duplicate try again, up to
+        ``genetic_max_fail_count`` times."""
+        children: list[Candidate | None] = [None] * self.population_size
+        keys: set[int] = set()
+        open_slots = list(range(self.population_size))
+        for _attempt in range(self.genetic_max_fail_count):
+            if not open_slots:
+                break
+            drawn, traces = [], []
+            for slot in open_slots:
+                parent = self._pick_parent(population, cumulative)
+                if self.ctx.rng.random() < self.genetic_mutate_prob:
+                    trace = self._mutated_trace(parent)
+                    drawn.append((slot, None if trace is None else len(traces)))
+                    if trace is not None:
+                        traces.append(trace)
+                else:
+                    drawn.append((slot, parent))
+            replayed = self.sampler.replay_batch(traces, resample=False)
+            still_open = []
+            for slot, what in drawn:
+                child = what if isinstance(what, Candidate) else (None if what is None else replayed[what])
+                if child is None or child.key in keys:
+                    still_open.append(slot)
+                    continue
+                keys.add(child.key)
+                children[slot] = child
+            open_slots = still_open
+        return [c for c in children if c is not None]
 
     def _evolve(self, population: list[Candidate]) -> dict[int, Candidate]:
         """Run the generations; return every unmeasured program seen, by key."""
@@ -135,24 +170,8 @@ class EvolutionarySearch(SearchStrategy):
             low = scores[finite].min() if finite.any() else 0.0
             span = (scores[finite].max() - low) if finite.any() else 0.0
             weights = np.where(finite, (scores - low) / span if span > 0 else 1.0, 0.0) + 1e-6
-            cumulative = np.cumsum(weights)
-            children: list[Candidate] = []
-            keys: set[int] = set()
-            for _ in range(self.population_size):
-                child = None
-                for _attempt in range(self.genetic_max_fail_count):
-                    parent = self._pick_parent(population, cumulative)
-                    if self.ctx.rng.random() < self.genetic_mutate_prob:
-                        child = self._mutate(parent)
-                    else:
-                        child = parent
-                    if child is not None and child.key not in keys:
-                        break
-                    child = None
-                if child is None:
-                    continue
-                keys.add(child.key)
-                children.append(child)
+            children = self._generation(population, np.cumsum(weights))
+            for child in children:
                 if child.key not in self.measured:
                     pool.setdefault(child.key, child)
             if children:

@@ -164,6 +164,8 @@ def load_module(path: str, fmt: str = "") -> Module:
         except Exception:  # noqa: BLE001 - an unknown target string stays a string
             logger.debug("keeping the target %r of %s as text", target, path)
     logger.debug("loaded %s: %s", path, sorted(signatures))
-    return LibraryModule(path, lib, metadata, type_key=metadata.get("type_key", "llvm"), functions=signatures,
-                         target=target, resolve=resolve, entry_name=metadata.get("entry") or None,
-                         error_message=error_message, keep_alive=lib)
+    module = LibraryModule(path, lib, metadata, type_key=metadata.get("type_key", "llvm"), functions=signatures,
+                           target=target, resolve=resolve, entry_name=metadata.get("entry") or None,
+                           error_message=error_message, keep_alive=lib)
+    module.requires_amx = "amx-tile" in metadata.get("needs", ())  # runtime.amx asks the OS at the first call
+    return module

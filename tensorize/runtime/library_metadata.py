@@ -17,7 +17,9 @@ def metadata_json(module) -> str:
     functions = [signature_to_json(module._signatures[name]) for name in module.function_names]  # noqa: SLF001
     return json.dumps({"format": FORMAT, "version": FORMAT_VERSION, "type_key": module.type_key,
                        "target": str(module.target) if module.target is not None else None,
-                       "entry": module.entry_name, "functions": functions}, separators=(",", ":"))
+                       "entry": module.entry_name, "functions": functions,
+                       "needs": ["amx-tile"] if getattr(module, "requires_amx", False) else []},
+                      separators=(",", ":"))
 
 
 def metadata_object(module) -> bytes:

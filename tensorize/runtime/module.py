@@ -39,6 +39,10 @@ class PackedFunc:
         if self._cfunc is None:
             raise TVMError(f"function {self.name!r} was compiled for {self.module.target} and cannot run in this "
                            "process; use export_library() and run it on a matching machine")
+        if self.module.requires_amx:  # the OS grants the tile registers on request (once per process)
+            from .amx import request_amx_permission
+
+            request_amx_permission()
         c_args, finish, keep = self.signature.bind(args)
         cfunc, module = self._cfunc, self.module
 
@@ -81,6 +85,7 @@ class Module:
         self._keep_alive = keep_alive
         self._funcs: dict[str, PackedFunc] = {}
         self.imported_modules: list[Module] = []
+        self.requires_amx = False  # its code uses AMX tiles: runtime.amx asks the OS before the first call
         names = list(self._signatures)
         self.entry_name = entry_name or ("main" if "main" in self._signatures else (names[0] if names else ""))
 

@@ -47,20 +47,25 @@ def index_interval(index: E.PrimExpr, doms: dict) -> tuple[LinearForm, LinearFor
 
 
 class _RegionCollector(StmtExprVisitor):
-    """Per axis bounds of every access to the buffers of interest under one allocation block."""
+    """Per axis bounds of every access to the buffers allocated by blocks, in one walk of the function.
+
+    A buffer's accesses are relaxed over the loops inside its allocation block only (the loops
+    around that block stay symbolic): the stack of loops is cut at the depth where the block
+    registered the buffer.
+    """
 
     _methods: dict = {}
 
-    def __init__(self, buffers: dict[int, Buffer]):
-        self.buffers = buffers
-        self.doms: dict[int, tuple] = {}
-        self.bounds: dict[int, list] = {key: [None] * buf.ndim for key, buf in buffers.items()}
-        self.failed: dict[int, set] = {key: set() for key in buffers}
+    def __init__(self):
+        self.buffers: dict[int, Buffer] = {}
+        self.depth: dict[int, int] = {}
+        self.stack: list[tuple[int, tuple]] = []
+        self.bounds: dict[int, list] = {}
+        self.failed: dict[int, set] = {}
+        self.blocks: list[tuple[S.Block, list[int]]] = []   # allocation blocks and their buffers, in order
 
     def _access(self, buffer: Buffer, intervals: list) -> None:
         key = id(buffer.data)
-        if key not in self.buffers:
-            return
         merged = self.bounds[key]
         if len(intervals) != len(merged):
             self.failed[key].update(range(len(merged)))
@@ -79,8 +84,14 @@ class _RegionCollector(StmtExprVisitor):
                 continue
             merged[axis] = (lo_b if dlo.const < 0 else lo_a, hi_b if dhi.const > 0 else hi_a)
 
+    def _doms(self, key: int) -> dict:
+        return dict(self.stack[self.depth[key]:])
+
     def _point(self, buffer, indices):
-        self._access(buffer, [index_interval(i, self.doms) for i in indices])
+        key = id(buffer.data)
+        if key in self.buffers:  # bounds only of the buffers being compacted: the rest cost time
+            doms = self._doms(key)
+            self._access(buffer, [index_interval(i, doms) for i in indices])
 
     def visit_buffer_load_(self, op):
         self._point(op.buffer, op.indices)
@@ -91,23 +102,34 @@ class _RegionCollector(StmtExprVisitor):
         super().visit_buffer_store_(op)
 
     def _region(self, region: S.BufferRegion):
+        key = id(region.buffer.data)
+        if key not in self.buffers:
+            return
+        doms = self._doms(key)
         intervals = []
         for r in region.region:
-            lo = index_interval(r.min, self.doms)
-            last = index_interval(E.add(r.min, E.sub(r.extent, 1)), self.doms)
+            lo = index_interval(r.min, doms)
+            last = index_interval(E.add(r.min, E.sub(r.extent, 1)), doms)
             intervals.append(None if lo is None or last is None else (lo[0], last[1]))
         self._access(region.buffer, intervals)
 
     def visit_for_(self, op):
-        self.doms[id(op.loop_var)] = (op.min, op.extent)
+        self.stack.append((id(op.loop_var), (op.min, op.extent)))
         super().visit_for_(op)
-        del self.doms[id(op.loop_var)]
+        self.stack.pop()
 
     def visit_block_(self, op):
         for r in list(op.reads) + list(op.writes):
             self._region(r)
         for m in op.match_buffers:
             self._region(m.source)
+        mine = [b for b in op.alloc_buffers if not b.strides and b.shape]
+        if mine:
+            for buf in mine:
+                key = id(buf.data)
+                self.buffers[key], self.depth[key] = buf, len(self.stack)
+                self.bounds[key], self.failed[key] = [None] * buf.ndim, set()
+            self.blocks.append((op, [id(b.data) for b in mine]))
         super().visit_block_(op)
 
 
@@ -166,46 +188,39 @@ def _shift_ramp(index, origin):
     return E.sub(index, E.Broadcast(origin, dl_lanes(index)))
 
 
-class _Compactor(StmtExprMutator):
-    _methods: dict = {}
-
-    def __init__(self):
-        self.plan: dict[int, tuple[Buffer, Buffer, list]] = {}
-
-    def visit_block_(self, op):
-        candidates = {id(b.data): b for b in op.alloc_buffers if not b.strides and b.shape}
-        if candidates:
-            collector = _RegionCollector(candidates)
-            collector.visit_stmt(op.body)
-            if op.init is not None:
-                collector.visit_stmt(op.init)
-            for key, buf in candidates.items():
-                shape, origin, changed = [], [], False
-                for axis, (extent, bound) in enumerate(zip(buf.shape, collector.bounds[key])):
-                    if bound is None or axis in collector.failed[key]:
-                        shape.append(extent)
-                        origin.append(make_const(extent.dtype, 0))
-                        continue
-                    size = bound[1] - bound[0]
-                    if not size.is_constant() or (isinstance(extent, IntImm) and size.const + 1 >= extent.value):
-                        shape.append(extent)
-                        origin.append(make_const(extent.dtype, 0))
-                        continue
-                    shape.append(make_const(extent.dtype, size.const + 1))
-                    origin.append(bound[0].to_expr(extent.dtype) if not bound[0].is_constant()
-                                  else make_const(extent.dtype, bound[0].const))
-                    changed = True
-                if changed:
-                    self.plan[key] = (buf, buf.replace(shape=tuple(shape)), origin)
-        return super().visit_block_(op)
+def _plan(collector: _RegionCollector) -> dict[int, tuple[Buffer, Buffer, list]]:
+    """buffer data id -> (old buffer, compacted buffer, origin per axis), for buffers that shrink."""
+    plan = {}
+    for _block, keys in collector.blocks:
+        for key in keys:
+            buf = collector.buffers[key]
+            shape, origin, changed = [], [], False
+            for axis, (extent, bound) in enumerate(zip(buf.shape, collector.bounds[key])):
+                if bound is None or axis in collector.failed[key]:
+                    shape.append(extent)
+                    origin.append(make_const(extent.dtype, 0))
+                    continue
+                size = bound[1] - bound[0]
+                if not size.is_constant() or (isinstance(extent, IntImm) and size.const + 1 >= extent.value):
+                    shape.append(extent)
+                    origin.append(make_const(extent.dtype, 0))
+                    continue
+                shape.append(make_const(extent.dtype, size.const + 1))
+                origin.append(bound[0].to_expr(extent.dtype) if not bound[0].is_constant()
+                              else make_const(extent.dtype, bound[0].const))
+                changed = True
+            if changed:
+                plan[key] = (buf, buf.replace(shape=tuple(shape)), origin)
+    return plan
 
 
 def compact_buffer_allocation(func):
-    compactor = _Compactor()
-    compactor.visit(func.body)
-    if not compactor.plan:
+    collector = _RegionCollector()
+    collector.visit(func.body)
+    plan = _plan(collector)
+    if not plan:
         return func
-    return func.with_body(_Rewriter(compactor.plan).visit(func.body))
+    return func.with_body(_Rewriter(plan).visit(func.body))
 
 
 def CompactBufferAllocation():  # noqa: N802 - TVM's pass name

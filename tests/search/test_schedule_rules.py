@@ -86,6 +86,20 @@ def test_vnni_space_holds_tensorized_and_plain_sketches():
     assert intrins.count(None) == 3  # the untensorized MLT branches
 
 
+def test_depthwise_int8_space_holds_lanewise_dot_sketches():
+    from tests.search.test_tensor_candidates import depthwise_nhwc
+
+    ctx = TuneContext.create(depthwise_nhwc(18, 18, 32, 3, 3), ZNVER4, seed=0)
+    space = PostOrderApply().generate_design_space(ctx)
+    marks = [next((b.annotations[AUTO_TENSORIZE] for b in _blocks(s).values() if AUTO_TENSORIZE in b.annotations),
+                  None) for s in space]
+    # VNNI (16 lanes) and AVX2 (8 lanes) compete with plain vector code in one space
+    assert {"lanedot_16x4_u8i8s32_vnni", "lanedot_8x4_u8i8s32_avx2", None} <= set(marks)
+    packed = [n for n, b in _blocks(space[marks.index("lanedot_16x4_u8i8s32_vnni")]).items()
+              if b.annotations.get(LAYOUT_REWRITE_PREPROC) == 1]
+    assert any(n.startswith("kernel") for n in packed), "the weights' packed copy is marked for pre-packing"
+
+
 def test_rfactor_branch_for_little_spatial_parallelism():
     ctx = TuneContext.create(row_sum(4, 4096), HOST, intrinsics=(), seed=0, num_threads=2)
     space = PostOrderApply().generate_design_space(ctx)

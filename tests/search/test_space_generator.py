@@ -74,6 +74,23 @@ def test_depthwise_candidates_equal_numpy():
     _check_samples(depthwise_f32(10, 10, 16, 3, 3), 3)
 
 
+@pytest.mark.skipif("avx2" not in tvm.target.host_cpu()[1], reason="the host CPU lacks avx2")
+def test_int8_depthwise_lanewise_dot_candidates_equal_numpy():
+    from tests.search.test_tensor_candidates import depthwise_nhwc
+
+    ctx = TuneContext.create(depthwise_nhwc(12, 12, 16, 3, 3), HOST, intrinsics=("lanedot_8x4_u8i8s32_avx2",), seed=0)
+    space = PostOrderApply().generate_design_space(ctx)
+    tensorized = [s for s in space if "lanedot_8x4_u8i8s32_avx2" in str(s.trace)]
+    assert tensorized and len(tensorized) < len(space)
+    rng = np.random.default_rng(1)
+    arrays = [rng.integers(0, 256, (1, 12, 12, 16)).astype("uint8"), rng.integers(-128, 128, (3, 3, 16)).astype("int8"),
+              np.zeros((1, 10, 10, 16), "int32")]
+    expected = _run(ctx.mod, arrays)
+    for i in range(3):
+        sch = sample_candidate(ctx, tensorized[i % len(tensorized)], default_postprocs(ctx), seed=i)
+        np.testing.assert_array_equal(_run(sch.mod, arrays), expected)
+
+
 def test_int8_gemm_candidates_equal_numpy():
     _check_samples(int8_gemm(64, 64, 64), 2)
 

@@ -181,6 +181,25 @@ def test_vnni_conv2d_nhwc_exact(fuse_window):
     assert "vpdpbusd" in f.get_source("asm")
 
 
+@pytest.mark.skipif("avx2" not in host_cpu()[1], reason="the host CPU lacks avx2")
+@pytest.mark.parametrize("fuse_window, ci, co", [(True, 8, 16), (False, 8, 16), (False, 6, 16), (False, 8, 20)])
+def test_avx2_conv2d_nhwc_exact_and_input_used_in_place_when_it_can(fuse_window, ci, co):
+    intrin = "dot_8x4_u8i8s32_avx2"
+    func = conv2d_nhwc_int8(1, 7, 7, ci, co, 3, 3)
+    sch = tvm.tir.Schedule(func)
+    cands = get_tensorize_candidates(sch, "conv", intrin)
+    want = ("vrh", "vrw", "vci") if fuse_window else ("vci",)
+    cand = next(c for c in cands if c.mappings[1].block_iter_names == want)
+    sch.tensorize(apply_candidate(sch, cand), intrin)
+    # channels alone, nothing padded: the dot reads data[n, h + rh, w + rw, ci:ci + 4] where it is (no im2col)
+    in_place = not fuse_window and ci % 4 == 0 and co % 8 == 0
+    assert ("data_reindex" not in sch.mod.script()) == in_place
+    rng = np.random.default_rng(ci)
+    data, kernel = ints(rng, (1, 7, 7, ci), "uint8"), ints(rng, (3, 3, ci, co), "int8")
+    _, got = run_host(sch, data, kernel, out_shape=(1, 5, 5, co))
+    np.testing.assert_array_equal(got, conv_reference(data, kernel))
+
+
 @needs_vnni
 def test_vnni_batch_matmul_keeps_the_batch_outside_exact():
     sch = tvm.tir.Schedule(batch_matmul(3, 16, 32, 24))
@@ -200,6 +219,54 @@ def test_depthwise_conv_has_no_vnni_candidate_and_says_why():
     assert cands == [] and cands.reason is not None
     assert "no block iterator plays the role of the desc's vi (S, indexing {B, C})" in cands.reason
     assert "vc: S {A, B, C}" in cands.reason, "the reason lists the block's roles"
+
+
+LANEDOT_AVX2 = "lanedot_8x4_u8i8s32_avx2"
+needs_avx2 = pytest.mark.skipif("avx2" not in host_cpu()[1], reason="the host CPU lacks avx2")
+
+
+def depthwise_reference(data, kernel):
+    KH, KW = kernel.shape[:2]
+    OH, OW = data.shape[1] - KH + 1, data.shape[2] - KW + 1
+    return sum(data[:, rh:rh + OH, rw:rw + OW, :].astype(np.int64) * kernel[rh, rw].astype(np.int64)
+               for rh in range(KH) for rw in range(KW))
+
+
+def test_depthwise_window_maps_onto_a_lanewise_dot_padded_9_to_12():
+    sch = tvm.tir.Schedule(depthwise_nhwc(10, 10, 16, 3, 3))
+    cands = get_tensorize_candidates(sch, "dep", LANEDOT_AVX2)
+    assert cands.reason is None
+    first = cands[0]
+    assert dict(first.operands) == {"A": "data", "B": "kernel", "C": "out"}
+    assert [(m.desc_iter, m.block_iter_names, m.intrin_extent, m.extent, m.padded_extent) for m in first.mappings] == [
+        ("vi", ("vc",), 8, 16, 16), ("vk", ("vrh", "vrw"), 4, 9, 12)]
+    assert "vk (R, 4) <- vrh * vrw (9 -> 12)" in first.describe()
+    assert first.outer_iter_names == ("vn", "vh", "vw")
+    # the other variants keep one window axis outside (3 taps padded to 4)
+    assert {m.block_iter_names for c in cands[1:] for m in c.mappings if m.desc_iter == "vk"} == {("vrh",), ("vrw",)}
+
+
+@needs_avx2
+@pytest.mark.parametrize("pick", [0, 1])
+def test_lanewise_dot_depthwise_is_exact(pick):
+    sch = tvm.tir.Schedule(depthwise_nhwc(11, 9, 24, 3, 3))
+    cands = get_tensorize_candidates(sch, "dep", LANEDOT_AVX2)
+    sch.tensorize(apply_candidate(sch, cands[pick]), LANEDOT_AVX2)
+    assert "data_reindex" in sch.mod.script(), "the window is gathered once into (channel, tap) order"
+    rng = np.random.default_rng(pick)
+    data, kernel = ints(rng, (1, 11, 9, 24), "uint8"), ints(rng, (3, 3, 24), "int8")  # full ranges: no saturation
+    _, got = run_host(sch, data, kernel, out_shape=(1, 9, 7, 24))
+    np.testing.assert_array_equal(got, depthwise_reference(data, kernel))
+
+
+@pytest.mark.parametrize("intrin, target, register", [
+    ("lanedot_16x4_u8i8s32_vnni", "llvm -mcpu=znver4", "zmm"),
+    ("lanedot_8x4_u8i8s32_avxvnni", "llvm -mcpu=alderlake -mattr=+avxvnni", "ymm")])
+def test_vnni_lanewise_dots_compile_to_vpdpbusd(intrin, target, register):
+    sch = tvm.tir.Schedule(depthwise_nhwc(10, 10, 32, 3, 3))
+    sch.tensorize(apply_candidate(sch, get_tensorize_candidates(sch, "dep", intrin)[0]), intrin)
+    asm = tvm.build(sch.mod, target=target).get_source("asm")  # compiled, not run
+    assert "vpdpbusd" in asm and register in asm
 
 
 def test_dtype_mismatch_is_rejected_with_the_cast_it_would_need():

@@ -64,9 +64,11 @@ def test_same_seed_same_measurements_same_traces(tmp_path):
     run with the same seed proposes exactly the same programs in the same order."""
     func = gemm_func(64)
     first = search.tune_tir(func, HOST, str(tmp_path / "a"), max_trials_global=8, num_trials_per_iter=4,
-                            strategy_config=SMALL, seed=7, progress=False, remeasure_top_k=0)
+                            strategy_config={**SMALL, "num_workers": 2}, seed=7, progress=False, remeasure_top_k=0)
+    # the second run replays in one process, the first in one worker per core: the same proposals
     second = search.tune_tir(func, HOST, str(tmp_path / "b"), max_trials_global=8, num_trials_per_iter=4,
-                             strategy_config=SMALL, seed=7, progress=False, remeasure_top_k=0, builder="replay",
+                             strategy_config={**SMALL, "num_workers": 1}, seed=7, progress=False, remeasure_top_k=0,
+                             builder="replay",
                              runner="replay", runner_config={"database": first.path},
                              builder_config={"database": first.path})
     assert _keys(first) == _keys(second)

@@ -212,6 +212,9 @@ def build(mod, target: Target) -> Module:
     from .features import check_intrinsic_features  # raises where LLVM would abort the process
 
     check_intrinsic_features(text, target)
+    from ...runtime.amx import uses_amx
+
+    requires_amx = uses_amx(text)
     if ctx.uses_openmp and target.is_host:
         backend.load_openmp()
     llvm_module = backend.parse(text)
@@ -232,6 +235,7 @@ def build(mod, target: Target) -> Module:
     sources = {"ll": optimized, "asm": assembly}
     if not target.is_host:
         runtime_module = Module("llvm", signatures, target, sources=sources, object_code=object_code)
+        runtime_module.requires_amx = requires_amx
         logger.debug("cross-compiled %s for %s in %.1f ms", list(signatures), target, (time.perf_counter() - start) * 1e3)
         return runtime_module
     engine = backend.JitEngine(llvm_module, machine)
@@ -250,5 +254,6 @@ def build(mod, target: Target) -> Module:
 
     runtime_module = Module("llvm", signatures, target, resolve=engine.function_address, sources=sources,
                             object_code=object_code, error_message=error_message, keep_alive=engine)
+    runtime_module.requires_amx = requires_amx
     logger.debug("compiled %s in %.1f ms", list(signatures), (time.perf_counter() - start) * 1e3)
     return runtime_module

@@ -128,14 +128,16 @@ class ComputeAt(ScheduleBase):
             sch.compute_at(sch.get_block("B"), loc)
         """
         func_name, index_, realize = self._block(block)
-        candidates = self._compute_location_candidates(block)
         if decision is None:
-            decision = self._rng.choice(candidates)
+            decision = self._draw_compute_location(block)
         else:
             decision = int(decision.value if isinstance(decision, ExprRV) else decision)
-            if decision not in candidates:
+            # A replayed decision is only checked for its form here: trying compute_at at every loop
+            # would dominate replay, and the compute_at that uses the location checks it in full.
+            if not self._plausible_location(block, decision):
                 raise self._error(f"decision {decision} is not a valid compute location of block "
-                                  f"{block.name!r}; valid ones are {candidates}", realize)
+                                  f"{block.name!r}; valid ones are {self._compute_location_candidates(block)}",
+                                  realize)
         self._record_decision(decision)
         if decision == -1:
             return root_location(func_name)
@@ -177,6 +179,42 @@ class ComputeAt(ScheduleBase):
                 continue
             out.append(i)
         return out
+
+    def _draw_compute_location(self, block: BlockRV) -> int:
+        """A location drawn uniformly from the valid ones, by rejection: draw among the plausible
+        locations, try compute_at on a copy only for the one drawn, and drop it when invalid (one
+        trial instead of one per loop)."""
+        func_name, index, realize = self._block(block)
+        options = [-2] if self._can_inline(realize.block, func_name) else []
+        options.append(-1)
+        consumer = self._first_consumer(block)
+        if consumer is not None:
+            options += [i for i, loop in enumerate(index.loops_of(consumer)) if not index.is_ancestor(loop, realize)]
+        loops = index.loops_of(consumer) if consumer is not None else []
+        while True:
+            decision = self._rng.choice(options)
+            if decision < 0:
+                return decision
+            trial = self.copy()
+            try:
+                trial._move_block(block, LoopRV(loops[decision].loop_var, func_name), False, -1, reverse=False)
+                return decision
+            except ScheduleError:  # not a valid location: draw again among the others
+                options.remove(decision)
+
+    def _plausible_location(self, block: BlockRV, decision: int) -> bool:
+        """The root, inline where the block is inlinable, or a loop of the first consumer that is not
+        above the block itself."""
+        func_name, index, realize = self._block(block)
+        if decision == -1:
+            return True
+        if decision == -2:
+            return self._can_inline(realize.block, func_name)
+        consumer = self._first_consumer(block)
+        if consumer is None or decision < 0:
+            return False
+        loops = index.loops_of(consumer)
+        return decision < len(loops) and not index.is_ancestor(loops[decision], realize)
 
     def _can_inline(self, block: Block, func_name: str) -> bool:
         """Cheap test of compute_inline's preconditions: a spatial block with one write, not an output."""

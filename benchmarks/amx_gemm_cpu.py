@@ -1,0 +1,293 @@
+"""Intel AMX: u8 x s8 -> s32 and bf16 -> f32 GEMMs (1024^3) and an int8 NHWC conv2d layer, tensorized with AMX
+tiles, next to PyTorch (oneDNN) and the machine's AMX peak.
+
+Run: ``python benchmarks/amx_gemm_cpu.py [--size 1024] [--repeat 10] [--threads 2]``
+
+Ours: ``intrinsics.x86_amx_schedule`` (2 x 2 accumulator tiles per block, all 8 tile registers, the K loop
+inside the intrinsic, B pre-packed in the VNNI layout, blocks of C parallel). The conv2d is an im2col GEMM
+(the gather is part of the timed function). PyTorch: ``torch._int_mm`` (s8 x s8: the u8 operand shifted by
+-128 and corrected), bf16 ``torch.matmul``, and for the conv2d an f32 channels-last ``conv2d`` and, where it
+runs, the quantized one (both oneDNN; timing only: their outputs are not the s32 sums). The AMX peak: a
+TensorIR kernel of 4 accumulator tiles x ``tdpbusd`` on register-resident A and B tiles per thread, checked
+against the same kernel in C (``benchmarks/c_peaks.py``, gcc -mamx-tile -mamx-int8): equal results, close rates.
+
+The schedules are always compiled for ``-mcpu=sapphirerapids`` first (the assembly must hold ``tdpbusd``,
+``tdpbf16ps`` and ``ldtilecfg``). On a CPU without AMX the script then says so and exits 0: nothing is
+measured there. ``--dry-run`` runs the whole comparison on any CPU with the descriptions in place of the
+AMX instructions and the peak kernel on the numpy tile model: it checks the script and the numbers, its
+timings are no AMX figures. The search does not produce AMX candidates yet, so there is no "searched" row.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import numpy as np  # noqa: E402
+
+import tensorize as tvm  # noqa: E402
+from tensorize.runtime.amx import AMXPermissionError, request_amx_permission  # noqa: E402
+from tensorize.script import tir as T  # noqa: E402
+from tensorize.target import host_cpu  # noqa: E402
+
+import intrinsics  # noqa: E402,F401
+from intrinsics.x86_amx import tile_config  # noqa: E402
+from intrinsics.x86_amx_model import bf16_to_f32  # noqa: E402
+from intrinsics.x86_amx_schedule import (amx_conv2d_nhwc, amx_gemm, pack_b, schedule_amx_conv2d,  # noqa: E402
+                                         schedule_amx_gemm)
+
+from c_peaks import CKernelUnavailable, amx_peak_c, ptr  # noqa: E402
+
+CROSS = "llvm -mcpu=sapphirerapids"
+TARGET = "llvm -mcpu=native"
+CONV = (1, 56, 56, 64, 64, 3, 3)  # N, H, W, CI, CO, KH, KW (stride 1, no padding)
+
+
+def amx_peak_kernel(steps: int = 1 << 18, threads: int = 2):
+    """Per thread: configure, zero 4 accumulator tiles, load 2 A and 2 B tiles, ``steps`` x 4 ``tdpbusd``,
+    store the accumulators: ``C[t] = steps * A[t] @ B[t]`` (2 x 2 tiles of 16 x 16)."""
+    w = tile_config()
+
+    @T.prim_func
+    def peak(A: T.Buffer((threads, 32, 64), "uint8"), B: T.Buffer((threads, 2, 16, 64), "int8"),
+             C: T.Buffer((threads, 32, 32), "int32")):
+        T.func_attr({"global_symbol": "main", "tir.noalias": True})
+        for t in T.parallel(threads):
+            with T.block("peak"):
+                vt = T.axis.spatial(threads, t)
+                T.reads(A[vt, 0:32, 0:64], B[vt, 0:2, 0:16, 0:64], C[vt, 0:32, 0:32])
+                T.writes(C[vt, 0:32, 0:32])
+                cfg = T.alloc_buffer((8,), "int64", scope="local")
+                cfg[0] = T.int64(w[0])
+                cfg[1] = T.int64(w[1])
+                cfg[2] = T.int64(w[2])
+                cfg[3] = T.int64(w[3])
+                cfg[4] = T.int64(w[4])
+                cfg[5] = T.int64(w[5])
+                cfg[6] = T.int64(w[6])
+                cfg[7] = T.int64(w[7])
+                T.call_llvm_intrin("void", "llvm.x86.ldtilecfg", T.address_of(cfg[0]))
+                T.call_llvm_intrin("void", "llvm.x86.tilezero", T.int8(0))
+                T.call_llvm_intrin("void", "llvm.x86.tilezero", T.int8(1))
+                T.call_llvm_intrin("void", "llvm.x86.tilezero", T.int8(2))
+                T.call_llvm_intrin("void", "llvm.x86.tilezero", T.int8(3))
+                T.call_llvm_intrin("void", "llvm.x86.tileloadd64", T.int8(4), T.address_of(A[vt, 0, 0]), T.int64(64))
+                T.call_llvm_intrin("void", "llvm.x86.tileloadd64", T.int8(5), T.address_of(A[vt, 16, 0]), T.int64(64))
+                T.call_llvm_intrin("void", "llvm.x86.tileloadd64", T.int8(6), T.address_of(B[vt, 0, 0, 0]), T.int64(64))
+                T.call_llvm_intrin("void", "llvm.x86.tileloadd64", T.int8(7), T.address_of(B[vt, 1, 0, 0]), T.int64(64))
+                for s in range(steps):
+                    T.call_llvm_intrin("void", "llvm.x86.tdpbusd", T.int8(0), T.int8(4), T.int8(6))
+                    T.call_llvm_intrin("void", "llvm.x86.tdpbusd", T.int8(1), T.int8(4), T.int8(7))
+                    T.call_llvm_intrin("void", "llvm.x86.tdpbusd", T.int8(2), T.int8(5), T.int8(6))
+                    T.call_llvm_intrin("void", "llvm.x86.tdpbusd", T.int8(3), T.int8(5), T.int8(7))
+                T.call_llvm_intrin("void", "llvm.x86.tilestored64", T.int8(0), T.address_of(C[vt, 0, 0]), T.int64(128))
+                T.call_llvm_intrin("void", "llvm.x86.tilestored64", T.int8(1), T.address_of(C[vt, 0, 16]), T.int64(128))
+                T.call_llvm_intrin("void", "llvm.x86.tilestored64", T.int8(2), T.address_of(C[vt, 16, 0]), T.int64(128))
+                T.call_llvm_intrin("void", "llvm.x86.tilestored64", T.int8(3), T.address_of(C[vt, 16, 16]), T.int64(128))
+
+    return peak, 2.0 * threads * steps * 4 * 16 * 16 * 64
+
+
+def peak_reference(a: np.ndarray, b: np.ndarray, steps: int) -> np.ndarray:
+    """What the peak kernels store: per thread ``steps * A @ B`` with B's tiles in the VNNI layout."""
+    threads = a.shape[0]
+    b_full = b.reshape(threads, 2, 16, 16, 4).transpose(0, 2, 4, 1, 3).reshape(threads, 64, 32)
+    return (steps * np.einsum("tmk,tkn->tmn", a.astype(np.int64), b_full.astype(np.int64))).astype(
+        np.uint32).view(np.int32)
+
+
+def packed_b(sch) -> bool:
+    """Whether the scheduled function takes B pre-packed (unpadded B: transform_layout changed the signature)."""
+    func = sch.mod["main"]
+    return len(func.buffer_map[func.params[1]].shape) == 4
+
+
+def time_call(fn, repeat: int) -> float:
+    """Best seconds over ``repeat`` runs after one warm-up (the run others disturbed least)."""
+    fn()
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return float(np.min(times))
+
+
+def check_assembly() -> None:
+    """Compile every schedule for an AMX CPU (works on any host) and check the tile instructions."""
+    for func, sched, needed in ((amx_gemm(256, 256, 256), schedule_amx_gemm, ("tdpbusd", "ldtilecfg")),
+                                (amx_gemm(256, 256, 256, "bfloat16", "bfloat16"), schedule_amx_gemm,
+                                 ("tdpbf16ps", "ldtilecfg")),
+                                (amx_conv2d_nhwc(1, 18, 18, 64, 64, 3, 3), schedule_amx_conv2d, ("tdpbusd",)),
+                                (amx_peak_kernel(steps=4)[0], None, ("tdpbusd", "tilezero"))):
+        mod = sched(func).mod if sched else func
+        asm = tvm.build(mod, target=CROSS).get_source("asm")
+        missing = [op for op in needed if op not in asm]
+        assert not missing, f"the assembly for {CROSS} lacks {missing}"
+    print(f"assembly for {CROSS}: tdpbusd, tdpbf16ps, ldtilecfg and tilezero where expected")
+
+
+def has_amx() -> bool:
+    features = host_cpu()[1]
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = next((line.split() for line in f if line.startswith("flags")), [])
+    except OSError:
+        flags = []
+    return all(f in features for f in ("amx-tile", "amx-int8", "amx-bf16")) and "amx_tile" in flags
+
+
+def torch_rows(a_u8, b_s8, a_bf, b_bf, data, weight, repeat: int, threads: int) -> dict:
+    """PyTorch timings (and outputs for checks), each None with a note where it does not run."""
+    out: dict = {}
+    try:
+        import torch
+    except ImportError:
+        return {"note": "torch is not installed"}
+    torch.set_num_threads(threads)
+    out["note"] = f"torch {torch.__version__}"
+    a = torch.from_numpy((a_u8.astype(np.int16) - 128).astype(np.int8))
+    bt = torch.from_numpy(np.ascontiguousarray(b_s8.T))
+    corr = torch.from_numpy(128 * b_s8.astype(np.int32).sum(axis=1))
+    out["int8"] = (time_call(lambda: torch._int_mm(a, bt) + corr, repeat), (torch._int_mm(a, bt) + corr).numpy())
+    x = torch.from_numpy(bf16_to_f32(a_bf)).to(torch.bfloat16)
+    y = torch.from_numpy(np.ascontiguousarray(bf16_to_f32(b_bf).T)).to(torch.bfloat16)
+    out["bf16"] = (time_call(lambda: torch.matmul(x, y), repeat), torch.matmul(x, y).float().numpy())
+    xd = torch.from_numpy(data.astype(np.float32)).permute(0, 3, 1, 2).contiguous(memory_format=torch.channels_last)
+    wd = torch.from_numpy(weight.astype(np.float32)).permute(3, 2, 0, 1).contiguous(memory_format=torch.channels_last)
+    out["conv_f32"] = (time_call(lambda: torch.nn.functional.conv2d(xd, wd), repeat), None)
+    try:
+        import warnings
+
+        warnings.filterwarnings("ignore", message=".*quantized tensor creation functions.*")
+        torch.backends.quantized.engine = "onednn"
+        qx = torch.quantize_per_tensor(xd, 1.0, 0, torch.quint8)
+        qw = torch.quantize_per_tensor(wd - 0.0, 1.0, 0, torch.qint8)
+        conv = torch.ao.nn.quantized.Conv2d(CONV[3], CONV[4], CONV[5])
+        conv.set_weight_bias(qw, None)
+        conv.scale, conv.zero_point = 64.0, 0
+        out["conv_q"] = (time_call(lambda: conv(qx), repeat), None)
+    except Exception as err:  # noqa: BLE001 - an engine this build lacks: report it and go on
+        out["conv_q_note"] = f"quantized conv2d failed: {err}"
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size", type=int, default=1024)
+    parser.add_argument("--repeat", type=int, default=10)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--dry-run", action="store_true",
+                        help="any CPU: descriptions in place of the AMX instructions (timings are not AMX figures)")
+    opts = parser.parse_args()
+    os.environ["TVM_NUM_THREADS"] = str(opts.threads)
+    check_assembly()
+    emulate = opts.dry_run
+    if emulate:
+        print("DRY RUN: the AMX intrinsics are replaced by their descriptions (plain code); no AMX figure below")
+    elif not has_amx():
+        print(f"no AMX on this CPU ({host_cpu()[0]}: amx-tile/amx-int8/amx-bf16 missing): nothing measured "
+              "(--dry-run checks the script with plain code instead)")
+        return
+    else:
+        try:
+            request_amx_permission()
+        except AMXPermissionError as err:
+            print(f"AMX present but not usable: {err}")
+            return
+    M = N = K = opts.size
+    rng = np.random.default_rng(0)
+    a = rng.integers(0, 256, (M, K), dtype=np.uint8)
+    b = rng.integers(-128, 128, (N, K), dtype=np.int8)
+    a_bf = (np.asarray(rng.standard_normal((M, K)), np.float32).view(np.uint32) >> 16).astype(np.uint16)
+    b_bf = (np.asarray(rng.standard_normal((N, K)), np.float32).view(np.uint32) >> 16).astype(np.uint16)
+    n, h, w, ci, co, kh, kw = CONV
+    data = rng.integers(0, 256, (n, h, w, ci), dtype=np.uint8)
+    weight = rng.integers(-128, 128, (kh, kw, ci, co), dtype=np.int8)
+    rows = []  # (name, seconds, ops, torch seconds)
+    torch_res = torch_rows(a, b, a_bf, b_bf, data, weight, opts.repeat, opts.threads)
+
+    f = tvm.build(schedule_amx_gemm(amx_gemm(M, N, K), emulate=emulate).mod, target=TARGET)
+    A, B, C = tvm.nd.array(a), tvm.nd.array(pack_b(b)), tvm.nd.array(np.zeros((M, N), np.int32))
+    f(A, B, C)
+    expected = a.astype(np.int32) @ b.astype(np.int32).T
+    np.testing.assert_array_equal(C.numpy(), expected)
+    t_int8 = torch_res.get("int8")
+    if t_int8:
+        np.testing.assert_array_equal(t_int8[1], expected)
+    rows.append(("u8.s8->s32 GEMM, AMX 2x2 tiles", time_call(lambda: f(A, B, C), opts.repeat), 2.0 * M * N * K,
+                 t_int8[0] if t_int8 else None, "_int_mm"))
+
+    fb = tvm.build(schedule_amx_gemm(amx_gemm(M, N, K, "bfloat16", "bfloat16"), emulate=emulate).mod, target=TARGET)
+    Ab, Bb = tvm.nd.array(a_bf, dtype="bfloat16"), tvm.nd.array(pack_b(b_bf, 2), dtype="bfloat16")
+    Cb = tvm.nd.array(np.zeros((M, N), np.float32))
+    fb(Ab, Bb, Cb)
+    ref_bf = bf16_to_f32(a_bf).astype(np.float64) @ bf16_to_f32(b_bf).astype(np.float64).T
+    np.testing.assert_allclose(Cb.numpy(), ref_bf, atol=2e-6 * K * np.abs(ref_bf).max())
+    t_bf = torch_res.get("bf16")
+    rows.append(("bf16->f32 GEMM, AMX 2x2 tiles", time_call(lambda: fb(Ab, Bb, Cb), opts.repeat), 2.0 * M * N * K,
+                 t_bf[0] if t_bf else None, "bf16 matmul"))
+
+    oh, ow = h - kh + 1, w - kw + 1
+    conv_sch = schedule_amx_conv2d(amx_conv2d_nhwc(*CONV), emulate=emulate)
+    fc = tvm.build(conv_sch.mod, target=TARGET)
+    wk = np.ascontiguousarray(weight.reshape(kh * kw * ci, co).T)
+    D, Wt = tvm.nd.array(data), tvm.nd.array(pack_b(wk) if packed_b(conv_sch) else wk)
+    O = tvm.nd.array(np.zeros((n * oh * ow, co), np.int32))
+    fc(D, Wt, O)
+    ref_conv = sum(np.einsum("nhwc,co->nhwo", data[:, r:r + oh, s:s + ow].astype(np.int64), weight[r, s].astype(np.int64))
+                   for r in range(kh) for s in range(kw))
+    np.testing.assert_array_equal(O.numpy().reshape(n, oh, ow, co), ref_conv)
+    t_conv = torch_res.get("conv_q") or torch_res.get("conv_f32")
+    rows.append((f"conv2d NHWC int8 {h}x{w}x{ci}->{co} {kh}x{kw}", time_call(lambda: fc(D, Wt, O), opts.repeat),
+                 2.0 * n * oh * ow * co * kh * kw * ci, t_conv[0] if t_conv else None,
+                 "quantized conv2d" if torch_res.get("conv_q") else "f32 conv2d"))
+
+    pa = rng.integers(0, 256, (opts.threads, 32, 64), dtype=np.uint8)
+    pb = rng.integers(-128, 128, (opts.threads, 2, 16, 64), dtype=np.int8)
+    pc = np.zeros((opts.threads, 32, 32), np.int32)
+    if emulate:  # the peak kernel on the tile model: its result only
+        from intrinsics.x86_amx_model import AMXModel
+        from tensorize.codegen.python.interpreter import run_prim_func
+
+        run_prim_func(amx_peak_kernel(steps=3, threads=opts.threads)[0], pa, pb, pc, externs=AMXModel().externs())
+        np.testing.assert_array_equal(pc, peak_reference(pa, pb, 3))
+        print("AMX peak kernel: result checked on the tile model; peak = our int8 GEMM's rate (dry run)")
+        print_rows(rows, rows[0][2] / rows[0][1] / 1e9, torch_res, opts)
+        return
+    peak_func, peak_ops = amx_peak_kernel(threads=opts.threads)
+    fp = tvm.build(peak_func, target=TARGET)
+    PA, PB, PC = tvm.nd.array(pa), tvm.nd.array(pb), tvm.nd.array(pc)
+    fp(PA, PB, PC)
+    steps = int(peak_ops / (2.0 * opts.threads * 4 * 16 * 16 * 64))
+    np.testing.assert_array_equal(PC.numpy(), peak_reference(pa, pb, steps))
+    peak = peak_ops / time_call(lambda: fp(PA, PB, PC), opts.repeat) / 1e9
+    try:
+        c_fn = amx_peak_c()
+        c_fn(ptr(pa), ptr(pb), ptr(pc), steps, opts.threads)
+        np.testing.assert_array_equal(pc, PC.numpy())
+        c_peak = peak_ops / time_call(lambda: c_fn(ptr(pa), ptr(pb), ptr(pc), steps, opts.threads), opts.repeat) / 1e9
+        print(f"AMX peak, {opts.threads} threads x 4 tiles: ours {peak:9.1f} GOPS, C (gcc -mamx-int8) {c_peak:9.1f} GOPS "
+              f"({peak / c_peak:.0%} of C; the same result)")
+        peak = max(peak, c_peak)
+    except CKernelUnavailable as err:
+        print(f"C reference of the AMX peak skipped: {err}")
+    print_rows(rows, peak, torch_res, opts)
+
+
+def print_rows(rows, peak: float, torch_res: dict, opts) -> None:
+    print(f"{torch_res.get('note')}; {opts.threads} threads; best of {opts.repeat} runs; "
+          f"{torch_res.get('conv_q_note', '')}")
+    print(f"{'variant':44s} {'ms':>8s} {'GOPS':>9s} {'of peak':>8s} {'PyTorch ms':>11s} {'speedup':>8s}  baseline")
+    for name, seconds, ops, torch_s, baseline in rows:
+        gops = ops / seconds / 1e9
+        tms = f"{torch_s * 1e3:11.2f}" if torch_s else f"{'-':>11s}"
+        speed = f"{torch_s / seconds:8.2f}" if torch_s else f"{'-':>8s}"
+        print(f"{name:44s} {seconds * 1e3:8.2f} {gops:9.1f} {gops / peak:8.1%} {tms} {speed}  {baseline}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,290 @@
+"""Intel AMX tensor intrinsics: int8 and bf16 tile matrix multiplies (``tdpb[su][su]d``, ``tdpbf16ps``).
+
+AMX adds 8 tile registers (``tmm0``-``tmm7``) of up to 16 rows x 64 bytes, configured by a 64-byte
+descriptor (``ldtilecfg``), and instructions that multiply whole tiles:
+
+=============  ============================  ===============================================  ==========
+instruction    operands                      computes (one call)                              feature
+=============  ============================  ===============================================  ==========
+``tdpbusd``    C s32[16,16], A u8, B s8      C[i, j] += sum_k A[i, k] * B[k, j], k < 64       amx-int8
+``tdpbssd``    A s8, B s8                    (the same)                                       amx-int8
+``tdpbsud``    A s8, B u8                    (the same)                                       amx-int8
+``tdpbuud``    A u8, B u8                    (the same)                                       amx-int8
+``tdpbf16ps``  C f32[16,16], A bf16, B bf16  C[i, j] += sum_k A[i, k] * B[k, j], k < 32       amx-bf16
+``tileloadd``  tile <- 16 rows of 64 bytes, any row stride                                    amx-tile
+``tilestored`` tile -> memory                                                                 amx-tile
+``tilezero``   tile <- 0                                                                      amx-tile
+=============  ============================  ===============================================  ==========
+
+A is row-major (16 rows of 64 bytes: 64 int8 or 32 bf16 values of K). B is *VNNI-packed*: its tile is
+K/4 rows (int8; K/2 for bf16) of N x 4 bytes, row ``r`` holding ``B[4r + q, n]`` at byte ``4n + q``. As
+a TensorIR buffer B is packed ``(N // 16, K // 4, 16, 4)`` (bf16: ``(N // 16, K // 2, 16, 2)``) from the
+GEMM's ``B[j, k]``, so one B tile is 1 KiB of contiguous memory.
+
+The intrinsics compute ``C[16 * mt, 16 * nt] += A[16 * mt, 64 * ks] . B`` (bf16: ``32 * ks``): a block of
+``mt x nt`` accumulator tiles (``mt * nt + mt + nt <= 8`` tile registers), reduced over ``ks`` tile steps
+inside the intrinsic, so the accumulators stay in tile registers across the K steps while the A and B
+tiles stream. The single-tile ``matmul_16x16x64_u8i8s32_amx`` is ``mt = nt = ks = 1``; the 2 x 2 block
+uses all 8 tiles (4 accumulators, 2 A, 2 B).
+
+Code generation: the *plain* LLVM intrinsics with an explicit ``ldtilecfg``
+(``llvm.x86.ldtilecfg``, ``llvm.x86.tileloadd64``, ``llvm.x86.tdpbusd``, ``llvm.x86.tilestored64``,
+``llvm.x86.tilezero``: tile registers named by immediates), not the ``.internal`` variants whose
+``x86_amx`` values let LLVM configure and allocate tiles itself. Why:
+
+- the ``.internal`` intrinsics return and take ``x86_amx`` values: neither llvmlite's IR builder nor
+  TensorIR has such a type, so every tile value would need textual IR and a TIR dtype of its own;
+  the plain intrinsics are ``void`` calls on immediates and pointers, i.e. ordinary TIR statements;
+- the schedule decides the register blocking (which tile holds which accumulator); with named tiles
+  that decision is visible in the TIR and checked against the 8-register limit here, not left to
+  LLVM's tile register allocator, and the interpreter can run the very same calls on a numpy model
+  of the tile registers (``intrinsics.x86_amx_model``);
+- all tiles here have one shape (16 rows x 64 bytes), so one constant configuration serves every
+  intrinsic; it is loaded at the start of each call (a few dozen cycles against ``mt * nt * ks``
+  tile multiplies of 16 cycles each). Calls do not ``tilerelease``: the next call configures again.
+
+The OS must grant the process the tile data state first (Linux ``arch_prctl(ARCH_REQ_XCOMP_PERM,
+XFEATURE_XTILEDATA)``): ``tensorize.runtime`` requests it at the first call of a module that calls AMX
+intrinsics (``tensorize.runtime.amx``) and raises ``AMXPermissionError`` when the kernel refuses.
+
+>>> import tensorize as tvm
+>>> intrin = tvm.tir.TensorIntrin.get(AMX_U8S8_INTRIN)
+>>> intrin.meta.features, intrin.meta.extra["instruction"]
+(('amx-tile', 'amx-int8'), 'tdpbusd')
+>>> amx_matmul_intrin("uint8", "int8", 2, 2, 4)
+'matmul_32x32x256_u8i8s32_amx'
+"""
+from __future__ import annotations
+
+from tensorize.ir import expr as E
+from tensorize.ir import stmt as S
+from tensorize.ir.op import call_llvm_intrin
+from tensorize.ir.tensor_intrin import IntrinMeta, TensorIntrin
+from tensorize.script import tir as T
+
+from .naming import check_name, intrin_name, register
+
+TILE_ROWS = 16
+TILE_BYTES = 64  # bytes per tile row
+NUM_TILES = 8
+TILE_CONFIG_BYTES = 64
+FEATURES_INT8 = ("amx-tile", "amx-int8")
+FEATURES_BF16 = ("amx-tile", "amx-bf16")
+
+# (A dtype, B dtype) -> (instruction, accumulator dtype, K per tile step, features)
+INSTRUCTIONS = {
+    ("uint8", "int8"): ("tdpbusd", "int32", 64, FEATURES_INT8),
+    ("int8", "int8"): ("tdpbssd", "int32", 64, FEATURES_INT8),
+    ("int8", "uint8"): ("tdpbsud", "int32", 64, FEATURES_INT8),
+    ("uint8", "uint8"): ("tdpbuud", "int32", 64, FEATURES_INT8),
+    ("bfloat16", "bfloat16"): ("tdpbf16ps", "float32", 32, FEATURES_BF16),
+}
+# register blockings (mt, nt, ks) registered on import (listed by naming.registered_names); others register
+# on demand (amx_matmul_intrin), with the same name checks
+PREREGISTERED = ((1, 1, 1), (2, 2, 4), (2, 2, 16))
+
+AMX_U8S8_INTRIN = "matmul_16x16x64_u8i8s32_amx"
+AMX_BF16_INTRIN = "matmul_16x16x32_bf16bf16f32_amx"
+
+
+def tile_config(rows: int = TILE_ROWS, colsb: int = TILE_BYTES, tiles: int = NUM_TILES) -> list[int]:
+    """The 64-byte ``ldtilecfg`` descriptor (palette 1, every tile ``rows`` x ``colsb`` bytes) as 8
+    little-endian 64-bit words.
+
+    Layout: byte 0 palette, byte 1 start row, bytes 16-47 ``colsb`` of tiles 0-15 (16 bits each),
+    bytes 48-63 ``rows`` of tiles 0-15 (8 bits each); unused tiles stay 0.
+
+    >>> [hex(w) for w in tile_config()][:4]
+    ['0x1', '0x0', '0x40004000400040', '0x40004000400040']
+    """
+    if not (0 < rows <= TILE_ROWS and 0 < colsb <= TILE_BYTES and 0 < tiles <= NUM_TILES):
+        raise ValueError(f"palette 1 has {NUM_TILES} tiles of at most {TILE_ROWS} rows x {TILE_BYTES} bytes, "
+                         f"got {tiles} tiles of {rows} x {colsb}")
+    raw = bytearray(TILE_CONFIG_BYTES)
+    raw[0] = 1
+    for t in range(tiles):
+        raw[16 + 2 * t:18 + 2 * t] = colsb.to_bytes(2, "little")
+        raw[48 + t] = rows
+    return [int.from_bytes(raw[8 * w:8 * w + 8], "little") for w in range(8)]
+
+
+def _layout(a_dtype: str, b_dtype: str):
+    try:
+        return INSTRUCTIONS[(a_dtype, b_dtype)]
+    except KeyError:
+        raise ValueError(f"AMX has no instruction for A {a_dtype} x B {b_dtype}; pairs: {sorted(INSTRUCTIONS)}") \
+            from None
+
+
+def _desc(a_dtype: str, b_dtype: str, mt: int, nt: int, ks: int, strided: bool = False):
+    """The semantics; ``strided``: the same loops over views with any row strides (an impl that emulates
+    the instructions with plain code, see ``emulation_intrin``)."""
+    _, c_dtype, k_step, _ = _layout(a_dtype, b_dtype)
+    M, N, K = 16 * mt, 16 * nt, k_step * ks
+    pack = 4 if k_step == 64 else 2  # K values per 32-bit VNNI group
+    sa, sb0, sb1, sc = (E.Var(n, "int32") for n in ("sa", "sb0", "sb1", "sc"))
+    a_strides, b_strides, c_strides = ([sa, 1], [sb0, sb1, pack, 1], [sc, 1]) if strided else (None,) * 3
+
+    @T.prim_func
+    def desc(a: T.handle, b: T.handle, c: T.handle) -> None:
+        A = T.match_buffer(a, (M, K), a_dtype, offset_factor=1, strides=a_strides)
+        B = T.match_buffer(b, (nt, K // pack, 16, pack), b_dtype, offset_factor=1, strides=b_strides)
+        C = T.match_buffer(c, (M, N), c_dtype, offset_factor=1, strides=c_strides)
+        with T.block("root"):
+            T.reads(C[0:M, 0:N], A[0:M, 0:K], B[0:nt, 0:K // pack, 0:16, 0:pack])
+            T.writes(C[0:M, 0:N])
+            for i, j, k in T.grid(M, N, K):
+                with T.block("update"):
+                    vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                    C[vi, vj] = C[vi, vj] + T.Cast(c_dtype, A[vi, vk]) * T.Cast(
+                        c_dtype, B[vj // 16, vk // pack, vj % 16, vk % pack])
+
+    return desc
+
+
+def _impl_skeleton(a_dtype: str, b_dtype: str, mt: int, nt: int, ks: int):
+    _, c_dtype, k_step, _ = _layout(a_dtype, b_dtype)
+    M, N, K = 16 * mt, 16 * nt, k_step * ks
+    pack = 4 if k_step == 64 else 2
+
+    @T.prim_func
+    def impl(a: T.handle, b: T.handle, c: T.handle) -> None:
+        sa = T.int32()
+        A = T.match_buffer(a, (M, K), a_dtype, offset_factor=1, strides=[sa, 1])
+        sb0 = T.int32()
+        sb1 = T.int32()
+        B = T.match_buffer(b, (nt, K // pack, 16, pack), b_dtype, offset_factor=1, strides=[sb0, sb1, pack, 1])
+        sc = T.int32()
+        C = T.match_buffer(c, (M, N), c_dtype, offset_factor=1, strides=[sc, 1])
+        with T.block("root"):
+            T.reads(C[0:M, 0:N], A[0:M, 0:K], B[0:nt, 0:K // pack, 0:16, 0:pack])
+            T.writes(C[0:M, 0:N])
+            cfg = T.alloc_buffer((8,), "int64", scope="local")
+            T.evaluate(0)
+
+    return impl
+
+
+def _tile_call(name: str, *args) -> S.Evaluate:
+    return S.Evaluate(call_llvm_intrin("void", name, *args))
+
+
+def _tile(t: int) -> E.IntImm:
+    return E.IntImm("int8", t)
+
+
+def _bytes(stride, dtype: str) -> E.PrimExpr:
+    size = {"int8": 1, "uint8": 1, "bfloat16": 2, "int32": 4, "float32": 4}[dtype]
+    return E.Cast("int64", stride) * E.IntImm("int64", size)
+
+
+def _impl(a_dtype: str, b_dtype: str, mt: int, nt: int, ks: int):
+    """The impl: configure, load the accumulators, for each K step load mt A and nt B tiles and multiply
+    each pair into its accumulator, store the accumulators. Tiles: C 0..mt*nt-1, then A, then B."""
+    instruction, c_dtype, k_step, _ = _layout(a_dtype, b_dtype)
+    if mt * nt + mt + nt > NUM_TILES:
+        raise ValueError(f"a {mt}x{nt} accumulator block needs {mt * nt} + {mt} + {nt} tile registers; AMX has "
+                         f"{NUM_TILES}")
+    skeleton = _impl_skeleton(a_dtype, b_dtype, mt, nt, ks)
+    A, B, C = (skeleton.buffer_map[p] for p in skeleton.params)
+    root = skeleton.body.block
+    cfg = root.alloc_buffers[0]
+    a_stride, c_stride = _bytes(A.strides[0], a_dtype), _bytes(C.strides[0], c_dtype)
+    b_stride = _bytes(B.strides[1], b_dtype)
+    c_tile = {(t, u): t * nt + u for t in range(mt) for u in range(nt)}
+    a_tile = {t: mt * nt + t for t in range(mt)}
+    b_tile = {u: mt * nt + mt + u for u in range(nt)}
+    body = [S.BufferStore(cfg, E.IntImm("int64", w), [E.IntImm("int32", i)]) for i, w in enumerate(tile_config())]
+    body.append(_tile_call("llvm.x86.ldtilecfg", T.address_of(cfg[0])))
+    for (t, u), tile in c_tile.items():
+        body.append(_tile_call("llvm.x86.tileloadd64", _tile(tile), T.address_of(C[16 * t, 16 * u]), c_stride))
+    s = E.Var("s", "int32")
+    step = []
+    for t, tile in a_tile.items():
+        step.append(_tile_call("llvm.x86.tileloadd64", _tile(tile), T.address_of(A[16 * t, s * k_step]), a_stride))
+    rows_per_step = 16  # one B tile covers 16 packed rows (64 int8 or 32 bf16 values of K)
+    for u, tile in b_tile.items():
+        step.append(_tile_call("llvm.x86.tileloadd64", _tile(tile), T.address_of(B[u, s * rows_per_step, 0, 0]),
+                               b_stride))
+    for (t, u), tile in c_tile.items():
+        step.append(_tile_call(f"llvm.x86.{instruction}", _tile(tile), _tile(a_tile[t]), _tile(b_tile[u])))
+    body.append(S.For(s, E.IntImm("int32", 0), E.IntImm("int32", ks), S.ForKind.SERIAL, S.SeqStmt(step))
+                if ks > 1 else _substitute_zero(S.SeqStmt(step), s))
+    for (t, u), tile in c_tile.items():
+        body.append(_tile_call("llvm.x86.tilestored64", _tile(tile), T.address_of(C[16 * t, 16 * u]), c_stride))
+    new_root = skeleton.body.replace(block=root.replace(body=S.SeqStmt(body)))
+    return skeleton.with_body(new_root)
+
+
+def _substitute_zero(stmt, var):
+    from tensorize.ir.functor import substitute
+
+    return substitute(stmt, {var: E.IntImm("int32", 0)})
+
+
+def amx_matmul_intrin(a_dtype: str = "uint8", b_dtype: str = "int8", m_tiles: int = 1, n_tiles: int = 1,
+                      k_steps: int = 1, _on_import: bool = False) -> str:
+    """Register (once) and name the AMX intrinsic for a block of ``m_tiles x n_tiles`` accumulator tiles
+    reduced over ``k_steps`` tile steps.
+
+    Parameters
+    ----------
+    a_dtype, b_dtype : str
+        ``uint8``/``int8`` pairs (int32 accumulators) or ``bfloat16`` for both (float32 accumulators).
+    m_tiles, n_tiles : int
+        Accumulator tiles along M and N (``m_tiles * n_tiles + m_tiles + n_tiles <= 8``).
+    k_steps : int
+        Tile steps along K inside one call (64 int8 / 32 bf16 values each).
+
+    Returns
+    -------
+    str
+        The registered name, e.g. ``matmul_32x32x256_u8i8s32_amx``.
+
+    Examples
+    --------
+    >>> amx_matmul_intrin("bfloat16", "bfloat16", 2, 2, 1)
+    'matmul_32x32x32_bf16bf16f32_amx'
+    """
+    instruction, c_dtype, k_step, features = _layout(a_dtype, b_dtype)
+    shape = (16 * m_tiles, 16 * n_tiles, k_step * k_steps)
+    name = intrin_name("matmul", shape, (a_dtype, b_dtype, c_dtype), "amx")
+    if name in TensorIntrin.list_names():
+        return name
+    extra = {"instruction": instruction, "m_tiles": m_tiles, "n_tiles": n_tiles, "k_steps": k_steps,
+             "tiles_used": m_tiles * n_tiles + m_tiles + n_tiles, "b_layout": "vnni_packed",
+             "ops_per_call": 2 * shape[0] * shape[1] * shape[2]}
+    desc, impl = _desc(a_dtype, b_dtype, m_tiles, n_tiles, k_steps), _impl(a_dtype, b_dtype, m_tiles, n_tiles, k_steps)
+    meta = IntrinMeta(target_kind="llvm", arch="x86_64", features=features, extra=extra)
+    if _on_import:
+        register(name, desc, impl, meta)
+    else:
+        check_name(TensorIntrin(desc, impl, name, meta))
+        TensorIntrin.register(name, desc, impl, override=True, meta=meta)
+    return name
+
+
+for _pair in INSTRUCTIONS:
+    for _blocking in PREREGISTERED:
+        amx_matmul_intrin(*_pair, *_blocking, _on_import=True)
+
+_EMULATIONS: dict[str, TensorIntrin] = {}
+
+
+def emulation_intrin(name: str) -> TensorIntrin:
+    """The twin of AMX intrinsic ``name`` whose impl is its desc over strided views: plain loops that LLVM
+    compiles for any CPU. Not registered (the search must never propose it): pass the object to
+    ``sch.tensorize``."""
+    if name not in _EMULATIONS:
+        intrin = TensorIntrin.get(name)
+        extra = intrin.meta.extra
+        a_dtype, b_dtype = (intrin.desc.buffer_map[p].dtype for p in intrin.desc.params[:2])
+        impl = _desc(a_dtype, b_dtype, extra["m_tiles"], extra["n_tiles"], extra["k_steps"], strided=True)
+        _EMULATIONS[name] = TensorIntrin(intrin.desc, impl, f"{name}_emulated",
+                                         IntrinMeta(target_kind="llvm", arch="x86_64",
+                                                    extra={**extra, "emulates": name}))
+    return _EMULATIONS[name]
+
+
+__all__ = ["AMX_U8S8_INTRIN", "AMX_BF16_INTRIN", "INSTRUCTIONS", "NUM_TILES", "TILE_ROWS", "TILE_BYTES",
+           "amx_matmul_intrin", "emulation_intrin", "tile_config"]

@@ -1,0 +1,175 @@
+"""Hand schedules of GEMMs on Intel AMX tiles (``intrinsics.x86_amx``), and their workloads.
+
+``schedule_amx_gemm`` pads the GEMM where its shape does not divide the tile block
+(``pad_einsum``), packs B into the VNNI layout AMX reads (``transform_layout``: ``B[j, k]`` ->
+``B[j // 16, k // 4, j % 16, k % 4]``, bf16 ``k // 2``), splits i, j and k into blocks of
+``16 * m_tiles`` x ``16 * n_tiles`` x ``k_steps`` tile steps, tensorizes the block with the AMX
+intrinsic that keeps its ``m_tiles * n_tiles`` accumulators in tile registers, and runs the blocks
+of C in parallel.
+
+When nothing is padded, B is packed in the function's signature: the caller passes it pre-packed
+(``pack_b``). When the GEMM is padded the packing happens inside, in the copy that pads B.
+
+``emulation_schedule`` gives the same program with the intrinsic's description in place of the
+instructions, so LLVM compiles it for any x86 CPU: its numbers check the schedule (padding, packing,
+blocking) where the CPU has no AMX.
+
+>>> sch = schedule_amx_gemm(amx_gemm(64, 64, 128))
+>>> "llvm.x86.tdpbusd" in sch.mod.script()
+True
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from tensorize.schedule import Schedule
+from tensorize.script import tir as T
+
+from .x86_amx import INSTRUCTIONS, amx_matmul_intrin, emulation_intrin
+
+MAX_K_STEPS = 16
+
+
+def amx_gemm(M: int, N: int, K: int, a_dtype: str = "uint8", b_dtype: str = "int8"):
+    """``C[i, j] = sum_k A[i, k] * B[j, k]``: A (M, K), B (N, K), C (M, N) in the accumulator dtype of the
+    AMX instruction for ``a_dtype`` x ``b_dtype`` (int32 for int8 pairs, float32 for bf16)."""
+    c_dtype = INSTRUCTIONS[(a_dtype, b_dtype)][1]
+    zero = T.float32(0) if c_dtype == "float32" else T.int32(0)
+
+    @T.prim_func
+    def gemm(A: T.Buffer((M, K), a_dtype), B: T.Buffer((N, K), b_dtype), C: T.Buffer((M, N), c_dtype)):
+        T.func_attr({"global_symbol": "main", "tir.noalias": True})
+        for i, j, k in T.grid(M, N, K):
+            with T.block("C"):
+                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                with T.init():
+                    C[vi, vj] = zero
+                C[vi, vj] = C[vi, vj] + T.Cast(c_dtype, A[vi, vk]) * T.Cast(c_dtype, B[vj, vk])
+
+    return gemm
+
+
+def pack_b(b: np.ndarray, pack: int = 4) -> np.ndarray:
+    """(N, K) -> (N/16, K/pack, 16, pack): the VNNI-packed B the schedule's signature takes when unpadded
+    (``pack`` 4 for int8, 2 for bf16 bit patterns)."""
+    n, k = b.shape
+    return np.ascontiguousarray(b.reshape(n // 16, 16, k // pack, pack).transpose(0, 2, 1, 3))
+
+
+def default_k_steps(K: int, k_step: int) -> int:
+    """The most tile steps (at most ``MAX_K_STEPS``) that divide the padded K."""
+    steps = -(-K // k_step)
+    return max(s for s in range(1, min(steps, MAX_K_STEPS) + 1) if steps % s == 0)
+
+
+def schedule_amx_gemm(func, m_tiles: int = 2, n_tiles: int = 2, k_steps: int | None = None,
+                      parallel: bool = True, intrin=None, emulate: bool = False) -> Schedule:
+    """Tensorize the GEMM ``func`` (as made by ``amx_gemm``) with AMX tiles.
+
+    Parameters
+    ----------
+    func : PrimFunc
+        A GEMM with block ``"C"`` computing ``C[i, j] += A[i, k] * B[j, k]``.
+    m_tiles, n_tiles : int
+        Accumulator tiles per block (2 x 2 uses all 8 tile registers).
+    k_steps : int, optional
+        Tile steps of K per intrinsic call (default: ``default_k_steps``).
+    parallel : bool
+        Run the blocks of C on all threads.
+    intrin : str | TensorIntrin, optional
+        Tensorize with this intrinsic instead (same shape).
+    emulate : bool
+        Use the AMX intrinsic's emulation twin (its description as plain code, ``x86_amx.emulation_intrin``):
+        the same program for any CPU.
+
+    Returns
+    -------
+    Schedule
+    """
+    sch = Schedule(func)
+    block = sch.get_block("C")
+    A, B = _operands(sch, block)
+    M, K = (int(s) for s in A.shape)
+    N = int(B.shape[0])
+    _, _, k_step, _ = INSTRUCTIONS[(A.dtype, B.dtype)]
+    pack = 4 if k_step == 64 else 2
+    k_steps = k_steps or default_k_steps(K, k_step)
+    tm, tn, tk = 16 * m_tiles, 16 * n_tiles, k_step * k_steps
+    if M % tm or N % tn or K % tk:
+        sch.pad_einsum(block, [tm, tn, tk])
+    sch.transform_layout(block, ("read", 1), lambda j, k: (j // 16, k // pack, j % 16, k % pack))
+    i, j, k = sch.get_loops(block)
+    i_o, i_i = sch.split(i, [None, tm])
+    j_o, j_i = sch.split(j, [None, tn])
+    k_o, k_i = sch.split(k, [None, tk])
+    sch.reorder(i_o, j_o, k_o, i_i, j_i, k_i)
+    name = amx_matmul_intrin(A.dtype, B.dtype, m_tiles, n_tiles, k_steps)
+    sch.tensorize(i_i, intrin or (emulation_intrin(name) if emulate else name))
+    if parallel:
+        sch.parallel(sch.fuse(i_o, j_o))
+    return sch
+
+
+def _operands(sch: Schedule, block):
+    """The buffers the GEMM block reads as A and B (the accumulator C is read too, first)."""
+    reads = [r.buffer for r in sch.get(block).reads]
+    inputs = [b for b in reads if b.dtype in ("uint8", "int8", "bfloat16")]
+    if len(inputs) != 2:
+        raise ValueError(f"block C must read two int8/bf16 operands A[i, k] and B[j, k], it reads "
+                         f"{[b.name for b in reads]}")
+    return inputs
+
+
+def amx_conv2d_nhwc(N: int, H: int, W: int, CI: int, CO: int, KH: int, KW: int, dtype: str = "uint8",
+                    w_dtype: str = "int8"):
+    """A stride-1 NHWC conv2d as an im2col GEMM: block ``"im2col"`` gathers ``A[(n, oh, ow), (rh, rw, ci)]``
+    from ``data``, block ``"C"`` is ``out[m, co] += A[m, k] * W[co, k]`` with the weights as ``W[co, (rh, rw,
+    ci)]`` (the layout ``schedule_amx_gemm`` packs). ``out`` is ``(N * OH * OW, CO)``, i.e. NHWC flattened."""
+    OH, OW = H - KH + 1, W - KW + 1
+    M, K = N * OH * OW, KH * KW * CI
+    c_dtype = INSTRUCTIONS[(dtype, w_dtype)][1]
+    zero = T.float32(0) if c_dtype == "float32" else T.int32(0)
+
+    @T.prim_func
+    def conv(data: T.Buffer((N, H, W, CI), dtype), weight: T.Buffer((CO, K), w_dtype),
+             out: T.Buffer((M, CO), c_dtype)):
+        T.func_attr({"global_symbol": "main", "tir.noalias": True})
+        A = T.alloc_buffer((M, K), dtype)
+        for m, k in T.grid(M, K):
+            with T.block("im2col"):
+                vm, vk = T.axis.remap("SS", [m, k])
+                A[vm, vk] = data[vm // (OH * OW), vm % (OH * OW) // OW + vk // (KW * CI),
+                                 vm % OW + vk % (KW * CI) // CI, vk % CI]
+        for i, j, k in T.grid(M, CO, K):
+            with T.block("C"):
+                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                with T.init():
+                    out[vi, vj] = zero
+                out[vi, vj] = out[vi, vj] + T.Cast(c_dtype, A[vi, vk]) * T.Cast(c_dtype, weight[vj, vk])
+
+    return conv
+
+
+def schedule_amx_conv2d(func, m_tiles: int = 2, n_tiles: int = 2, k_steps: int | None = None,
+                        parallel: bool = True, intrin=None, emulate: bool = False) -> Schedule:
+    """``schedule_amx_gemm`` on the GEMM of ``amx_conv2d_nhwc``, the im2col gather vectorized and parallel
+    (the padded copy of A, when M does not divide, gathers straight from ``data``)."""
+    sch = schedule_amx_gemm(func, m_tiles, n_tiles, k_steps, parallel, intrin, emulate)
+    if "pad_einsum" in [inst.kind for inst in sch.trace.insts]:
+        sch.compute_inline(sch.get_block("im2col"))
+        gather = sch.get_block(f"{_operands(sch, sch.get_block('C_o'))[0].name}")
+    else:
+        gather = sch.get_block("im2col")
+    if parallel:
+        sch.parallel(sch.get_loops(gather)[0])
+    return sch
+
+
+def emulation_schedule(func, m_tiles: int = 2, n_tiles: int = 2, k_steps: int | None = None,
+                       parallel: bool = True) -> Schedule:
+    """``schedule_amx_gemm`` with the AMX intrinsic's description in place of its instructions."""
+    return schedule_amx_gemm(func, m_tiles, n_tiles, k_steps, parallel, emulate=True)
+
+
+__all__ = ["amx_gemm", "amx_conv2d_nhwc", "pack_b", "default_k_steps", "schedule_amx_gemm", "schedule_amx_conv2d",
+           "emulation_schedule"]

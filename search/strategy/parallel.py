@@ -1,0 +1,122 @@
+"""Replaying traces in worker processes: the search's own work spread over the machine's cores.
+
+Turning a trace into a candidate (replay, postprocessors, structural hash, features of the lowered
+program) is pure Python and takes tens of milliseconds; a round replays hundreds of them, and
+nothing else runs meanwhile (building and measuring come after). ``ReplayPool`` hands each batch
+to forked worker processes and returns the results in submission order, so the search proposes the
+same programs with one worker or several.
+
+A job is ``(trace_json, resample, seed)``: the trace to replay, whether every decision is drawn
+afresh (a sketch) or kept (a measured or mutated trace), and the seed of the new schedule's random
+state, drawn by the caller. A result is ``ReplayResult``: the finished candidate's full trace, its
+structural key and features, or the reason it is invalid.
+
+>>> pool = ReplayPool(ctx, space, features, workers=2)          # doctest: +SKIP
+>>> pool.run([(sketch.trace.as_json(), True, 7)])[0].key          # doctest: +SKIP
+"""
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import os
+import weakref
+from dataclasses import dataclass
+
+import numpy as np
+
+from tensorize.ir.structural import structural_hash
+from tensorize.schedule import ScheduleError
+from tensorize.schedule.trace import RESAMPLE, Trace
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["ReplayPool", "ReplayResult", "default_workers"]
+
+# What the forked workers replay with: set in the parent just before the pool forks.
+_WORKER_STATE: tuple | None = None
+_INVALID = (ScheduleError, ValueError, TypeError, NotImplementedError, RecursionError)
+
+
+@dataclass
+class ReplayResult:
+    """One replayed trace: ``trace_json``/``key``/``features`` when valid, else ``reason``."""
+
+    trace_json: list | None = None
+    key: int | None = None
+    features: np.ndarray | None = None
+    reason: str | None = None
+
+
+def default_workers() -> int:
+    """Worker processes for replay: the cores this process may use, at most 8 (1: in process)."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, 8))
+
+
+def _reason(err: BaseException) -> str:
+    """A short, countable reason for an invalid candidate."""
+    text = str(err).strip().splitlines()[0] if str(err).strip() else ""
+    return f"{type(err).__name__}: {text[:90]}"
+
+
+def replay_job(ctx, space, features, job) -> tuple[ReplayResult, object]:
+    """Replay one job in this process: ``(result, schedule or None)``."""
+    trace_json, resample, seed = job
+    provider = (lambda inst, decision: RESAMPLE) if resample else None
+    try:
+        sch = space.replay(ctx, Trace.from_json(trace_json), space.postprocs, decision_provider=provider, seed=seed)
+        key = structural_hash(sch.mod)
+        feats = features.extract(ctx, [sch])[0] if features is not None else None
+    except _INVALID as err:
+        logger.debug("invalid candidate: %s", err)
+        return ReplayResult(reason=_reason(err)), None
+    return ReplayResult(sch.trace.as_json(), key, feats), sch
+
+
+def _worker_run(job) -> ReplayResult:
+    ctx, space, features = _WORKER_STATE
+    return replay_job(ctx, space, features, job)[0]
+
+
+class ReplayPool:
+    """Replays batches of jobs in ``workers`` forked processes (``workers=1``: in this process).
+
+    The workers are forked once, when the pool is made, and see the task (module, target,
+    postprocessors, feature extractor) as it is then. ``close()`` ends them (also done when the
+    pool is garbage collected or the interpreter exits).
+    """
+
+    def __init__(self, ctx, space, features=None, workers: int | None = None):
+        self.ctx, self.space, self.features = ctx, space, features
+        self.workers = default_workers() if workers is None else max(1, int(workers))
+        self._pool = None
+        if self.workers > 1 and "fork" in multiprocessing.get_all_start_methods():
+            global _WORKER_STATE
+            _WORKER_STATE = (ctx, space, features)
+            try:
+                self._pool = multiprocessing.get_context("fork").Pool(self.workers)
+            finally:
+                _WORKER_STATE = None
+            self._finalizer = weakref.finalize(self, self._pool.terminate)
+        else:
+            self.workers = 1
+
+    def run(self, jobs: list) -> list[tuple[ReplayResult, object]]:
+        """``(result, schedule or None)`` per job, in order. Schedules come back only from jobs run
+        in this process; the caller replays a worker's ``trace_json`` when it needs the program."""
+        if not jobs:
+            return []
+        if self._pool is None or len(jobs) == 1:
+            return [replay_job(self.ctx, self.space, self.features, job) for job in jobs]
+        chunk = max(1, len(jobs) // (self.workers * 4))
+        return [(r, None) for r in self._pool.map(_worker_run, jobs, chunksize=chunk)]
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.terminate()
+            self._pool.join()
+            self._finalizer.detach()
+            self._pool = None
