@@ -29,12 +29,12 @@ class _UseCollector(StmtExprVisitor):
         self.paths: dict[int, list] = {}
         self.alloc_site: dict[int, tuple] = {}  # id(data) -> (buffer, block)
 
-    def _use(self, buffer):
+    def _use(self, buffer, write: bool = True):
         key = id(buffer.data)
         if key not in self.alloc_site:
             return
         path = list(self.path)
-        if self.block_scope:
+        if self.block_scope and write:  # a reduction's output lives across its reduction loops; its inputs need not
             block, realize = self.block_scope[-1]
             reduce_vars = [v for iv, v in zip(block.iter_vars, realize.iter_values) if iv.iter_type == E.IterVar.CommReduce]
             for k, node in enumerate(path):
@@ -52,7 +52,7 @@ class _UseCollector(StmtExprVisitor):
             self.paths[key] = known[:n]
 
     def visit_buffer_load_(self, op):
-        self._use(op.buffer)
+        self._use(op.buffer, write=False)
         super().visit_buffer_load_(op)
 
     def visit_buffer_store_(self, op):
@@ -70,10 +70,13 @@ class _UseCollector(StmtExprVisitor):
             self.alloc_site[id(buf.data)] = (buf, block)
         self.block_scope.append((block, op))
         self.path.append(block)
-        for region in list(block.reads) + list(block.writes):
+        for region in block.reads:
+            self._use(region.buffer, write=False)
+        for region in block.writes:
             self._use(region.buffer)
+        written = {id(region.buffer.data) for region in block.writes}
         for match in block.match_buffers:
-            self._use(match.source.buffer)
+            self._use(match.source.buffer, write=id(match.source.buffer.data) in written)
         super().visit_block_realize_(op)
         self.path.pop()
         self.block_scope.pop()
