@@ -95,6 +95,16 @@ def test_emulated_wmma_gemm_f16_f32(shape):
     np.testing.assert_allclose(c, a.astype("float32") @ b.astype("float32"), rtol=1e-4, atol=1e-4)
 
 
+def test_emulated_wmma_gemm_with_warp_tiles():
+    M, N, K = 64, 64, 64
+    sch = wmma_gemm(gemm(M, N, K), warps=(2, 1), warp_tiles=(1, 2), k_tiles=2, tensorize=False)
+    rng = np.random.default_rng(2)
+    a = rng.uniform(-1, 1, (M, K)).astype("float16")
+    b = rng.uniform(-1, 1, (K, N)).astype("float16")
+    c = run_emulated(sch, [a, b, np.zeros((M, N), "float32")])
+    np.testing.assert_allclose(c, a.astype("float32") @ b.astype("float32"), rtol=1e-4, atol=1e-4)
+
+
 def test_emulated_wmma_gemm_int8():
     M, N, K = 48, 32, 80
     sch = wmma_gemm(gemm(M, N, K, "int8", "int32"), "int8", "int32", tensorize=False)
