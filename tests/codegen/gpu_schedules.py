@@ -108,3 +108,38 @@ def wmma_gemm(func, in_dtype="float16", out_dtype="float32", tensorize=True, war
     else:
         sch.blockize(i3)
     return sch
+
+
+def conv2d_nhwc(n, h, w, ci, co, kh, kw, dtype="float32"):
+    X = te.placeholder((n, h, w, ci), dtype, name="X")
+    W = te.placeholder((kh, kw, ci, co), dtype, name="W")
+    rh, rw, rc = te.reduce_axis((0, kh), "rh"), te.reduce_axis((0, kw), "rw"), te.reduce_axis((0, ci), "rc")
+    Y = te.compute((n, h - kh + 1, w - kw + 1, co),
+                   lambda b, y, x, f: te.sum(X[b, y + rh, x + rw, rc] * W[rh, rw, rc, f], axis=[rh, rw, rc]), name="Y")
+    return te.create_prim_func([X, W, Y])
+
+
+def simt_conv2d(func, tile_x=4, tile_f=8):
+    """conv2d NHWC on CUDA cores: one block per (n, y, x-tile), threads over x x f, W tiles in shared memory,
+    the accumulator in registers (``local``); non-dividing extents are guarded."""
+    sch = tir.Schedule(func)
+    block = sch.get_block("Y")
+    b, y, x, f, rh, rw, rc = sch.get_loops(block)
+    x0, x1 = sch.split(x, [None, tile_x])
+    f0, f1 = sch.split(f, [None, tile_f])
+    sch.reorder(b, y, x0, f0, x1, f1, rh, rw, rc)
+    by = sch.fuse(b, y)
+    sch.bind(by, "blockIdx.y")
+    sch.bind(x0, "blockIdx.x")
+    sch.bind(f0, "blockIdx.z")
+    sch.bind(x1, "threadIdx.y")
+    sch.bind(f1, "threadIdx.x")
+    local = sch.cache_write(block, 0, "local")
+    sch.reverse_compute_at(local, f1)
+    shared = sch.cache_read(block, 1, "shared")
+    sch.compute_at(shared, f0)
+    fused = sch.fuse(*sch.get_loops(shared)[-4:])
+    _, ty, tx = sch.split(fused, [None, tile_x, tile_f])
+    sch.bind(ty, "threadIdx.y")
+    sch.bind(tx, "threadIdx.x")
+    return sch

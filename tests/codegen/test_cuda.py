@@ -13,7 +13,7 @@ from tensorize import te, tir
 from tensorize.runtime.cuda_module import gpu_available
 from tensorize.transform.gpu_emulation import emulate_gpu
 
-from .gpu_schedules import bind_elementwise, gemm, wmma_gemm
+from .gpu_schedules import bind_elementwise, conv2d_nhwc, gemm, simt_conv2d, wmma_gemm
 
 needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc (CUDA toolkit) is not installed")
 needs_gpu = pytest.mark.skipif(not gpu_available(), reason="no CUDA GPU visible to cupy")
@@ -113,6 +113,35 @@ def test_emulated_wmma_gemm_int8():
     b = rng.integers(-128, 128, (K, N)).astype("int8")
     c = run_emulated(sch, [a, b, np.zeros((M, N), "int32")])
     np.testing.assert_array_equal(c, a.astype("int32") @ b.astype("int32"))
+
+
+def conv_reference(x, w):
+    kh, kw = w.shape[:2]
+    oh, ow = x.shape[1] - kh + 1, x.shape[2] - kw + 1
+    out = np.zeros((x.shape[0], oh, ow, w.shape[3]), "float32")
+    for r in range(kh):
+        for s in range(kw):
+            out += np.einsum("nhwc,cf->nhwf", x[:, r:r + oh, s:s + ow, :], w[r, s])
+    return out
+
+
+@pytest.mark.parametrize("shape", [(1, 10, 11, 6, 12, 3, 3), (2, 8, 8, 4, 16, 3, 3)])
+def test_emulated_conv2d_nhwc(shape):
+    n, h, w, ci, co, kh, kw = shape
+    sch = simt_conv2d(conv2d_nhwc(*shape))
+    rng = np.random.default_rng(3)
+    x = rng.uniform(-1, 1, (n, h, w, ci)).astype("float32")
+    wt = rng.uniform(-1, 1, (kh, kw, ci, co)).astype("float32")
+    y = run_emulated(sch, [x, wt, np.zeros((n, h - kh + 1, w - kw + 1, co), "float32")])
+    np.testing.assert_allclose(y, conv_reference(x, wt), rtol=1e-4, atol=1e-4)
+
+
+@needs_nvcc
+def test_conv2d_nhwc_kernel_compiles(tmp_path):
+    sch = simt_conv2d(conv2d_nhwc(1, 10, 11, 6, 12, 3, 3))
+    source = tvm.build(sch.mod, target="cuda -arch=sm_80").imported_modules[0].get_source()
+    assert "__shared__" in source and "__syncthreads();" in source
+    assert "ld.shared" in nvcc_ptx(source, "sm_80", tmp_path)
 
 
 @needs_gpu
