@@ -105,6 +105,18 @@ class _Placer(StmtExprMutator):
         return new
 
 
+def _above_threads(path: list, scope: str) -> list:
+    """A GPU ``shared`` buffer is one per thread block: it is allocated above the loops bound to
+    ``threadIdx`` (so that compaction covers every thread's part), never inside them."""
+    if not scope.startswith("shared"):
+        return path
+    for k, node in enumerate(path):
+        if isinstance(node, S.For) and node.kind == S.ForKind.THREAD_BINDING and node.thread_binding is not None \
+                and node.thread_binding.thread_tag.startswith("threadIdx"):
+            return path[:k]
+    return path
+
+
 def plan_buffer_allocation(func):
     collector = _UseCollector()
     collector.visit(func.body)
@@ -114,6 +126,7 @@ def plan_buffer_allocation(func):
         path = collector.paths.get(key)
         if path is None:
             continue  # never used: leave it where it is
+        path = _above_threads(path, buffer.scope())
         target = path[-1] if path else None
         if target is None:
             # The outermost scope: the root block if the function has one.
