@@ -40,6 +40,13 @@ def resolve_target(tgt: Mapping[str, Any]) -> "tvm.target.Target":
             raise ConfigError(
                 f"target={name} ({text}) needs the {kind} code generator, and this build has only the LLVM CPU "
                 f"backend; choose a CPU target (target=host, avx2, avx512, x86_vnni; choices: {target_choices()})")
+        from tensorize.runtime.cuda_module import gpu_available
+
+        if not gpu_available():
+            raise ConfigError(
+                f"target={name} ({text}) needs an NVIDIA GPU visible to cupy to run and time kernels, and this "
+                f"machine has none; run on a GPU node, or choose a CPU target (target=host, avx2, avx512, "
+                f"x86_vnni; choices: {target_choices()})")
     elif not target.is_host:
         raise ConfigError(
             f"target={name} ({text}) is not this machine's architecture: the experiment driver runs and times "

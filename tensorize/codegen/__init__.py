@@ -46,6 +46,13 @@ def _build_llvm(mod, target):
     return build(mod, target)
 
 
+@register("cuda")
+def _build_cuda(mod, target):
+    from .cuda import build
+
+    return build(mod, target)
+
+
 def build_module(lowered_mod, target: "Target | str") -> "object":
     """Compile a lowered IRModule for ``target`` into a runtime Module.
 

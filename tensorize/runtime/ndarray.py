@@ -203,7 +203,9 @@ def array(arr, device: Device | None = None, dtype: str | None = None) -> Tensor
         device = make_device(device)
     device = device or cpu(0)
     if device.device_type != CPU:
-        raise TVMValueError(f"no tensors on {device} in this build: only cpu(0) arrays are supported here")
+        from .cuda_array import cuda_array
+
+        return cuda_array(arr, device, dtype)
     source = np.asarray(arr)
     if dtype is None:
         dtype = dt.from_numpy(source.dtype)
@@ -236,7 +238,9 @@ def empty(shape, dtype: str = "float32", device: Device | None = None) -> Tensor
         shape = (shape,)
     device = make_device(device) if isinstance(device, str) else (device or cpu(0))
     if device.device_type != CPU:
-        raise TVMValueError(f"no tensors on {device} in this build: only cpu(0) arrays are supported here")
+        from .cuda_array import cuda_empty
+
+        return cuda_empty(shape, dtype, device)
     return Tensor(aligned_empty(shape, _numpy_dtype(dtype)), device, dtype)
 
 

@@ -52,11 +52,31 @@ def index_interval(index: E.PrimExpr, doms: dict) -> tuple[LinearForm, LinearFor
             else:
                 lo, hi = lo + last.scaled(coeff), hi + first.scaled(coeff)
         elif uses_var(term, lambda v: id(v) in doms):
-            return None
+            bounds = _div_mod_bounds(term, doms)
+            if bounds is None:
+                return None
+            first, last = LinearForm.constant(bounds[0], form.dtype), LinearForm.constant(bounds[1], form.dtype)
+            lo, hi = (lo + first.scaled(coeff), hi + last.scaled(coeff)) if coeff >= 0 else \
+                (lo + last.scaled(coeff), hi + first.scaled(coeff))
         else:
             part = LinearForm.term(term).scaled(coeff)
             lo, hi = lo + part, hi + part
     return lo, hi
+
+
+def _div_mod_bounds(term, doms: dict) -> tuple[int, int] | None:
+    """Constant inclusive bounds of ``x // c`` or ``x % c`` (a positive constant ``c``) over the loops in ``doms``
+    (a cooperative fetch's fused thread index, e.g. ``tx // 16``); None otherwise."""
+    if not isinstance(term, (E.FloorDiv, E.FloorMod)) or not isinstance(term.b, IntImm) or term.b.value <= 0:
+        return None
+    c = term.b.value
+    inner = index_interval(term.a, doms)
+    known = inner is not None and inner[0].is_constant() and inner[1].is_constant()
+    if isinstance(term, E.FloorMod):
+        if known and inner[0].const // c == inner[1].const // c:
+            return inner[0].const % c, inner[1].const % c
+        return 0, c - 1
+    return (inner[0].const // c, inner[1].const // c) if known else None
 
 
 class _RegionCollector(StmtExprVisitor):

@@ -29,12 +29,12 @@ class _UseCollector(StmtExprVisitor):
         self.paths: dict[int, list] = {}
         self.alloc_site: dict[int, tuple] = {}  # id(data) -> (buffer, block)
 
-    def _use(self, buffer):
+    def _use(self, buffer, write: bool = True):
         key = id(buffer.data)
         if key not in self.alloc_site:
             return
         path = list(self.path)
-        if self.block_scope:
+        if self.block_scope and write:  # a reduction's output lives across its reduction loops; its inputs need not
             block, realize = self.block_scope[-1]
             reduce_vars = [v for iv, v in zip(block.iter_vars, realize.iter_values) if iv.iter_type == E.IterVar.CommReduce]
             for k, node in enumerate(path):
@@ -52,7 +52,7 @@ class _UseCollector(StmtExprVisitor):
             self.paths[key] = known[:n]
 
     def visit_buffer_load_(self, op):
-        self._use(op.buffer)
+        self._use(op.buffer, write=False)
         super().visit_buffer_load_(op)
 
     def visit_buffer_store_(self, op):
@@ -70,10 +70,13 @@ class _UseCollector(StmtExprVisitor):
             self.alloc_site[id(buf.data)] = (buf, block)
         self.block_scope.append((block, op))
         self.path.append(block)
-        for region in list(block.reads) + list(block.writes):
+        for region in block.reads:
+            self._use(region.buffer, write=False)
+        for region in block.writes:
             self._use(region.buffer)
+        written = {id(region.buffer.data) for region in block.writes}
         for match in block.match_buffers:
-            self._use(match.source.buffer)
+            self._use(match.source.buffer, write=id(match.source.buffer.data) in written)
         super().visit_block_realize_(op)
         self.path.pop()
         self.block_scope.pop()
@@ -102,6 +105,18 @@ class _Placer(StmtExprMutator):
         return new
 
 
+def _above_threads(path: list, scope: str) -> list:
+    """A GPU ``shared`` buffer is one per thread block: it is allocated above the loops bound to
+    ``threadIdx`` (so that compaction covers every thread's part), never inside them."""
+    if not scope.startswith("shared"):
+        return path
+    for k, node in enumerate(path):
+        if isinstance(node, S.For) and node.kind == S.ForKind.THREAD_BINDING and node.thread_binding is not None \
+                and node.thread_binding.thread_tag.startswith("threadIdx"):
+            return path[:k]
+    return path
+
+
 def plan_buffer_allocation(func):
     """``func`` with each ``alloc_buffer`` moved to the lowest statement enclosing its uses (the PrimFunc-level form of ``PlanAndUpdateBufferAllocationLocation``).
 
@@ -123,6 +138,7 @@ def plan_buffer_allocation(func):
         path = collector.paths.get(key)
         if path is None:
             continue  # never used: leave it where it is
+        path = _above_threads(path, buffer.scope())
         target = path[-1] if path else None
         if target is None:
             # The outermost scope: the root block if the function has one.

@@ -1,0 +1,74 @@
+"""CUDA C source generation for ``target="cuda -arch=sm_80"`` (also ``sm_86``, ``sm_90``).
+
+``build(lowered_mod, target)`` splits each PrimFunc into ``__global__`` kernels (one per top-level
+thread-bound loop nest) and a host function that launches them in order, and returns a host
+``CUDAHostModule`` whose ``imported_modules[0].get_source()`` is the CUDA C, as TVM's does.
+Launching needs cupy and a GPU (see ``tensorize.runtime.cuda_module``).
+
+>>> import tensorize as tvm
+>>> from tensorize import te, tir
+>>> A = te.placeholder((256,), name="A")
+>>> B = te.compute((256,), lambda i: A[i] * 2.0, name="B")
+>>> sch = tir.Schedule(te.create_prim_func([A, B]))
+>>> bx, tx = sch.split(sch.get_loops(sch.get_block("B"))[0], [None, 64])
+>>> sch.bind(bx, "blockIdx.x"); sch.bind(tx, "threadIdx.x")
+>>> rt = tvm.build(sch.mod, target="cuda -arch=sm_80")
+>>> "__global__ void __launch_bounds__(64) main_kernel(" in rt.imported_modules[0].get_source()
+True
+"""
+from __future__ import annotations
+
+from ...errors import TVMError
+from ...ir import stmt as S
+from ...ir.function import PrimFunc
+from ...ir.functor import post_order_visit
+from ...runtime.cuda_module import CUDAHostModule, CUDASourceModule, KernelLaunch
+from .source import HEADER, KernelWriter, _Scan
+
+
+def _has_thread_binding(stmt) -> bool:
+    found = []
+    post_order_visit(stmt, lambda n: found.append(n) if isinstance(n, S.For) and n.kind == S.ForKind.THREAD_BINDING
+                     and n.thread_binding is not None and n.thread_binding.thread_tag.startswith(("blockIdx", "threadIdx"))
+                     else None)
+    return bool(found)
+
+
+def _top_level(body):
+    while isinstance(body, (S.DeclBuffer, S.AttrStmt)):
+        body = body.body
+    return list(body.seq) if isinstance(body, S.SeqStmt) else [body]
+
+
+def split_kernels(name: str, func: PrimFunc):
+    """The kernels of ``func``: ``[(kernel_name, source, grid, block), ...]`` in launch order."""
+    kernels = []
+    for item in _top_level(func.body):
+        if isinstance(item, S.Evaluate) and not hasattr(item.value, "op"):
+            continue
+        if not _has_thread_binding(item):
+            raise TVMError(f"{name}: a statement runs outside any thread-bound loop; a CUDA kernel needs its "
+                           "outer loops bound with sch.bind(loop, 'blockIdx.x') and sch.bind(loop, 'threadIdx.x')")
+        kname = f"{name}_kernel" + (f"_{len(kernels)}" if kernels else "")
+        writer = KernelWriter(dict(func.buffer_map), _Scan(item))
+        source, grid, block = writer.write(kname, func.params, item)
+        kernels.append((kname, source, grid, block))
+    return kernels
+
+
+def build(mod, target):
+    """Lowered IRModule to a ``CUDAHostModule`` for ``target`` (a cuda Target)."""
+    sources, functions = [HEADER], {}
+    for gv, func in mod.functions.items():
+        if not isinstance(func, PrimFunc):
+            continue
+        name = func.attrs.get("global_symbol", gv.name_hint)
+        launches = []
+        for kname, source, grid, block in split_kernels(name, func):
+            sources.append(source)
+            launches.append(KernelLaunch(kname, grid, block))
+        params = [(func.buffer_map[p].dtype, tuple(func.buffer_map[p].shape)) if p in func.buffer_map else (p.dtype, None)
+                  for p in func.params]
+        functions[name] = (launches, params)
+    device = CUDASourceModule("\n".join(sources), target)
+    return CUDAHostModule(functions, device, target)

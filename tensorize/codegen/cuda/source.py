@@ -1,0 +1,219 @@
+"""Lowered TensorIR to CUDA C: the host/device split, kernels, shared/local/WMMA storage and barriers.
+
+Host/device split: the body of a lowered PrimFunc is a sequence of loop nests; each top-level nest
+that binds loops to ``blockIdx.*``/``threadIdx.*`` becomes one ``__global__`` kernel
+(``<name>_kernel``, ``<name>_kernel_1``, ...), launched in order by the host function with the grid
+and block the binding extents give. A thread-bound loop becomes ``int v = threadIdx.x;`` (guarded when
+its extent is smaller than the block's), ``vthread.*`` loops run serially in each thread.
+
+Storage scopes: ``shared`` -> ``__shared__`` arrays, ``local`` -> registers (plain arrays),
+``wmma.matrix_a`` / ``wmma.matrix_b`` / ``wmma.accumulator`` -> ``nvcuda::wmma::fragment`` arrays
+whose shape and layout come from the ``tvm_load_matrix_sync``/``tvm_fill_fragment`` calls on them.
+
+Barriers: in a statement sequence inside a kernel, a ``__syncthreads()`` goes before and after each
+statement that writes shared memory (a cooperative fetch), so that no thread reads a tile before all
+have written it and no thread overwrites a tile another still reads (the previous loop iteration).
+"""
+from __future__ import annotations
+
+from ...errors import TVMError
+from ...ir import expr as E
+from ...ir import stmt as S
+from ...ir.functor import post_order_visit
+from .expr import CudaExprPrinter, c_type
+from .warp import FragmentInfo, install_warp_calls
+
+_THREAD_TAGS = ("blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y", "threadIdx.z")
+HEADER = """#include <cuda_fp16.h>
+#include <mma.h>
+#include <cstdint>
+"""
+
+
+def _tag(loop) -> str:
+    return loop.thread_binding.thread_tag if loop.thread_binding is not None else ""
+
+
+class _Scan:
+    """Thread extents and the storage scopes of allocations in a statement."""
+
+    def __init__(self, body):
+        self.extents: dict[str, int] = {}
+        self.scopes: dict = {}
+        post_order_visit(body, self._visit)
+
+    def _visit(self, node):
+        if isinstance(node, S.For) and node.kind == S.ForKind.THREAD_BINDING and _tag(node) in _THREAD_TAGS:
+            tag = _tag(node)
+            if not isinstance(node.extent, E.IntImm):
+                raise TVMError(f"the loop bound to {tag} has the symbolic extent {node.extent}; CUDA launches "
+                               "need constant thread extents here (split the loop by a constant factor)")
+            self.extents[tag] = max(self.extents.get(tag, 1), int(node.extent.value))
+        elif isinstance(node, S.Allocate):
+            annotation = getattr(node.buffer_var, "type_annotation", None)
+            self.scopes[node.buffer_var] = getattr(annotation, "storage_scope", "global")
+
+
+def _touches_shared(stmt, shared_vars, writes: bool) -> bool:
+    """Whether ``stmt`` writes (or reads) a buffer of ``shared_vars``."""
+    found = []
+
+    def visit(node):
+        if writes and isinstance(node, S.BufferStore) and node.buffer.data in shared_vars:
+            found.append(node)
+        elif not writes and isinstance(node, E.BufferLoad) and node.buffer.data in shared_vars:
+            found.append(node)
+        elif isinstance(node, E.Call) and node.op.name == "tir.tvm_access_ptr" and node.args[1] in shared_vars:
+            if int(node.args[4].value) & (2 if writes else 1):
+                found.append(node)
+
+    post_order_visit(stmt, visit)
+    return bool(found)
+
+
+class KernelWriter(CudaExprPrinter):
+    """Writes one kernel: ``write(name, params, body) -> (source, grid, block)``."""
+
+    def __init__(self, buffer_map, scan: _Scan):
+        super().__init__()
+        self.buffer_map, self.scan = buffer_map, scan
+        self.lines: list[str] = []
+        self.indent = 1
+        self.fragments = FragmentInfo()
+        self.shared_vars = {v for v, scope in scan.scopes.items() if scope.startswith("shared")}
+        self.loop_depth = 0
+        install_warp_calls(self)
+
+    def emit(self, line: str) -> None:
+        if line == "__syncthreads();" and self.lines and self.lines[-1].strip() == line:
+            return
+        self.lines.append("  " * self.indent + line)
+
+    def write(self, name: str, params, body):
+        self.fragments.scan(body)
+        args = []
+        for p in params:
+            buf = self.buffer_map.get(p)
+            if buf is not None:
+                args.append(f"{c_type(buf.dtype)}* __restrict__ {self.name_of(buf.data)}")
+            elif p.dtype == "handle":
+                args.append(f"void* __restrict__ {self.name_of(p)}")
+            else:
+                args.append(f"{c_type(p.dtype)} {self.name_of(p)}")
+        self.stmt(body)
+        ext = self.scan.extents
+        grid = tuple(ext.get(f"blockIdx.{a}", 1) for a in "xyz")
+        block = tuple(ext.get(f"threadIdx.{a}", 1) for a in "xyz")
+        threads = block[0] * block[1] * block[2]
+        head = f'extern "C" __global__ void __launch_bounds__({threads}) {name}({", ".join(args)}) {{'
+        return "\n".join([head, *self.lines, "}"]) + "\n", grid, block
+
+    # -- statements -----------------------------------------------------------------------------
+    def stmt(self, s) -> None:
+        method = getattr(self, "emit_" + type(s).__name__, None)
+        if method is None:
+            raise TVMError(f"CUDA codegen does not support the statement {type(s).__name__}; build lowered TensorIR")
+        method(s)
+
+    def emit_SeqStmt(self, s):
+        items = list(s.seq)
+        for item in items:
+            writes = _touches_shared(item, self.shared_vars, writes=True) if self.shared_vars else False
+            if writes:
+                self.emit("__syncthreads();")
+            self.stmt(item)
+            if writes:
+                self.emit("__syncthreads();")
+
+    def emit_For(self, s):
+        tag = _tag(s)
+        var = self.name_of(s.loop_var)
+        if s.kind == S.ForKind.THREAD_BINDING and tag in _THREAD_TAGS:
+            self.emit("{")
+            self.indent += 1
+            self.emit(f"int {var} = {tag};")
+            guarded = int(s.extent.value) < self.scan.extents[tag]
+            if guarded:
+                self.emit(f"if ({var} < {s.extent.value}) {{")
+                self.indent += 1
+            self.stmt(s.body)
+            if guarded:
+                self.indent -= 1
+                self.emit("}")
+            self.indent -= 1
+            self.emit("}")
+            return
+        if s.kind == S.ForKind.UNROLLED:
+            self.emit("#pragma unroll")
+        lo = self.expr(s.min)
+        hi = self.expr(s.extent) if isinstance(s.min, E.IntImm) and s.min.value == 0 else f"{lo} + {self.expr(s.extent)}"
+        ty = c_type(s.loop_var.dtype)
+        self.emit(f"for ({ty} {var} = {lo}; {var} < {hi}; ++{var}) {{")
+        self.indent += 1
+        self.loop_depth += 1
+        self.stmt(s.body)
+        self.loop_depth -= 1
+        self.indent -= 1
+        self.emit("}")
+
+    def emit_Allocate(self, s):
+        scope = self.scan.scopes.get(s.buffer_var, "global")
+        name = self.name_of(s.buffer_var)
+        size = 1
+        for extent in s.extents:
+            if not isinstance(extent, E.IntImm):
+                raise TVMError(f"the {scope} buffer {name} has the symbolic size {extent}; GPU buffers need constant sizes")
+            size *= int(extent.value)
+        if scope.startswith("wmma."):
+            self.emit(self.fragments.declaration(s.buffer_var, name, scope, s.dtype, size))
+        elif scope in ("shared", "shared.dyn"):
+            self.emit(f"__shared__ alignas(16) {c_type(s.dtype)} {name}[{size}];")
+        elif scope in ("local", "warp", "global"):
+            if scope == "global":
+                raise TVMError(f"kernel allocates the global buffer {name}; give it a 'shared' or 'local' scope "
+                               "(cache_read/cache_write with a GPU scope)")
+            self.emit(f"{c_type(s.dtype)} {name}[{size}];")
+        else:
+            raise TVMError(f"CUDA codegen does not know the storage scope {scope!r} of {name}")
+        self.stmt(s.body)
+
+    def emit_DeclBuffer(self, s):
+        self.stmt(s.body)
+
+    def emit_AttrStmt(self, s):
+        self.stmt(s.body)
+
+    def emit_BufferStore(self, s):
+        if len(s.indices) != 1:
+            raise TVMError(f"CUDA codegen takes flattened buffers; {s.buffer.name} has {len(s.indices)} indices")
+        self.emit(f"{self.name_of(s.buffer.data)}[{self.expr(s.indices[0])}] = {self.expr(s.value)};")
+
+    def emit_LetStmt(self, s):
+        self.emit(f"{c_type(s.var.dtype) if s.var.dtype != 'handle' else 'void*'} {self.name_of(s.var)} = {self.expr(s.value)};")
+        self.stmt(s.body)
+
+    def emit_IfThenElse(self, s):
+        self.emit(f"if ({self.expr(s.condition)}) {{")
+        self.indent += 1
+        self.stmt(s.then_case)
+        self.indent -= 1
+        if s.else_case is not None:
+            self.emit("} else {")
+            self.indent += 1
+            self.stmt(s.else_case)
+            self.indent -= 1
+        self.emit("}")
+
+    def emit_Evaluate(self, s):
+        if not isinstance(s.value, (E.IntImm, E.FloatImm)):
+            self.emit(self.expr(s.value) + ";")
+
+    def emit_AssertStmt(self, s):
+        self.stmt(s.body)
+
+    def emit_While(self, s):
+        self.emit(f"while ({self.expr(s.condition)}) {{")
+        self.indent += 1
+        self.stmt(s.body)
+        self.indent -= 1
+        self.emit("}")

@@ -1,0 +1,173 @@
+"""The CUDA runtime: the device module (CUDA C, compiled through NVRTC) and the host module that
+launches its kernels with cupy.
+
+Without cupy or without a GPU, building and reading the source work; calling a function raises a
+``TVMError`` that says what is missing.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+from dataclasses import dataclass
+
+from ..errors import TVMError
+
+logger = logging.getLogger(__name__)
+
+
+def cupy_or_none():
+    """The ``cupy`` module when it imports and sees a GPU, else None."""
+    try:
+        import cupy
+    except ImportError:
+        return None
+    try:
+        return cupy if cupy.cuda.is_available() else None
+    except Exception:  # a broken driver installation reports through many exception types
+        return None
+
+
+def gpu_available() -> bool:
+    """Whether kernels can be launched here (cupy imports and a CUDA device answers)."""
+    return cupy_or_none() is not None
+
+
+def _require_cupy():
+    cupy = cupy_or_none()
+    if cupy is None:
+        raise TVMError("running CUDA kernels needs cupy (pip install cupy-cuda13x) and an NVIDIA GPU; none is "
+                       "available here. Read the generated code with mod.imported_modules[0].get_source(), or "
+                       "build the schedule for 'llvm' to emulate it on the CPU (tensorize.transform.gpu_emulation)")
+    return cupy
+
+
+def cuda_include_dir() -> str | None:
+    """The CUDA toolkit's include folder (beside ``nvcc``), which NVRTC needs for ``mma.h``."""
+    nvcc = shutil.which("nvcc")
+    if nvcc:
+        path = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(nvcc))), "include")
+        if os.path.isdir(path):
+            return path
+    return None
+
+
+@dataclass(frozen=True)
+class KernelLaunch:
+    """One kernel launch of a host function: its name, grid and block."""
+
+    name: str
+    grid: tuple
+    block: tuple
+
+
+class CUDASourceModule:
+    """The device half: CUDA C source, compiled through NVRTC (cupy) on first use."""
+
+    type_key = "cuda"
+
+    def __init__(self, source: str, target):
+        self.source, self.target = source, target
+        self._module = None
+        self.imported_modules = []
+
+    def get_source(self, fmt: str = "") -> str:
+        return self.source
+
+    def arch(self) -> str:
+        return getattr(self.target, "arch", "") or "sm_80"
+
+    def kernel(self, name: str):
+        cupy = _require_cupy()
+        if self._module is None:
+            options = ["-std=c++17", f"--gpu-architecture={self.arch().replace('sm_', 'compute_')}"]
+            include = cuda_include_dir()
+            if include:
+                options.append(f"-I{include}")
+            self._module = cupy.RawModule(code=self.source, options=tuple(options), backend="nvrtc")
+        return self._module.get_function(name)
+
+
+class CUDAFunction:
+    """A host function: checks its arguments and launches its kernels in order on the current stream."""
+
+    def __init__(self, name, launches, params, device: CUDASourceModule):
+        self.name, self.launches, self.params, self.device = name, launches, params, device
+
+    def _arguments(self, args):
+        cupy = _require_cupy()
+        import numpy as np
+
+        if len(args) != len(self.params):
+            raise TVMError(f"{self.name} takes {len(self.params)} arguments, got {len(args)}")
+        out = []
+        for i, (arg, (dtype, shape)) in enumerate(zip(args, self.params)):
+            if shape is None:
+                out.append(np.dtype(dtype).type(arg))
+                continue
+            data = getattr(arg, "cupy", arg)
+            if not isinstance(data, cupy.ndarray):
+                raise TVMError(f"argument {i} of {self.name} must be on the GPU: tvm.nd.array(x, tvm.cuda(0))")
+            if str(data.dtype) != dtype or tuple(data.shape) != tuple(int(s) for s in shape):
+                raise TVMError(f"argument {i} of {self.name}: expected {dtype}{list(shape)}, got "
+                               f"{data.dtype}{list(data.shape)}")
+            out.append(data)
+        return out
+
+    def __call__(self, *args) -> None:
+        arguments = self._arguments(args)
+        for launch in self.launches:
+            self.device.kernel(launch.name)(launch.grid, launch.block, tuple(arguments))
+
+
+class CUDAHostModule:
+    """The host half of a CUDA build: ``mod["main"](a, b, c)`` launches; ``imported_modules[0]`` is the device
+    module (``get_source()`` gives the CUDA C)."""
+
+    type_key = "llvm"
+
+    def __init__(self, functions: dict, device: CUDASourceModule, target):
+        self.target = target
+        self.imported_modules = [device]
+        self._functions = {name: CUDAFunction(name, launches, params, device)
+                           for name, (launches, params) in functions.items()}
+
+    def __getitem__(self, name: str) -> CUDAFunction:
+        if name not in self._functions:
+            raise TVMError(f"no function {name!r} in this module; it has {sorted(self._functions)}")
+        return self._functions[name]
+
+    def __call__(self, *args) -> None:
+        """Call the module's one function (``main``), as ``tvm.build(...)(a, b)`` does."""
+        name = "main" if "main" in self._functions else next(iter(self._functions))
+        self[name](*args)
+
+    def get_function(self, name: str, query_imports: bool = False) -> CUDAFunction:
+        return self[name]
+
+    def launches(self, name: str = "main") -> list:
+        """The kernel launches of function ``name`` (name, grid, block)."""
+        return list(self[name].launches)
+
+    def time_evaluator(self, func_name: str, dev=None, number: int = 10, repeat: int = 1, min_repeat_ms: int = 0,
+                       **_):
+        """Time ``func_name`` with CUDA events: ``f(*args).results`` are seconds per call, one per repeat."""
+        func = self[func_name]
+
+        def evaluator(*args):
+            cupy = _require_cupy()
+            from .profiling import BenchmarkResult
+
+            func(*args)  # warm-up (and NVRTC compilation)
+            results = []
+            for _ in range(repeat):
+                start, stop = cupy.cuda.Event(), cupy.cuda.Event()
+                start.record()
+                for _ in range(number):
+                    func(*args)
+                stop.record()
+                stop.synchronize()
+                results.append(cupy.cuda.get_elapsed_time(start, stop) / 1e3 / number)
+            return BenchmarkResult(results)
+
+        return evaluator
