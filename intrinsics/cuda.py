@@ -55,7 +55,20 @@ WMMA_STORE_16x16x16_S32_GLOBAL_INTRIN = "wmma_store_16x16x16_s32_global"
 
 
 def fragment_index(buffer, stride):
-    """The fragment number of a 16x16 tile of a fragment buffer with row stride ``stride``."""
+    """The fragment number of a 16x16 tile of a fragment buffer with row stride ``stride``.
+
+    Parameters
+    ----------
+    buffer : Buffer
+        A 16x16 view of a fragment buffer (its ``elem_offset`` locates the tile).
+    stride : PrimExpr or int
+        The row stride of the whole buffer.
+
+    Returns
+    -------
+    PrimExpr
+        The tile's index, row-major over the buffer's 16x16 tiles.
+    """
     row = buffer.elem_offset // stride // _TILE
     col = buffer.elem_offset % stride // _TILE
     return row * (stride // _TILE) + col
@@ -66,7 +79,24 @@ def _meta(kind: str) -> IntrinMeta:
 
 
 def wmma_load(dtype: str, scope: str, is_b: bool, transposed: bool):
-    """``desc``/``impl`` loading a 16x16 tile of ``scope`` memory into a matrix_a/matrix_b fragment."""
+    """``desc``/``impl`` loading a 16x16 tile of ``scope`` memory into a matrix_a/matrix_b fragment.
+
+    Parameters
+    ----------
+    dtype : str
+        The element dtype (``"float16"`` or ``"int8"``).
+    scope : str
+        The source memory scope, e.g. ``"shared"``.
+    is_b : bool
+        Load a matrix_b fragment (else matrix_a).
+    transposed : bool
+        The tile is stored column-major.
+
+    Returns
+    -------
+    tuple of PrimFunc
+        ``(desc, impl)``: the semantics and the WMMA call.
+    """
     fragment = "wmma.matrix_b" if is_b else "wmma.matrix_a"
     layout = "col_major" if transposed else "row_major"
 
@@ -100,7 +130,20 @@ def wmma_load(dtype: str, scope: str, is_b: bool, transposed: bool):
 
 
 def wmma_sync(in_dtype: str, out_dtype: str):
-    """``desc``/``impl`` of ``C[i, j] += A[i, k] * B[k, j]`` on fragments."""
+    """``desc``/``impl`` of ``C[i, j] += A[i, k] * B[k, j]`` on fragments.
+
+    Parameters
+    ----------
+    in_dtype : str
+        The dtype of A and B (``"float16"`` or ``"int8"``).
+    out_dtype : str
+        The accumulator's dtype (``"float16"``, ``"float32"`` or ``"int32"``).
+
+    Returns
+    -------
+    tuple of PrimFunc
+        ``(desc, impl)``: the semantics and the WMMA call.
+    """
 
     @T.prim_func
     def desc(a: T.handle, b: T.handle, c: T.handle) -> None:
@@ -137,7 +180,18 @@ def wmma_sync(in_dtype: str, out_dtype: str):
 
 
 def wmma_fill(dtype: str):
-    """``desc``/``impl`` setting an accumulator tile to zero."""
+    """``desc``/``impl`` setting an accumulator tile to zero.
+
+    Parameters
+    ----------
+    dtype : str
+        The accumulator's dtype.
+
+    Returns
+    -------
+    tuple of PrimFunc
+        ``(desc, impl)``: the semantics and the WMMA call.
+    """
     zero = tir.const(0, dtype)
 
     @T.prim_func
@@ -165,7 +219,20 @@ def wmma_fill(dtype: str):
 
 
 def wmma_store(dtype: str, scope: str):
-    """``desc``/``impl`` storing an accumulator tile to ``scope`` memory (row major)."""
+    """``desc``/``impl`` storing an accumulator tile to ``scope`` memory (row major).
+
+    Parameters
+    ----------
+    dtype : str
+        The accumulator's dtype.
+    scope : str
+        The destination memory, ``"shared"`` or ``"global"``.
+
+    Returns
+    -------
+    tuple of PrimFunc
+        ``(desc, impl)``: the semantics and the WMMA call.
+    """
 
     @T.prim_func
     def desc(a: T.handle, c: T.handle) -> None:

@@ -37,23 +37,49 @@ class CUDATensor:
 
     @property
     def cupy(self):
+        """The underlying ``cupy.ndarray``."""
         return self._cupy
 
     @property
     def shape(self) -> tuple:
+        """The tensor's shape."""
         return tuple(self._cupy.shape)
 
     @property
     def dtype(self) -> str:
+        """The tensor's dtype (as the program sees it)."""
         return self._dtype
 
     def numpy(self) -> np.ndarray:
-        """A host copy of the data."""
+        """A host copy of the data.
+
+        Returns
+        -------
+        numpy.ndarray
+            The copy.
+        """
         return self._cupy.get()
 
     asnumpy = numpy
 
     def copyfrom(self, source) -> "CUDATensor":
+        """Copy ``source`` (an array or tensor of the same shape) into this tensor.
+
+        Parameters
+        ----------
+        source : array_like or tensor
+            The data, cast to this tensor's dtype.
+
+        Returns
+        -------
+        CUDATensor
+            ``self``.
+
+        Raises
+        ------
+        TVMValueError
+            When the shapes differ.
+        """
         source = source.numpy() if hasattr(source, "numpy") else np.asarray(source)
         if tuple(source.shape) != self.shape:
             raise TVMValueError(f"copyfrom: shape {source.shape} does not match the tensor's shape {self.shape}")
@@ -68,7 +94,22 @@ class CUDATensor:
 
 
 def cuda_array(arr, device, dtype: str | None = None) -> CUDATensor:
-    """A copy of ``arr`` (numpy array, list or tensor) on ``device``."""
+    """A copy of ``arr`` (numpy array, list or tensor) on ``device``.
+
+    Parameters
+    ----------
+    arr : array_like or tensor
+        The data.
+    device : Device
+        A CUDA device.
+    dtype : str, optional
+        Cast to this dtype first.
+
+    Returns
+    -------
+    CUDATensor
+        The device copy.
+    """
     cupy = _cupy()
     source = arr.numpy() if hasattr(arr, "numpy") else np.asarray(arr)
     if dtype is not None:
@@ -78,6 +119,22 @@ def cuda_array(arr, device, dtype: str | None = None) -> CUDATensor:
 
 
 def cuda_empty(shape, dtype: str, device) -> CUDATensor:
+    """An uninitialised tensor on ``device``.
+
+    Parameters
+    ----------
+    shape : sequence of int
+        Its shape.
+    dtype : str
+        Its dtype.
+    device : Device
+        A CUDA device.
+
+    Returns
+    -------
+    CUDATensor
+        The new tensor.
+    """
     cupy = _cupy()
     with cupy.cuda.Device(device.device_id):
         return CUDATensor(cupy.empty(shape, dt.numpy_dtype(dtype)), device, dtype)

@@ -17,7 +17,13 @@ logger = logging.getLogger(__name__)
 
 
 def cupy_or_none():
-    """The ``cupy`` module when it imports and sees a GPU, else None."""
+    """The ``cupy`` module when it imports and sees a GPU, else None.
+
+    Returns
+    -------
+    module or None
+        ``cupy``, or None.
+    """
     try:
         import cupy
     except ImportError:
@@ -29,7 +35,13 @@ def cupy_or_none():
 
 
 def gpu_available() -> bool:
-    """Whether kernels can be launched here (cupy imports and a CUDA device answers)."""
+    """Whether kernels can be launched here (cupy imports and a CUDA device answers).
+
+    Returns
+    -------
+    bool
+        True with a usable GPU.
+    """
     return cupy_or_none() is not None
 
 
@@ -43,7 +55,13 @@ def _require_cupy():
 
 
 def cuda_include_dir() -> str | None:
-    """The CUDA toolkit's include folder (beside ``nvcc``), which NVRTC needs for ``mma.h``."""
+    """The CUDA toolkit's include folder (beside ``nvcc``), which NVRTC needs for ``mma.h``.
+
+    Returns
+    -------
+    str or None
+        The folder, or None when ``nvcc`` is not on the PATH.
+    """
     nvcc = shutil.which("nvcc")
     if nvcc:
         path = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(nvcc))), "include")
@@ -72,12 +90,43 @@ class CUDASourceModule:
         self.imported_modules = []
 
     def get_source(self, fmt: str = "") -> str:
+        """The module's CUDA C source.
+
+        Parameters
+        ----------
+        fmt : str
+            Ignored (TVM's format selector).
+
+        Returns
+        -------
+        str
+            The source of all kernels.
+        """
         return self.source
 
     def arch(self) -> str:
+        """The GPU architecture to compile for.
+
+        Returns
+        -------
+        str
+            The target's ``arch``, ``"sm_80"`` when it has none.
+        """
         return getattr(self.target, "arch", "") or "sm_80"
 
     def kernel(self, name: str):
+        """The compiled kernel ``name`` (the source is compiled by NVRTC on the first call).
+
+        Parameters
+        ----------
+        name : str
+            A kernel of the source.
+
+        Returns
+        -------
+        cupy.RawKernel
+            The kernel, ready to launch.
+        """
         cupy = _require_cupy()
         if self._module is None:
             options = ["-std=c++17", f"--gpu-architecture={self.arch().replace('sm_', 'compute_')}"]
@@ -143,15 +192,61 @@ class CUDAHostModule:
         self[name](*args)
 
     def get_function(self, name: str, query_imports: bool = False) -> CUDAFunction:
+        """The host function ``name`` (as ``module[name]``).
+
+        Parameters
+        ----------
+        name : str
+            A function of the module.
+        query_imports : bool
+            Ignored (TVM's signature).
+
+        Returns
+        -------
+        CUDAFunction
+            The callable that launches its kernels.
+        """
         return self[name]
 
     def launches(self, name: str = "main") -> list:
-        """The kernel launches of function ``name`` (name, grid, block)."""
+        """The kernel launches of function ``name`` (name, grid, block).
+
+        Parameters
+        ----------
+        name : str
+            A function of the module.
+
+        Returns
+        -------
+        list of KernelLaunch
+            In launch order.
+        """
         return list(self[name].launches)
 
     def time_evaluator(self, func_name: str, dev=None, number: int = 10, repeat: int = 1, min_repeat_ms: int = 0,
                        **_):
-        """Time ``func_name`` with CUDA events: ``f(*args).results`` are seconds per call, one per repeat."""
+        """Time ``func_name`` with CUDA events: ``f(*args).results`` are seconds per call, one per repeat.
+
+        Parameters
+        ----------
+        func_name : str
+            A function of the module.
+        dev : Device, optional
+            Ignored (the arguments' device is used).
+        number : int
+            Calls per repeat (their mean is one result).
+        repeat : int
+            How many results.
+        min_repeat_ms : int
+            Ignored.
+        **_
+            Other keywords of TVM's signature, ignored.
+
+        Returns
+        -------
+        callable
+            ``evaluator(*args) -> BenchmarkResult``; it makes one warm-up call first.
+        """
         func = self[func_name]
 
         def evaluator(*args):

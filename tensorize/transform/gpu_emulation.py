@@ -31,7 +31,18 @@ def _serial(node):
 
 
 def emulate_gpu(mod):
-    """``mod`` (an IRModule, PrimFunc or Schedule's module) with thread-bound loops made serial."""
+    """``mod`` (an IRModule, PrimFunc or Schedule's module) with thread-bound loops made serial.
+
+    Parameters
+    ----------
+    mod : IRModule, PrimFunc or Schedule
+        A GPU program (anything with ``.mod`` is unwrapped).
+
+    Returns
+    -------
+    IRModule or PrimFunc
+        The same kind as given: the program for a CPU, its ``blockIdx``/``threadIdx`` loops serial.
+    """
     mod = getattr(mod, "mod", mod)
     if isinstance(mod, PrimFunc):
         return mod.with_body(ir_transform(mod.body, None, _serial, ["tir.For"]))

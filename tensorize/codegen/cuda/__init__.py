@@ -41,7 +41,27 @@ def _top_level(body):
 
 
 def split_kernels(name: str, func: PrimFunc):
-    """The kernels of ``func``: ``[(kernel_name, source, grid, block), ...]`` in launch order."""
+    """The kernels of ``func``: ``[(kernel_name, source, grid, block), ...]`` in launch order.
+
+    Each top-level thread-bound statement of the body becomes one kernel.
+
+    Parameters
+    ----------
+    name : str
+        The function's name; kernels are ``{name}_kernel``, ``{name}_kernel_1``, ...
+    func : PrimFunc
+        A lowered PrimFunc whose statements run inside loops bound to ``blockIdx``/``threadIdx``.
+
+    Returns
+    -------
+    list of tuple
+        ``(kernel_name, source, grid, block)``: the CUDA C source and the launch's (x, y, z) extents.
+
+    Raises
+    ------
+    TVMError
+        When a statement runs outside any thread-bound loop.
+    """
     kernels = []
     for item in _top_level(func.body):
         if isinstance(item, S.Evaluate) and not hasattr(item.value, "op"):
@@ -57,7 +77,20 @@ def split_kernels(name: str, func: PrimFunc):
 
 
 def build(mod, target):
-    """Lowered IRModule to a ``CUDAHostModule`` for ``target`` (a cuda Target)."""
+    """Lowered IRModule to a ``CUDAHostModule`` for ``target`` (a cuda Target).
+
+    Parameters
+    ----------
+    mod : IRModule
+        The lowered module; every PrimFunc becomes a host function launching its kernels.
+    target : Target
+        A cuda target (its ``arch`` picks the NVRTC architecture).
+
+    Returns
+    -------
+    CUDAHostModule
+        The host module over one ``CUDASourceModule`` (compiled by NVRTC at the first launch).
+    """
     sources, functions = [HEADER], {}
     for gv, func in mod.functions.items():
         if not isinstance(func, PrimFunc):

@@ -24,7 +24,23 @@ _MATH = {"exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "sqrt", "rsqrt
 
 
 def c_type(dtype: str) -> str:
-    """The CUDA C type of a scalar ``dtype``; vector dtypes are not generated."""
+    """The CUDA C type of a scalar ``dtype``; vector dtypes are not generated.
+
+    Parameters
+    ----------
+    dtype : str
+        A scalar dtype, e.g. ``"float16"``.
+
+    Returns
+    -------
+    str
+        The C type, e.g. ``"half"``.
+
+    Raises
+    ------
+    TVMError
+        For a vector dtype or one with no C type.
+    """
     if dt.lanes_of(dtype) != 1:
         raise TVMError(f"CUDA codegen emits scalar code; the vector dtype {dtype} reached it. Do not vectorize "
                        "loops of GPU kernels (bind them to threads instead)")
@@ -46,6 +62,18 @@ class CudaExprPrinter:
         self.call_hooks: dict = {}  # op name -> f(printer, call) -> str (warp-level calls, see source.py)
 
     def name_of(self, var) -> str:
+        """The C identifier of ``var``, made unique on first use.
+
+        Parameters
+        ----------
+        var : Var
+            A variable of the program.
+
+        Returns
+        -------
+        str
+            Its identifier (the variable's name, sanitised, with a suffix when taken).
+        """
         if var not in self.names:
             base = "".join(c if c.isalnum() or c == "_" else "_" for c in var.name) or "v"
             taken = set(self.names.values())
@@ -56,6 +84,23 @@ class CudaExprPrinter:
         return self.names[var]
 
     def expr(self, e) -> str:
+        """The CUDA C text of expression ``e``.
+
+        Parameters
+        ----------
+        e : PrimExpr
+            The expression.
+
+        Returns
+        -------
+        str
+            Its C text.
+
+        Raises
+        ------
+        TVMError
+            For an expression kind the CUDA codegen does not support.
+        """
         method = getattr(self, "print_" + type(e).__name__, None)
         if method is None:
             kind = type(e).__name__

@@ -85,11 +85,34 @@ class KernelWriter(CudaExprPrinter):
         install_warp_calls(self)
 
     def emit(self, line: str) -> None:
+        """Append a line at the current indentation (a repeated ``__syncthreads();`` is dropped).
+
+        Parameters
+        ----------
+        line : str
+            A line of CUDA C.
+        """
         if line == "__syncthreads();" and self.lines and self.lines[-1].strip() == line:
             return
         self.lines.append("  " * self.indent + line)
 
     def write(self, name: str, params, body):
+        """Write the kernel ``name`` of ``body``.
+
+        Parameters
+        ----------
+        name : str
+            The kernel's name.
+        params : list of Var
+            The function's parameters (buffers become ``__restrict__`` pointers).
+        body : Stmt
+            The kernel's statement (thread-bound loops become thread indices).
+
+        Returns
+        -------
+        tuple
+            ``(source, grid, block)``: the ``__global__`` function's C text and the launch's (x, y, z) extents.
+        """
         self.fragments.scan(body)
         args = []
         for p in params:
@@ -110,6 +133,18 @@ class KernelWriter(CudaExprPrinter):
 
     # -- statements -----------------------------------------------------------------------------
     def stmt(self, s) -> None:
+        """Write statement ``s`` (dispatched on its type to ``emit_<Type>``).
+
+        Parameters
+        ----------
+        s : Stmt
+            The statement.
+
+        Raises
+        ------
+        TVMError
+            For a statement kind the CUDA codegen does not support.
+        """
         method = getattr(self, "emit_" + type(s).__name__, None)
         if method is None:
             raise TVMError(f"CUDA codegen does not support the statement {type(s).__name__}; build lowered TensorIR")

@@ -25,6 +25,13 @@ class FragmentInfo:
         self.layout: dict = {}
 
     def scan(self, body) -> None:
+        """Record the shape (and, from loads, the layout) of every fragment a WMMA call in ``body`` uses.
+
+        Parameters
+        ----------
+        body : Stmt
+            The kernel's body.
+        """
         def visit(node):
             if isinstance(node, E.Call) and node.op.name in _FRAGMENT_CALLS:
                 var = node.args[0]
@@ -35,6 +42,31 @@ class FragmentInfo:
         post_order_visit(body, visit)
 
     def declaration(self, var, name: str, scope: str, dtype: str, size: int) -> str:
+        """The C declaration of the fragment buffer ``name`` (an array of ``nvcuda::wmma::fragment``).
+
+        Parameters
+        ----------
+        var : Var
+            The buffer's data variable.
+        name : str
+            Its C identifier.
+        scope : str
+            ``"wmma.matrix_a"``, ``"wmma.matrix_b"`` or ``"wmma.accumulator"``.
+        dtype : str
+            The element dtype.
+        size : int
+            Elements in the buffer (one fragment per tile).
+
+        Returns
+        -------
+        str
+            The declaration.
+
+        Raises
+        ------
+        TVMError
+            When no WMMA call uses the buffer (its fragment shape is unknown).
+        """
         if var not in self.shape:
             raise TVMError(f"the {scope} buffer {name} is never loaded, filled or stored by a WMMA call, so its "
                            "fragment shape is unknown; tensorize its producer with a wmma_* intrinsic")
@@ -116,7 +148,13 @@ def _ptx_ldmatrix(p, e):
 
 
 def install_warp_calls(printer) -> None:
-    """Teach ``printer`` the warp-level calls."""
+    """Teach ``printer`` the warp-level calls (WMMA load/store/fill/mma, PTX mma and ldmatrix).
+
+    Parameters
+    ----------
+    printer : KernelWriter
+        The printer whose ``call_hooks`` get the calls.
+    """
     printer.call_hooks.update({
         "tvm_load_matrix_sync": _load, "tvm_store_matrix_sync": _store, "tvm_fill_fragment": _fill,
         "tvm_mma_sync": _mma, "ptx_mma": _ptx_mma, "ptx_ldmatrix": _ptx_ldmatrix,
