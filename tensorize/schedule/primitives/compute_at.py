@@ -188,9 +188,8 @@ class ComputeAt(ScheduleBase):
             decision = self._draw_compute_location(block)
         else:
             decision = int(decision.value if isinstance(decision, ExprRV) else decision)
-            # A replayed decision is only checked for its form here: trying compute_at at every loop
-            # would dominate replay, and the compute_at that uses the location checks it in full.
-            if not self._plausible_location(block, decision):
+            # Checked for its form only: the compute_at that uses the location checks it in full.
+            if decision not in self._location_options(block):
                 raise self._error(f"decision {decision} is not a valid compute location of block "
                                   f"{block.name!r}; valid ones are {self._compute_location_candidates(block)}",
                                   realize)
@@ -216,61 +215,40 @@ class ComputeAt(ScheduleBase):
                 return s
         return None
 
-    def _compute_location_candidates(self, block: BlockRV) -> list[int]:
-        func_name, index, realize = self._block(block)
-        out = []
-        if self._can_inline(realize.block, func_name):
-            out.append(-2)
-        out.append(-1)
-        consumer = self._first_consumer(block)
-        if consumer is None:
-            return out
-        for i, loop in enumerate(index.loops_of(consumer)):
-            if index.is_ancestor(loop, realize):
-                continue
-            trial = self.copy()
-            try:
-                trial._move_block(block, LoopRV(loop.loop_var, func_name), False, -1, reverse=False)
-            except ScheduleError:  # not a valid location
-                continue
-            out.append(i)
-        return out
-
-    def _draw_compute_location(self, block: BlockRV) -> int:
-        """A location drawn uniformly from the valid ones, by rejection: draw among the plausible
-        locations, try compute_at on a copy only for the one drawn, and drop it when invalid (one
-        trial instead of one per loop)."""
+    def _location_options(self, block: BlockRV) -> list[int]:
+        """Plausible locations: inline (-2) if inlinable, root (-1), first-consumer loops not above the block."""
         func_name, index, realize = self._block(block)
         options = [-2] if self._can_inline(realize.block, func_name) else []
         options.append(-1)
         consumer = self._first_consumer(block)
         if consumer is not None:
             options += [i for i, loop in enumerate(index.loops_of(consumer)) if not index.is_ancestor(loop, realize)]
-        loops = index.loops_of(consumer) if consumer is not None else []
+        return options
+
+    def _location_applies(self, block: BlockRV, decision: int) -> bool:
+        """Whether ``compute_at`` applies at plausible location ``decision`` (tried on a copy)."""
+        if decision < 0:
+            return True
+        func_name, index, _ = self._block(block)
+        loop = index.loops_of(self._first_consumer(block))[decision]
+        try:
+            self.copy()._move_block(block, LoopRV(loop.loop_var, func_name), False, -1, reverse=False)
+        except ScheduleError:
+            return False
+        return True
+
+    def _compute_location_candidates(self, block: BlockRV) -> list[int]:
+        """Every location where ``compute_at`` applies (one trial per loop)."""
+        return [d for d in self._location_options(block) if self._location_applies(block, d)]
+
+    def _draw_compute_location(self, block: BlockRV) -> int:
+        """A valid location drawn uniformly, by rejection among the plausible ones (one trial, not one per loop)."""
+        options = self._location_options(block)
         while True:
             decision = self._rng.choice(options)
-            if decision < 0:
+            if self._location_applies(block, decision):
                 return decision
-            trial = self.copy()
-            try:
-                trial._move_block(block, LoopRV(loops[decision].loop_var, func_name), False, -1, reverse=False)
-                return decision
-            except ScheduleError:  # not a valid location: draw again among the others
-                options.remove(decision)
-
-    def _plausible_location(self, block: BlockRV, decision: int) -> bool:
-        """The root, inline where the block is inlinable, or a loop of the first consumer that is not
-        above the block itself."""
-        func_name, index, realize = self._block(block)
-        if decision == -1:
-            return True
-        if decision == -2:
-            return self._can_inline(realize.block, func_name)
-        consumer = self._first_consumer(block)
-        if consumer is None or decision < 0:
-            return False
-        loops = index.loops_of(consumer)
-        return decision < len(loops) and not index.is_ancestor(loops[decision], realize)
+            options.remove(decision)
 
     def _can_inline(self, block: Block, func_name: str) -> bool:
         """Cheap test of compute_inline's preconditions: a spatial block with one write, not an output."""
