@@ -105,8 +105,7 @@ class Sampler:
             One per trace, in order; invalid ones are counted in ``invalid`` by reason.
         """
         start = time.perf_counter()
-        jobs = [(t.as_json() if isinstance(t, Trace) else t, resample, self.ctx.rng.randrange(1 << 31))
-                for t in traces]
+        jobs = [(t, resample, self.ctx.rng.randrange(1 << 31)) for t in traces]
         out: list[Candidate | None] = []
         for result, sch in self.pool.run(jobs):
             if result.reason is not None:

@@ -6,7 +6,7 @@ nothing else runs meanwhile (building and measuring come after). ``ReplayPool`` 
 to forked worker processes and returns the results in submission order, so the search proposes the
 same programs with one worker or several.
 
-A job is ``(trace_json, resample, seed)``: the trace to replay, whether every decision is drawn
+A job is ``(trace, resample, seed)``: the trace (a ``Trace`` or its JSON) to replay, whether every decision is drawn
 afresh (a sketch) or kept (a measured or mutated trace), and the seed of the new schedule's random
 state, drawn by the caller. A result is ``ReplayResult``: the finished candidate's full trace, its
 structural key and features, or the reason it is invalid.
@@ -90,7 +90,8 @@ def replay_job(ctx, space, features, job) -> tuple[ReplayResult, object]:
     trace_json, resample, seed = job
     provider = (lambda inst, decision: RESAMPLE) if resample else None
     try:
-        sch = space.replay(ctx, Trace.from_json(trace_json), space.postprocs, decision_provider=provider, seed=seed)
+        trace = trace_json if isinstance(trace_json, Trace) else Trace.from_json(trace_json)
+        sch = space.replay(ctx, trace, space.postprocs, decision_provider=provider, seed=seed)
         key = structural_hash(sch.mod)
         feats = features.extract(ctx, [sch])[0] if features is not None else None
     except _INVALID as err:
@@ -146,7 +147,8 @@ class ReplayPool:
         if self._pool is None or len(jobs) == 1:
             return [replay_job(self.ctx, self.space, self.features, job) for job in jobs]
         chunk = max(1, len(jobs) // (self.workers * 4))
-        return [(r, None) for r in self._pool.map(_worker_run, jobs, chunksize=chunk)]
+        wire = [(t.as_json() if isinstance(t, Trace) else t, resample, seed) for t, resample, seed in jobs]
+        return [(r, None) for r in self._pool.map(_worker_run, wire, chunksize=chunk)]
 
     def close(self) -> None:
         """End the worker processes (idempotent)."""
