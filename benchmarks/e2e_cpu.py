@@ -1,5 +1,5 @@
 """Whole models on this CPU: tensorize (untuned, and tuned with ``search.tune_graph``) next to
-onnxruntime and PyTorch (the same ONNX graph through onnx2torch), in one process.
+onnxruntime and PyTorch (the same ONNX graph run op by op with torch, experiments/torch_onnx.py), in one process.
 
 Run: ``python benchmarks/e2e_cpu.py [--models resnet50,mobilenet_v2,bert_base,vit_b16] [--trials 0]
 [--reduced]``. Each row: latency in ms (median of blocks), the tuning wall time, the error against

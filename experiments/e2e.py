@@ -54,22 +54,19 @@ def _onnxruntime(model, spinning: bool = True, threads: int | None = None):
 
 
 def _torch_fn(model, inputs, threads: int | None = None):
-    """PyTorch running the same ONNX graph (onnx2torch when installed), else None."""
+    """PyTorch running the same ONNX graph (``experiments.torch_onnx``), or None without torch."""
     try:
         import torch
-        from onnx2torch import convert
     except ImportError:
+        log.warning("torch is not installed: the PyTorch column stays empty (pip install -e '.[baselines]')")
         return None
+    from .torch_onnx import torch_runner
+
     if threads:
         torch.set_num_threads(threads)
-    module = convert(model).eval()
-    tensors = [torch.from_numpy(v) for v in inputs.values()]
-
-    def run():
-        with torch.inference_mode():
-            return module(*tensors)
-
-    return run
+    runner = torch_runner(model)
+    tensors = [torch.from_numpy(np.ascontiguousarray(inputs[n])) for n in runner.input_names]
+    return lambda: runner.torch_call(*tensors)
 
 
 def _rel_err(out, ref) -> float:

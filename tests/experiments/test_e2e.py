@@ -35,6 +35,7 @@ def test_reduced_model_experiment_is_tracked(tmp_path):
     (row,) = run_model_experiment(cfg, str(tmp_path))
     assert row["err_untuned"] < 1e-4 and row["err_tuned"] < 1e-4
     assert row["tuned_tasks"] == 1 and row["untuned_ms"] > 0 and row["onnxruntime_ms"] > 0
+    assert row["torch_ms"] > 0
 
     import mlflow
 
