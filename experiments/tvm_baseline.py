@@ -29,8 +29,13 @@ def to_tvm_dialect(text: str) -> str:
 
 
 def tvm_metaschedule_ms(workload, inputs, expected, trials: int = 64, work_dir: str = "tuning/tvm",
-                        mcpu: str = "native", number: int = 10, repeat: int = 5) -> float | None:
-    """Milliseconds per call of TVM MetaSchedule's best program, or None (not installed, or it failed)."""
+                        mcpu: str = "native", number: int = 10, repeat: int = 5,
+                        build_timeout: float = 60.0) -> float | None:
+    """Milliseconds per call of TVM MetaSchedule's best program, or None (not installed, or it failed).
+
+    Candidates build in TVM's ``LocalBuilder`` with :func:`experiments.tvm_build.build_candidate` (TVM's
+    default build minus an 80-second import per worker that made every build time out).
+    """
     try:
         import tvm as apache_tvm  # Apache TVM, not this project
         from tvm.s_tir import meta_schedule as ms
@@ -39,6 +44,8 @@ def tvm_metaschedule_ms(workload, inputs, expected, trials: int = 64, work_dir: 
         return None
     from tensorize import te
 
+    from .tvm_build import build_candidate
+
     try:
         func = te.create_prim_func(workload.args)
         mod = apache_tvm.script.from_source(to_tvm_dialect(func.script()))
@@ -46,7 +53,8 @@ def tvm_metaschedule_ms(workload, inputs, expected, trials: int = 64, work_dir: 
             mod = apache_tvm.IRModule({"main": mod.with_attr("global_symbol", "main")})
         target = apache_tvm.target.Target({"kind": "llvm", "mcpu": mcpu, "num-cores": os.cpu_count() or 2})
         start = time.perf_counter()
-        db = ms.tune_tir(mod, target, work_dir, max_trials_global=trials, num_trials_per_iter=16)
+        builder = ms.builder.LocalBuilder(f_build=build_candidate, timeout_sec=build_timeout)
+        db = ms.tune_tir(mod, target, work_dir, max_trials_global=trials, num_trials_per_iter=16, builder=builder)
         log.info("TVM MetaSchedule tuned %s in %.0f s", workload.name, time.perf_counter() - start)
         sch = ms.tir_integration.compile_tir(db, mod, target)
         lib = apache_tvm.compile(sch.mod, target=target)
