@@ -39,6 +39,7 @@ from ..ir.op import all as all_  # noqa: F401
 from ..ir.op import any as any_  # noqa: F401
 from .parser import hooks as _hooks
 from .tir_ops import *  # noqa: F401,F403  (T.Add, T.FloorMod, T.LT, ..., T.tvm_storage_sync, ...)
+from .tir_reduce import *  # noqa: F401,F403  (T.comm_reducer, T.reduce, T.iter_var)
 from .tir_buffers import *  # noqa: F401,F403  (T.Buffer, T.match_buffer, T.alloc_buffer, ...)
 from .tir_frames import *  # noqa: F401,F403  (T.grid, T.serial, T.block, T.axis, T.reads, ...)
 from .tir_stmts import *  # noqa: F401,F403  (T.evaluate, T.LetStmt, T.attr, T.launch_thread, ...)

@@ -6,7 +6,8 @@ import os
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # The files of the ``T`` namespace: ``tir.py`` and the parts it re-exports.
 TIR_NAMESPACE = ("tensorize/script/tir", "tensorize/script/tir_ops", "tensorize/script/tir_buffers",
-                 "tensorize/script/tir_frames", "tensorize/script/tir_stmts", "tensorize/script/tir_exprs")
+                 "tensorize/script/tir_frames", "tensorize/script/tir_stmts", "tensorize/script/tir_exprs",
+                 "tensorize/script/tir_reduce")
 
 
 def _module_files(*folders):
