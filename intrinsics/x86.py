@@ -24,6 +24,7 @@ from tensorize.ir.tensor_intrin import IntrinMeta
 from tensorize.script import tir as T
 
 from .naming import register
+from .x86_u8s8 import PMADD_AVX512, split7_dot_impl
 
 VNNI_DOT_16x4_INTRIN = "dot_16x4_u8i8s32_vnni"
 AVX512_DOT_16x4_INTRIN = "dot_16x4_u8i8s32_avx512_sat"
@@ -108,29 +109,9 @@ def dot_16x4_u8i8i32_avx512(
 
 
 # AVX512BW, exact over the whole u8 x s8 range: A split into its low 7 bits and its top bit, each
-# half through vpmaddubsw on its own (no int16 pair sum can saturate then: see the AVX2 analogue
-# in intrinsics.x86_avx2), both halves summed in int32 by vpmaddwd with ones and an add.
-@T.prim_func
-def dot_16x4_u8i8i32_avx512_exact(
-    A: T.Buffer((4,), "uint8", offset_factor=1),
-    B: T.Buffer((16, 4), "int8", offset_factor=1),
-    C: T.Buffer((16,), "int32", offset_factor=1),
-) -> None:
-    with T.block("root"):
-        T.reads(C[0:16], A[0:4], B[0:16, 0:4])
-        T.writes(C[0:16])
-        A_i32x16 = T.broadcast(T.reinterpret("int32", A.vload([0], "uint8x4")), 16)
-        A_low7 = T.reinterpret("int8x64", T.bitwise_and(A_i32x16, T.broadcast(T.int32(0x7F7F7F7F), 16)))
-        A_top = T.reinterpret("int8x64", T.bitwise_and(A_i32x16, T.broadcast(T.int32(-0x7F7F7F80), 16)))
-        B_i8x64 = B.vload([0, 0], "int8x64")
-        ones = T.broadcast(T.int16(1), 32)
-        low_i32x16 = T.call_llvm_pure_intrin(
-            "int32x16", "llvm.x86.avx512.pmaddw.d.512",
-            T.call_llvm_pure_intrin("int16x32", "llvm.x86.avx512.pmaddubs.w.512", A_low7, B_i8x64), ones)
-        top_i32x16 = T.call_llvm_pure_intrin(
-            "int32x16", "llvm.x86.avx512.pmaddw.d.512",
-            T.call_llvm_pure_intrin("int16x32", "llvm.x86.avx512.pmaddubs.w.512", A_top, B_i8x64), ones)
-        C[T.ramp(0, 1, 16)] = C.vload([0], "int32x16") + low_i32x16 + top_i32x16
+# half through vpmaddubsw on its own (no int16 pair sum can saturate then: see intrinsics.x86_u8s8),
+# both halves summed in int32 by vpmaddwd with ones and an add.
+dot_16x4_u8i8i32_avx512_exact = split7_dot_impl(16, PMADD_AVX512)
 
 
 _U8S8_META = dict(target_kind="llvm", arch="x86_64",
