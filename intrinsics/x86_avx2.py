@@ -16,6 +16,7 @@ from tensorize.ir.tensor_intrin import IntrinMeta
 from tensorize.script import tir as T
 
 from .naming import register
+from .x86_desc import broadcast_dot_desc, broadcast_fma_desc
 from .x86_u8s8 import PMADD_AVX2, split7_dot_impl
 
 AVX2_FMA_8_F32_INTRIN = "fma_8_f32f32f32_avx2"
@@ -33,19 +34,7 @@ AVXVNNI_DOT_8x4_INTRIN = "dot_8x4_u8i8s32_avxvnni"
 # ---------------------------------------------------------------------------------------------
 
 
-@T.prim_func
-def fma_8_f32_desc(
-    A: T.Buffer((1,), "float32", offset_factor=1),
-    B: T.Buffer((8,), "float32", offset_factor=1),
-    C: T.Buffer((8,), "float32", offset_factor=1),
-) -> None:
-    with T.block("root"):
-        T.reads(C[0:8], A[0:1], B[0:8])
-        T.writes(C[0:8])
-        for i in T.serial(0, 8):
-            with T.block("update"):
-                vi = T.axis.spatial(8, i)
-                C[vi] = C[vi] + A[0] * B[vi]
+fma_8_f32_desc = broadcast_fma_desc(8)
 
 
 @T.prim_func
@@ -75,20 +64,7 @@ register(AVX2_FMA_8_F32_INTRIN, fma_8_f32_desc, fma_8_f32_avx2,
 # ---------------------------------------------------------------------------------------------
 
 
-@T.prim_func
-def dot_8x4_u8i8i32_desc(
-    A: T.Buffer((4,), "uint8", offset_factor=1),
-    B: T.Buffer((8, 4), "int8", offset_factor=1),
-    C: T.Buffer((8,), "int32", offset_factor=1),
-) -> None:
-    with T.block("root"):
-        T.reads(C[0:8], A[0:4], B[0:8, 0:4])
-        T.writes(C[0:8])
-        for i in T.serial(0, 8):
-            for k in T.serial(0, 4):
-                with T.block("update"):
-                    vi, vk = T.axis.remap("SR", [i, k])
-                    C[vi] = C[vi] + T.Cast("int32", A[vk]) * T.Cast("int32", B[vi, vk])
+dot_8x4_u8i8i32_desc = broadcast_dot_desc(8, 4, "uint8", "int8", "int32")
 
 
 # Exact over the whole u8 x s8 range, at two vpmaddubsw per call: A split into its low 7 bits and its
