@@ -4,9 +4,10 @@ a workload: ``conv``, ``conv_transpose``, ``cbr``, ``bmm``).
 Inputs are converted to the framework's layout once, before timing (the layout change is not timed);
 each builder returns ``(run, to_nhwc)``: ``run()`` computes the output, ``to_nhwc(result)`` brings it back
 to the workload's channels-last layout as numpy for the correctness check. None when the framework is
-missing or the workload has no such form.
+missing or the workload has no such form. With PyTorch installed::
 
->>> # run, to_nhwc = torch_suite_baseline(workload, inputs, channels_last=True)
+    run, to_nhwc = torch_suite_baseline(workload, inputs, channels_last=True)
+    out = to_nhwc(run())
 """
 from __future__ import annotations
 

@@ -1,8 +1,9 @@
 """Apache TVM MetaSchedule as a baseline: our workload's TVMScript handed to TVM (0.27's dialect), tuned
 with the same trial budget on the same CPU and thread count, checked against the numpy reference and
-timed with the same method as our kernels. Skipped with a log line when TVM is not installed.
+timed with the same method as our kernels. Skipped with a log line when TVM is not installed. With
+TVM installed (a tuning run, minutes)::
 
->>> # ms = tvm_metaschedule_ms(workload, inputs, expected, trials=64, work_dir="tuning/tvm", mcpu="znver3")
+    ms = tvm_metaschedule_ms(workload, inputs, expected, trials=64, work_dir="tuning/tvm", mcpu="znver3")
 """
 from __future__ import annotations
 

@@ -6,7 +6,8 @@ its own intrinsics on import). ``TensorIntrin.get`` also loads the families on d
 checkout that was not installed.
 
 Families: ``x86`` (AVX-512: VNNI, BW, F, BF16), ``x86_avx2`` (AVX2, FMA, AVX-VNNI), ``x86_lanedot``
-(lane-wise int8 dots for depthwise convolutions), ``x86_amx`` (AMX tiles: int8 and bf16; hand schedules
+(lane-wise int8 dots for depthwise convolutions; the x86 ones share descs from ``x86_desc`` and the
+exact u8 x s8 impl of ``x86_u8s8``), ``x86_amx`` (AMX tiles: int8 and bf16; hand schedules
 in ``x86_amx_schedule``, a numpy model of the tiles in ``x86_amx_model``), ``arm`` (NEON dotprod, i8mm, SVE).
 
 Names follow one scheme (``intrinsics.naming``): ``<op>_<shape>_<dtypes>_<isa>[_<variant>]``, e.g.

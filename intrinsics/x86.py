@@ -1,8 +1,9 @@
 """x86 AVX-512 tensor intrinsics (the AVX2 ones are in ``intrinsics.x86_avx2``).
 
 Each intrinsic below is a small datasheet: what the instruction does, its ``desc`` (the semantics in
-TensorIR) and its ``impl`` (the same buffers, the body calling the instruction through an LLVM
-intrinsic), then its registration with the target features it needs.
+TensorIR, built by ``intrinsics.x86_desc`` at the width at hand) and its ``impl`` (the same buffers,
+the body calling the instruction through an LLVM intrinsic), then its registration with the target
+features it needs.
 
 All operands are ``offset_factor=1`` buffers without strides: ``sch.tensorize`` binds them to dense
 tiles anywhere inside larger buffers (it checks the tile is dense, e.g. B packed as
@@ -24,6 +25,8 @@ from tensorize.ir.tensor_intrin import IntrinMeta
 from tensorize.script import tir as T
 
 from .naming import register
+from .x86_desc import broadcast_dot_desc, broadcast_fma_desc
+from .x86_u8s8 import PMADD_AVX512, split7_dot_impl
 
 VNNI_DOT_16x4_INTRIN = "dot_16x4_u8i8s32_vnni"
 AVX512_DOT_16x4_INTRIN = "dot_16x4_u8i8s32_avx512_sat"
@@ -49,20 +52,7 @@ ALIASES = {
 # ---------------------------------------------------------------------------------------------
 
 
-@T.prim_func
-def dot_16x4_u8i8i32_desc(
-    A: T.Buffer((4,), "uint8", offset_factor=1),
-    B: T.Buffer((16, 4), "int8", offset_factor=1),
-    C: T.Buffer((16,), "int32", offset_factor=1),
-) -> None:
-    with T.block("root"):
-        T.reads(C[0:16], A[0:4], B[0:16, 0:4])
-        T.writes(C[0:16])
-        for i in T.serial(0, 16):
-            for k in T.serial(0, 4):
-                with T.block("update"):
-                    vi, vk = T.axis.remap("SR", [i, k])
-                    C[vi] = C[vi] + T.Cast("int32", A[vk]) * T.Cast("int32", B[vi, vk])
+dot_16x4_u8i8i32_desc = broadcast_dot_desc(16, 4, "uint8", "int8", "int32")
 
 
 # AVX512-VNNI: vpdpbusd zmm_c, zmm_a, zmm_b multiplies unsigned bytes of a by signed bytes of b, sums
@@ -108,29 +98,9 @@ def dot_16x4_u8i8i32_avx512(
 
 
 # AVX512BW, exact over the whole u8 x s8 range: A split into its low 7 bits and its top bit, each
-# half through vpmaddubsw on its own (no int16 pair sum can saturate then: see the AVX2 analogue
-# in intrinsics.x86_avx2), both halves summed in int32 by vpmaddwd with ones and an add.
-@T.prim_func
-def dot_16x4_u8i8i32_avx512_exact(
-    A: T.Buffer((4,), "uint8", offset_factor=1),
-    B: T.Buffer((16, 4), "int8", offset_factor=1),
-    C: T.Buffer((16,), "int32", offset_factor=1),
-) -> None:
-    with T.block("root"):
-        T.reads(C[0:16], A[0:4], B[0:16, 0:4])
-        T.writes(C[0:16])
-        A_i32x16 = T.broadcast(T.reinterpret("int32", A.vload([0], "uint8x4")), 16)
-        A_low7 = T.reinterpret("int8x64", T.bitwise_and(A_i32x16, T.broadcast(T.int32(0x7F7F7F7F), 16)))
-        A_top = T.reinterpret("int8x64", T.bitwise_and(A_i32x16, T.broadcast(T.int32(-0x7F7F7F80), 16)))
-        B_i8x64 = B.vload([0, 0], "int8x64")
-        ones = T.broadcast(T.int16(1), 32)
-        low_i32x16 = T.call_llvm_pure_intrin(
-            "int32x16", "llvm.x86.avx512.pmaddw.d.512",
-            T.call_llvm_pure_intrin("int16x32", "llvm.x86.avx512.pmaddubs.w.512", A_low7, B_i8x64), ones)
-        top_i32x16 = T.call_llvm_pure_intrin(
-            "int32x16", "llvm.x86.avx512.pmaddw.d.512",
-            T.call_llvm_pure_intrin("int16x32", "llvm.x86.avx512.pmaddubs.w.512", A_top, B_i8x64), ones)
-        C[T.ramp(0, 1, 16)] = C.vload([0], "int32x16") + low_i32x16 + top_i32x16
+# half through vpmaddubsw on its own (no int16 pair sum can saturate then: see intrinsics.x86_u8s8),
+# both halves summed in int32 by vpmaddwd with ones and an add.
+dot_16x4_u8i8i32_avx512_exact = split7_dot_impl(16, PMADD_AVX512)
 
 
 _U8S8_META = dict(target_kind="llvm", arch="x86_64",
@@ -157,19 +127,7 @@ register(AVX512_DOT_16x4_EXACT_INTRIN, dot_16x4_u8i8i32_desc, dot_16x4_u8i8i32_a
 # ---------------------------------------------------------------------------------------------
 
 
-@T.prim_func
-def fma_16_f32_desc(
-    A: T.Buffer((1,), "float32", offset_factor=1),
-    B: T.Buffer((16,), "float32", offset_factor=1),
-    C: T.Buffer((16,), "float32", offset_factor=1),
-) -> None:
-    with T.block("root"):
-        T.reads(C[0:16], A[0:1], B[0:16])
-        T.writes(C[0:16])
-        for i in T.serial(0, 16):
-            with T.block("update"):
-                vi = T.axis.spatial(16, i)
-                C[vi] = C[vi] + A[0] * B[vi]
+fma_16_f32_desc = broadcast_fma_desc(16)
 
 
 @T.prim_func
@@ -202,20 +160,7 @@ register(AVX512_FMA_16_F32_INTRIN, fma_16_f32_desc, fma_16_f32_avx512,
 # ---------------------------------------------------------------------------------------------
 
 
-@T.prim_func
-def dot_16x2_bf16f32_desc(
-    A: T.Buffer((2,), "bfloat16", offset_factor=1),
-    B: T.Buffer((16, 2), "bfloat16", offset_factor=1),
-    C: T.Buffer((16,), "float32", offset_factor=1),
-) -> None:
-    with T.block("root"):
-        T.reads(C[0:16], A[0:2], B[0:16, 0:2])
-        T.writes(C[0:16])
-        for i in T.serial(0, 16):
-            for k in T.serial(0, 2):
-                with T.block("update"):
-                    vi, vk = T.axis.remap("SR", [i, k])
-                    C[vi] = C[vi] + T.Cast("float32", A[vk]) * T.Cast("float32", B[vi, vk])
+dot_16x2_bf16f32_desc = broadcast_dot_desc(16, 2, "bfloat16", "bfloat16", "float32")
 
 
 # The pair of A is one 32-bit word broadcast to 16 lanes; B's 16 pairs are 32 words (one zmm).

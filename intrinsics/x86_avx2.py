@@ -16,6 +16,8 @@ from tensorize.ir.tensor_intrin import IntrinMeta
 from tensorize.script import tir as T
 
 from .naming import register
+from .x86_desc import broadcast_dot_desc, broadcast_fma_desc
+from .x86_u8s8 import PMADD_AVX2, split7_dot_impl
 
 AVX2_FMA_8_F32_INTRIN = "fma_8_f32f32f32_avx2"
 AVX2_DOT_8x4_INTRIN = "dot_8x4_u8i8s32_avx2"
@@ -32,19 +34,7 @@ AVXVNNI_DOT_8x4_INTRIN = "dot_8x4_u8i8s32_avxvnni"
 # ---------------------------------------------------------------------------------------------
 
 
-@T.prim_func
-def fma_8_f32_desc(
-    A: T.Buffer((1,), "float32", offset_factor=1),
-    B: T.Buffer((8,), "float32", offset_factor=1),
-    C: T.Buffer((8,), "float32", offset_factor=1),
-) -> None:
-    with T.block("root"):
-        T.reads(C[0:8], A[0:1], B[0:8])
-        T.writes(C[0:8])
-        for i in T.serial(0, 8):
-            with T.block("update"):
-                vi = T.axis.spatial(8, i)
-                C[vi] = C[vi] + A[0] * B[vi]
+fma_8_f32_desc = broadcast_fma_desc(8)
 
 
 @T.prim_func
@@ -74,51 +64,13 @@ register(AVX2_FMA_8_F32_INTRIN, fma_8_f32_desc, fma_8_f32_avx2,
 # ---------------------------------------------------------------------------------------------
 
 
-@T.prim_func
-def dot_8x4_u8i8i32_desc(
-    A: T.Buffer((4,), "uint8", offset_factor=1),
-    B: T.Buffer((8, 4), "int8", offset_factor=1),
-    C: T.Buffer((8,), "int32", offset_factor=1),
-) -> None:
-    with T.block("root"):
-        T.reads(C[0:8], A[0:4], B[0:8, 0:4])
-        T.writes(C[0:8])
-        for i in T.serial(0, 8):
-            for k in T.serial(0, 4):
-                with T.block("update"):
-                    vi, vk = T.axis.remap("SR", [i, k])
-                    C[vi] = C[vi] + T.Cast("int32", A[vk]) * T.Cast("int32", B[vi, vk])
+dot_8x4_u8i8i32_desc = broadcast_dot_desc(8, 4, "uint8", "int8", "int32")
 
 
-# Exact over the whole u8 x s8 range, at two vpmaddubsw per call. vpmaddubsw sums each pair of
-# u8 x s8 products into int16 with saturation, which a full-range A overflows (255 * 127 * 2 > 32767).
-# So A is split into its low 7 bits and its top bit, A = (A & 0x7f) + (A & 0x80), and each half goes
-# through vpmaddubsw on its own: a low pair sums to at most 127 * 128 * 2 = 32512 in magnitude, a top
-# pair to 128 * b0 + 128 * b1 in [-32768, 32512]; both fit int16, nothing saturates. vpmaddwd with
-# ones then adds int16 pairs into int32 (exact), and the two halves are added in int32.
-# (Widening both operands to int16 and using vpmaddwd alone is exact too, but needs a cross-lane
-# shuffle per call to add the pairs and measured half as fast in a tensorized GEMM.)
-@T.prim_func
-def dot_8x4_u8i8i32_avx2(
-    A: T.Buffer((4,), "uint8", offset_factor=1),
-    B: T.Buffer((8, 4), "int8", offset_factor=1),
-    C: T.Buffer((8,), "int32", offset_factor=1),
-) -> None:
-    with T.block("root"):
-        T.reads(C[0:8], A[0:4], B[0:8, 0:4])
-        T.writes(C[0:8])
-        A_i32x8 = T.broadcast(T.reinterpret("int32", A.vload([0], "uint8x4")), 8)
-        A_low7 = T.reinterpret("int8x32", T.bitwise_and(A_i32x8, T.broadcast(T.int32(0x7F7F7F7F), 8)))
-        A_top = T.reinterpret("int8x32", T.bitwise_and(A_i32x8, T.broadcast(T.int32(-0x7F7F7F80), 8)))  # 0x80808080
-        B_i8x32 = B.vload([0, 0], "int8x32")
-        ones = T.broadcast(T.int16(1), 16)
-        low_i32x8 = T.call_llvm_pure_intrin(
-            "int32x8", "llvm.x86.avx2.pmadd.wd",
-            T.call_llvm_pure_intrin("int16x16", "llvm.x86.avx2.pmadd.ub.sw", A_low7, B_i8x32), ones)
-        top_i32x8 = T.call_llvm_pure_intrin(
-            "int32x8", "llvm.x86.avx2.pmadd.wd",
-            T.call_llvm_pure_intrin("int16x16", "llvm.x86.avx2.pmadd.ub.sw", A_top, B_i8x32), ones)
-        C[T.ramp(0, 1, 8)] = C.vload([0], "int32x8") + low_i32x8 + top_i32x8
+# Exact over the whole u8 x s8 range, at two vpmaddubsw per call: A split into its low 7 bits and its
+# top bit, each half through vpmaddubsw on its own so no int16 pair sum saturates (the bounds are in
+# intrinsics.x86_u8s8), vpmaddwd with ones adds the int16 pairs into int32.
+dot_8x4_u8i8i32_avx2 = split7_dot_impl(8, PMADD_AVX2)
 
 
 # The classic sequence (TVM's and oneDNN's AVX2 fallback): vpmaddubsw (u8 x s8, adjacent pairs summed

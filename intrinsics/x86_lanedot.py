@@ -31,6 +31,7 @@ from tensorize.ir.tensor_intrin import IntrinMeta
 from tensorize.script import tir as T
 
 from .naming import register
+from .x86_u8s8 import PMADD_AVX2, split7_dot_impl
 
 VNNI_LANEDOT_16x4_INTRIN = "lanedot_16x4_u8i8s32_vnni"
 AVXVNNI_LANEDOT_8x4_INTRIN = "lanedot_8x4_u8i8s32_avxvnni"
@@ -76,28 +77,8 @@ def _vpdpbusd(lanes: int, llvm_name: str):
 
 
 # Exact on AVX2: A = (A & 0x7f) + (A & 0x80), each half through vpmaddubsw on its own so no int16
-# pair sum saturates (see intrinsics.x86_avx2 for the bounds), vpmaddwd with ones adds the pairs.
-@T.prim_func
-def lanedot_8x4_avx2(
-    A: T.Buffer((8, 4), "uint8", offset_factor=1),
-    B: T.Buffer((8, 4), "int8", offset_factor=1),
-    C: T.Buffer((8,), "int32", offset_factor=1),
-) -> None:
-    with T.block("root"):
-        T.reads(C[0:8], A[0:8, 0:4], B[0:8, 0:4])
-        T.writes(C[0:8])
-        A_i32x8 = T.reinterpret("int32x8", A.vload([0, 0], "uint8x32"))
-        A_low7 = T.reinterpret("int8x32", T.bitwise_and(A_i32x8, T.broadcast(T.int32(0x7F7F7F7F), 8)))
-        A_top = T.reinterpret("int8x32", T.bitwise_and(A_i32x8, T.broadcast(T.int32(-0x7F7F7F80), 8)))  # 0x80808080
-        B_i8x32 = B.vload([0, 0], "int8x32")
-        ones = T.broadcast(T.int16(1), 16)
-        low_i32x8 = T.call_llvm_pure_intrin(
-            "int32x8", "llvm.x86.avx2.pmadd.wd",
-            T.call_llvm_pure_intrin("int16x16", "llvm.x86.avx2.pmadd.ub.sw", A_low7, B_i8x32), ones)
-        top_i32x8 = T.call_llvm_pure_intrin(
-            "int32x8", "llvm.x86.avx2.pmadd.wd",
-            T.call_llvm_pure_intrin("int16x16", "llvm.x86.avx2.pmadd.ub.sw", A_top, B_i8x32), ones)
-        C[T.ramp(0, 1, 8)] = C.vload([0], "int32x8") + low_i32x8 + top_i32x8
+# pair sum saturates (see intrinsics.x86_u8s8 for the bounds), vpmaddwd with ones adds the pairs.
+lanedot_8x4_avx2 = split7_dot_impl(8, PMADD_AVX2, lanewise=True)
 
 
 register(VNNI_LANEDOT_16x4_INTRIN, _desc(16), _vpdpbusd(16, "llvm.x86.avx512.vpdpbusd.512"),

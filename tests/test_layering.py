@@ -13,6 +13,8 @@ Two rules, as ``docs/architecture.md`` states them:
   ``ir`` (with ``errors``, which imports nothing) is the ground floor and ``arith`` the floor above
   it (everything else in ``tensorize`` may import both, neither may import the rest).
 
+A third rule keeps files to one idea: no ``.py`` file of the packages over 500 lines (``wc -l``).
+
 Run as a script (``python tests/test_layering.py``) to print the circles and upward edges.
 """
 
@@ -176,6 +178,46 @@ def test_checker_finds_a_circle_and_an_upward_edge():
     assert upward_imports(g) == [("tensorize.ir.b", "tensorize.arith.c")]
 
 
+MAX_FILE_LINES = 500
+
+# Files over the limit whose split is under way on another branch; each entry is a path relative to
+# the repository root. Empty it once those splits land: a listed file that is short enough fails too.
+PENDING_SPLIT: set[str] = {
+    "tensorize/schedule/tree.py",
+    "tensorize/schedule/primitives/cache.py",
+    "tensorize/schedule/trace.py",
+    "tensorize/schedule/primitives/compute_at.py",
+    "tensorize/arith/linear.py",
+    "tensorize/arith/simplify.py",
+}
+
+
+def file_lines(path: pathlib.Path) -> int:
+    """Lines of ``path`` as ``wc -l`` counts them (docstrings and blank lines included)."""
+    return len(path.read_text().splitlines())
+
+
+def _long_files() -> dict[str, int]:
+    long = {}
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            n = file_lines(path)
+            if n > MAX_FILE_LINES:
+                long[path.relative_to(ROOT).as_posix()] = n
+    return long
+
+
+def test_no_package_file_is_over_500_lines():
+    """One idea per file: a module past 500 lines holds several and should be split."""
+    long = [f"{path}: {n} lines" for path, n in _long_files().items() if path not in PENDING_SPLIT]
+    assert not long, f"files over {MAX_FILE_LINES} lines (split them by idea):\n  " + "\n  ".join(long)
+
+
+def test_pending_split_list_is_current():
+    done = sorted(PENDING_SPLIT - set(_long_files()))
+    assert not done, f"these files are {MAX_FILE_LINES} lines or fewer now; remove them from PENDING_SPLIT: {done}"
+
+
 if __name__ == "__main__":
     g = import_graph()
     cs = circles(g)
@@ -188,32 +230,3 @@ if __name__ == "__main__":
     for a, b in up:
         print(f"  {a} -> {b}")
     sys.exit(1 if (set(cs) - set(KNOWN_CIRCLES_BEING_FIXED)) or up else 0)
-
-
-MAX_FILE_LINES = 500
-
-
-def code_lines(path: pathlib.Path) -> int:
-    """Lines of ``path`` outside docstrings: documentation (numpydoc sections, examples) does not
-    make a file hold more ideas, so it does not count toward the limit."""
-    text = path.read_text()
-    doc_lines = 0
-    for node in ast.walk(ast.parse(text, str(path))):
-        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
-            first = node.body[0]
-            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) \
-                    and isinstance(first.value.value, str):
-                doc_lines += first.end_lineno - first.lineno + 1
-    return len(text.splitlines()) - doc_lines
-
-
-def test_no_package_file_is_over_500_lines():
-    """One idea per file: a module past 500 lines of code (docstrings left out) holds several and
-    should be split."""
-    long = []
-    for package in PACKAGES:
-        for path in sorted((ROOT / package).rglob("*.py")):
-            n = code_lines(path)
-            if n > MAX_FILE_LINES:
-                long.append(f"{path.relative_to(ROOT)}: {n} lines of code")
-    assert not long, f"files over {MAX_FILE_LINES} lines (split them by idea):\n  " + "\n  ".join(long)

@@ -12,7 +12,8 @@ way TVM matches them (a Python constant takes the other side's dtype; int32 meet
 from __future__ import annotations
 
 # The nodes live in expr_scalar.py and expr_compound.py, the builders behind Python operators in
-# expr_build.py; this module gathers them (``from tensorize.ir import expr as E``).
+# expr_build.py over the conversions of expr_convert.py; this module gathers them
+# (``from tensorize.ir import expr as E``).
 from .expr_compound import (  # noqa: F401
     BINARY_MATH, BITWISE, UNARY_MATH, BufferLoad, Broadcast, Call, CallEffectKind, CommReducer, IterVar, Let, Op,
     ProducerLoad, Ramp, Range, Reduce, Shuffle,
@@ -22,8 +23,10 @@ from .expr_scalar import (  # noqa: F401
     Max, Min, Mod, Mul, Not, NotEqualOp, Or, PointerType, PrimExpr, Select, SizeVar, StringImm, Sub, Var,
 )
 from .expr_build import (  # noqa: F401
-    _arith, _compare, _fold, _is_python_number, _wrap_int, add, call_intrin, call_intrin_binary, cast, const, convert,
-    div, floordiv, floormod, logical_and, logical_not, logical_or, make_const, match_types, max_value_expr,
-    min_value_expr, mul, sub, truncdiv, truncmod,
+    _arith, _compare, _fold, add, call_intrin, call_intrin_binary, div, floordiv, floormod, logical_and, logical_not,
+    logical_or, max_value_expr, min_value_expr, mul, sub, truncdiv, truncmod,
+)
+from .expr_convert import (  # noqa: F401
+    _is_python_number, _wrap_int, cast, const, convert, make_const, match_types,
 )
 from .node import Node, _set  # noqa: F401

@@ -31,6 +31,7 @@ from .expr import (
     min_value_expr,
 )
 from .expr_build import call_intrin
+from .op_call import call_extern, call_llvm_intrin, call_llvm_pure_intrin, call_pure_extern  # noqa: F401
 
 def _unary(name: str):
     def build(x: PrimExpr) -> PrimExpr:
@@ -296,93 +297,6 @@ def reinterpret(dtype: str, value) -> PrimExpr:
     """
     value = convert(value)
     return Call(dtype, Op.get("tir.reinterpret"), (value,))
-
-
-def call_extern(dtype: str, func_name: str, *args) -> Call:
-    """A call of the C function ``func_name``.
-
-    Parameters
-    ----------
-    dtype : str
-        A dtype string, e.g. ``"float32x8"``.
-    func_name : str
-        The C function.
-    *args : PrimExpr
-        The arguments.
-
-    Returns
-    -------
-    Call
-        The call.
-    """
-    return Call(dtype, Op.get("tir.call_extern"), (StringImm(func_name),) + tuple(args))
-
-
-def call_pure_extern(dtype: str, func_name: str, *args) -> Call:
-    """A call of the side-effect-free C function ``func_name``.
-
-    Parameters
-    ----------
-    dtype : str
-        A dtype string, e.g. ``"float32x8"``.
-    func_name : str
-        The C function.
-    *args : PrimExpr
-        The arguments.
-
-    Returns
-    -------
-    Call
-        The call.
-    """
-    return Call(dtype, Op.get("tir.call_pure_extern"), (StringImm(func_name),) + tuple(args))
-
-
-def call_llvm_intrin(dtype: str, name: str, *args) -> Call:
-    """A call of the LLVM intrinsic ``name`` (``"llvm.x86.avx512.vpdpbusd.512"``) with side effects.
-
-    Parameters
-    ----------
-    dtype : str
-        A dtype string, e.g. ``"float32x8"``.
-    name : str
-        The LLVM intrinsic.
-    *args : PrimExpr
-        The arguments.
-
-    Returns
-    -------
-    Call
-        The call.
-    """
-    return Call(dtype, Op.get("tir.call_llvm_intrin"), (StringImm(name),) + _num_args(args))
-
-
-def call_llvm_pure_intrin(dtype: str, name: str, *args) -> Call:
-    """A call of the pure LLVM intrinsic ``name``; TVM's optional leading argument count is accepted.
-
-    Parameters
-    ----------
-    dtype : str
-        A dtype string, e.g. ``"float32x8"``.
-    name : str
-        The LLVM intrinsic.
-    *args : PrimExpr
-        The arguments.
-
-    Returns
-    -------
-    Call
-        The call.
-    """
-    return Call(dtype, Op.get("tir.call_llvm_pure_intrin"), (StringImm(name),) + _num_args(args))
-
-
-def _num_args(args: Sequence) -> tuple:
-    # TVM's older spelling passes the argument count first: drop it when it matches.
-    if args and isinstance(args[0], (int, IntImm)) and int(args[0]) == len(args) - 1 and dt.is_uint(convert(args[0]).dtype):
-        return tuple(args[1:])
-    return tuple(args)
 
 
 def max_value(dtype: str) -> PrimExpr:

@@ -31,8 +31,9 @@ from ..ir import expr as E
 from ..ir.buffer import Buffer
 from ..ir.function import GlobalVar, IRModule, PrimFunc
 from ..ir.node import Node, register_printer
-from ..ir.stmt import Block, BlockRealize, BufferRegion, MatchBufferRegion, Stmt
-from .printer_stmt import StmtPrinter, _def_lines, buffer_decl_call, contains_block
+from ..ir.stmt import Block, BlockRealize, BufferRegion, IfThenElse, MatchBufferRegion, SeqStmt, Stmt
+from .printer_defs import _def_lines, buffer_decl_call
+from .printer_stmt import StmtPrinter
 
 logger = logging.getLogger(__name__)
 
@@ -234,6 +235,37 @@ def _implicit_root_block(body: Stmt) -> Block | None:
 
 def _is_true(e) -> bool:
     return isinstance(e, E.IntImm) and e.value == 1
+
+
+def contains_block(stmt: Stmt) -> bool:
+    """Whether ``stmt`` holds a block anywhere (a statement walk; expressions are not entered).
+
+    Parameters
+    ----------
+    stmt : Stmt
+        The statement.
+
+    Returns
+    -------
+    bool
+        The answer.
+    """
+    stack = [stmt]
+    while stack:
+        s = stack.pop()
+        if isinstance(s, (Block, BlockRealize)):
+            return True
+        if isinstance(s, SeqStmt):
+            stack.extend(s.seq)
+        elif isinstance(s, IfThenElse):
+            stack.append(s.then_case)
+            if s.else_case is not None:
+                stack.append(s.else_case)
+        else:
+            body = getattr(s, "body", None)
+            if isinstance(body, Stmt):
+                stack.append(body)
+    return False
 
 
 __all__ = ["script"]

@@ -20,6 +20,7 @@ from ..ir.stmt import (
     ForKind, IfThenElse, LetStmt, MatchBufferRegion, SeqStmt, Stmt, While,
 )
 from ..ir.structural import structural_equal
+from .printer_defs import _def_lines, buffer_decl_call
 from .printer_expr import ExprPrinter, format_str
 from .printer_names import NameTable
 
@@ -476,79 +477,6 @@ class StmtPrinter:
         self._scoped(call, s.buffer, s.body, concise)
 
 
-def buffer_decl_call(printer: StmtPrinter, buffer: Buffer, method: str, first_args=(), dtype_always: bool = False,
-                     with_data: bool = False) -> str:
-    """``T.Buffer((128, 128), "float32", strides=..., scope="shared", ...)``: shape, dtype, and the
-    attributes that differ from their defaults, in TVM's order.
-
-    Parameters
-    ----------
-    printer : StmtPrinter
-        The printer.
-    buffer : Buffer
-        The buffer.
-    method : str
-        The constructor, e.g. ``"T.Buffer"``.
-    first_args : list of str
-        Text of the arguments before the shape.
-    dtype_always : bool
-        Print the dtype even when it is float32.
-    with_data : bool
-        Print ``data=`` as well.
-
-    Returns
-    -------
-    str
-        The text.
-    """
-    ex = printer.ex
-    shape = ", ".join(ex.expr(s) for s in buffer.shape)
-    args = list(first_args)
-    args.append(f"({shape},)" if len(buffer.shape) == 1 else f"({shape})")
-    if dtype_always or buffer.dtype != "float32":
-        args.append(f'"{buffer.dtype}"')
-    if with_data:
-        args.append(f"data={ex.var(buffer.data)}")
-    if buffer.strides:
-        strides = ", ".join(ex.expr(s) for s in buffer.strides)
-        args.append(f"strides=({strides},)" if len(buffer.strides) == 1 else f"strides=({strides})")
-    if not (isinstance(buffer.elem_offset, E.IntImm) and buffer.elem_offset.value == 0):
-        args.append(f"elem_offset={ex.expr(buffer.elem_offset)}")
-    if buffer.scope() != "global":
-        args.append(f"scope={format_str(buffer.scope())}")
-    if buffer.data_alignment != 64:
-        args.append(f"align={buffer.data_alignment}")
-    if buffer.offset_factor != 1:
-        args.append(f"offset_factor={buffer.offset_factor}")
-    if buffer.buffer_type:
-        args.append(f"buffer_type={format_str(buffer.buffer_type)}")
-    if buffer.axis_separators:
-        args.append(f"axis_separators={list(buffer.axis_separators)}")
-    return f"{method}({', '.join(args)})"
-
-
-def _def_lines(defs: list[tuple[str, str]]) -> list[str]:
-    """Definition lines for ``("var:n", "T.int32()")`` / ``("buf:A", "T.Buffer(...)")`` entries;
-    consecutive variable definitions share a line (``n, m = T.int64(), T.int64()``), as in TVM."""
-    out: list[str] = []
-    run: list[tuple[str, str]] = []
-
-    def flush():
-        if run:
-            out.append(", ".join(n for n, _ in run) + " = " + ", ".join(t for _, t in run))
-            run.clear()
-
-    for kind_name, text in defs:
-        kind, _, name = kind_name.partition(":")
-        if kind == "var":
-            run.append((name, text))
-        else:
-            flush()
-            out.append(f"{name} = {text}")
-    flush()
-    return out
-
-
 def _same_expr(a, b) -> bool:
     if isinstance(a, E.IntImm) and isinstance(b, E.IntImm):  # the common case, without the general walk
         return a.value == b.value and a.dtype == b.dtype
@@ -557,34 +485,3 @@ def _same_expr(a, b) -> bool:
 
 def _is_zero(e) -> bool:
     return isinstance(e, E.IntImm) and e.value == 0
-
-
-def contains_block(stmt: Stmt) -> bool:
-    """Whether ``stmt`` holds a block anywhere (a statement walk; expressions are not entered).
-
-    Parameters
-    ----------
-    stmt : Stmt
-        The statement.
-
-    Returns
-    -------
-    bool
-        The answer.
-    """
-    stack = [stmt]
-    while stack:
-        s = stack.pop()
-        if isinstance(s, (Block, BlockRealize)):
-            return True
-        if isinstance(s, SeqStmt):
-            stack.extend(s.seq)
-        elif isinstance(s, IfThenElse):
-            stack.append(s.then_case)
-            if s.else_case is not None:
-                stack.append(s.else_case)
-        else:
-            body = getattr(s, "body", None)
-            if isinstance(body, Stmt):
-                stack.append(body)
-    return False

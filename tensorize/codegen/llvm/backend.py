@@ -15,19 +15,10 @@ import llvmlite.binding as llvm
 
 from ...errors import TVMError
 from ...target import Target
+from ...target.llvm import initialize  # LLVM's one-time set-up, shared with target parsing
 
 logger = logging.getLogger(__name__)
 _LOCK = threading.Lock()
-
-
-@lru_cache(maxsize=1)
-def initialize() -> None:
-    """Initialise LLVM's targets and printers (once per process)."""
-    llvm.initialize_all_targets()
-    llvm.initialize_all_asmprinters()
-    llvm.initialize_native_target()
-    llvm.initialize_native_asmprinter()
-    llvm.initialize_native_asmparser()
 
 
 @lru_cache(maxsize=1)

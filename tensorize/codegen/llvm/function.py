@@ -29,13 +29,14 @@ from ...ir import expr as E
 from ...ir import stmt as S
 from ...ir.functor import StmtExprVisitor
 from .expr import ExprCodegen
+from .memory import MemoryCodegen
 from .types import I32, I64, PTR, byte_size, element_type, llvm_type
 
 STACK_LIMIT_BYTES = 32 * 1024  # larger or dynamic allocations go to the heap
 HEAP_ALIGNMENT = 64
 
 
-class FunctionCodegen(ExprCodegen):
+class FunctionCodegen(ExprCodegen, MemoryCodegen):
     """Emits the body of one LLVM function. ``returns_status``: the function returns i32 (0 on
     success); outlined parallel bodies return void."""
 

@@ -11,7 +11,6 @@ give an object file and assembly only.
 from __future__ import annotations
 
 import logging
-import os
 import re
 import time
 
@@ -21,6 +20,7 @@ from ...errors import TVMError
 from ...ir import dtype as dt
 from ...ir import expr as E
 from ...ir.function import PrimFunc
+from ...runtime.library import num_threads
 from ...runtime.module import Module
 from ...runtime.signature import BufferParam, FunctionSignature, ScalarParam
 from ...target import Target
@@ -248,17 +248,6 @@ def _vars_of(expr) -> list:
     return out
 
 
-def _thread_count() -> int:
-    for name in ("TVM_NUM_THREADS", "OMP_NUM_THREADS"):
-        value = os.environ.get(name, "").strip()
-        if value.isdigit() and int(value) > 0:
-            return int(value)
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
-
-
 def llvm_ir_text(mod, target: Target) -> str:
     """The LLVM IR (before optimisation) of the lowered PrimFuncs of ``mod`` for ``target``.
 
@@ -346,7 +335,7 @@ def build(mod, target: Target) -> Module:
     if threads_address:
         import ctypes
 
-        ctypes.c_int32.from_address(threads_address).value = _thread_count()
+        ctypes.c_int32.from_address(threads_address).value = num_threads()
     error_address = engine.global_address(ERROR_GLOBAL)
 
     def error_message(code: int) -> str:

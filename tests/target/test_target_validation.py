@@ -11,7 +11,7 @@ import tensorize as tvm
 from tensorize.errors import TargetError, TVMError
 from tensorize.target import Target, llvm_tables
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 CHILD = r'''
 import json, sys
