@@ -284,3 +284,5 @@ _register(WMMA_STORE_16x16x16_F32_GLOBAL_INTRIN, wmma_store("float32", "global")
 _register(WMMA_STORE_16x16x16_F32_SHARED_INTRIN, wmma_store("float32", "shared"), "store")
 _register(WMMA_STORE_16x16x16_F16_GLOBAL_INTRIN, wmma_store("float16", "global"), "store")
 _register(WMMA_STORE_16x16x16_S32_GLOBAL_INTRIN, wmma_store("int32", "global"), "store")
+
+from . import cuda_mma  # noqa: E402,F401  (the inline-PTX mma.sync family registers with the WMMA one)
