@@ -8,7 +8,8 @@ its extent is smaller than the block's), ``vthread.*`` loops run serially in eac
 
 Storage scopes: ``shared`` -> ``__shared__`` arrays, ``local`` -> registers (plain arrays),
 ``wmma.matrix_a`` / ``wmma.matrix_b`` / ``wmma.accumulator`` -> ``nvcuda::wmma::fragment`` arrays
-whose shape and layout come from the ``tvm_load_matrix_sync``/``tvm_fill_fragment`` calls on them.
+whose shape and layout come from the ``tvm_load_matrix_sync``/``tvm_fill_fragment`` calls on them,
+``warp`` -> one register array per lane (``warp_memory``: the ``mma.sync`` operands).
 
 Barriers: in a statement sequence inside a kernel, a ``__syncthreads()`` goes before and after each
 statement that writes shared memory (a cooperative fetch), so that no thread reads a tile before all
@@ -19,9 +20,10 @@ from __future__ import annotations
 from ...errors import TVMError
 from ...ir import expr as E
 from ...ir import stmt as S
-from ...ir.functor import post_order_visit
+from ...ir.functor import post_order_visit, uses_any
 from .expr import CudaExprPrinter, c_type
 from .warp import FragmentInfo, install_warp_calls
+from .warp_memory import WarpMemoryLowering
 
 _THREAD_TAGS = ("blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y", "threadIdx.z")
 HEADER = """#include <cuda_fp16.h>
@@ -113,6 +115,7 @@ class KernelWriter(CudaExprPrinter):
         tuple
             ``(source, grid, block)``: the ``__global__`` function's C text and the launch's (x, y, z) extents.
         """
+        body = WarpMemoryLowering(self.scan.scopes, self.scan.extents.get("threadIdx.x", 1)).lower(body)
         self.fragments.scan(body)
         args = []
         for p in params:
@@ -166,8 +169,9 @@ class KernelWriter(CudaExprPrinter):
         if s.kind == S.ForKind.THREAD_BINDING and tag in _THREAD_TAGS:
             self.emit("{")
             self.indent += 1
-            self.emit(f"int {var} = {tag};")
             guarded = int(s.extent.value) < self.scan.extents[tag]
+            if guarded or uses_any(s.body, {id(s.loop_var)}):
+                self.emit(f"int {var} = {tag};")
             if guarded:
                 self.emit(f"if ({var} < {s.extent.value}) {{")
                 self.indent += 1
@@ -224,6 +228,9 @@ class KernelWriter(CudaExprPrinter):
         self.emit(f"{self.name_of(s.buffer.data)}[{self.expr(s.indices[0])}] = {self.expr(s.value)};")
 
     def emit_LetStmt(self, s):
+        if not uses_any(s.body, {id(s.var)}):  # e.g. a lane offset the warp-memory lowering removed
+            self.stmt(s.body)
+            return
         self.emit(f"{c_type(s.var.dtype) if s.var.dtype != 'handle' else 'void*'} {self.name_of(s.var)} = {self.expr(s.value)};")
         self.stmt(s.body)
 
