@@ -124,12 +124,15 @@ class MultiLevelTilingTensorCore(ScheduleRule):
         tiles = tile_loops(sch, loops[:split_at], kinds, _STRUCTURE, self.max_innermost_factor)
         tiles[0] = bind_loops(sch, tiles[0], "blockIdx")
         tiles[1] = bind_loops(sch, tiles[1], "threadIdx", "zy")  # warps; threadIdx.x is the lanes
+        acc = sch.cache_write(block, 0, "wmma.accumulator")
+        sch.reverse_compute_at(acc, tiles[1][-1], preserve_unit_loops=True)
+        # the init before blockize: its fill tiles then cover exactly the warp's accumulator tiles
+        init = sch.decompose_reduction(block, tiles[2][0])
+        _inner_tile(sch, init, fill)
         compute = sch.blockize(inner)
         sch.annotate(compute, AUTO_TENSORIZE, intrin)
         sch.annotate(compute, WARP_EXECUTION, 1)
         sch.annotate(compute, TILED, _STRUCTURE)
-        acc = sch.cache_write(compute, 0, "wmma.accumulator")
-        sch.reverse_compute_at(acc, tiles[1][-1], preserve_unit_loops=True)
         reads = _operand_reads(sch, compute, cand)
         if len(reads) != 2:
             raise ValueError("the intrinsic's A and B operands are not found among the block's reads")
@@ -142,7 +145,4 @@ class MultiLevelTilingTensorCore(ScheduleRule):
             frag = sch.cache_read(compute, index, "wmma.matrix_a" if operand == "A" else "wmma.matrix_b")
             sch.compute_at(frag, tiles[3][-1], preserve_unit_loops=True)
             _inner_tile(sch, frag, load_a if operand == "A" else load_b)
-        init = sch.decompose_reduction(compute, tiles[2][0])
-        sch.unannotate(init, WARP_EXECUTION)
-        sch.annotate(init, AUTO_TENSORIZE, fill)
         _inner_tile(sch, acc, store)

@@ -98,7 +98,7 @@ class KernelWriter(CudaExprPrinter):
             return
         self.lines.append("  " * self.indent + line)
 
-    def write(self, name: str, params, body):
+    def write(self, name: str, params, body, workspaces=()):
         """Write the kernel ``name`` of ``body``.
 
         Parameters
@@ -109,6 +109,8 @@ class KernelWriter(CudaExprPrinter):
             The function's parameters (buffers become ``__restrict__`` pointers).
         body : Stmt
             The kernel's statement (thread-bound loops become thread indices).
+        workspaces : sequence of tuple
+            ``(data var, dtype)`` of the global buffers the host allocates, passed after ``params``.
 
         Returns
         -------
@@ -126,6 +128,8 @@ class KernelWriter(CudaExprPrinter):
                 args.append(f"void* __restrict__ {self.name_of(p)}")
             else:
                 args.append(f"{c_type(p.dtype)} {self.name_of(p)}")
+        for var, dtype in workspaces:
+            args.append(f"{c_type(dtype)}* __restrict__ {self.name_of(var)}")
         self.stmt(body)
         ext = self.scan.extents
         grid = tuple(ext.get(f"blockIdx.{a}", 1) for a in "xyz")
