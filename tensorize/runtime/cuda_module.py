@@ -72,11 +72,13 @@ def cuda_include_dir() -> str | None:
 
 @dataclass(frozen=True)
 class KernelLaunch:
-    """One kernel launch of a host function: its name, grid and block."""
+    """One kernel launch of a host function: its name, grid, block and dynamic shared memory (bytes; a
+    kernel above the 48 KB static limit keeps its shared buffers in one ``extern __shared__`` array)."""
 
     name: str
     grid: tuple
     block: tuple
+    shared_bytes: int = 0
 
 
 class CUDASourceModule:
@@ -173,7 +175,13 @@ class CUDAFunction:
     def __call__(self, *args) -> None:
         arguments = self._arguments(args) + self._workspace(_require_cupy())
         for launch in self.launches:
-            self.device.kernel(launch.name)(launch.grid, launch.block, tuple(arguments))
+            kernel = self.device.kernel(launch.name)
+            if launch.shared_bytes:
+                if launch.shared_bytes > 48 * 1024 and kernel.max_dynamic_shared_size_bytes < launch.shared_bytes:
+                    kernel.max_dynamic_shared_size_bytes = launch.shared_bytes  # cudaFuncSetAttribute
+                kernel(launch.grid, launch.block, tuple(arguments), shared_mem=launch.shared_bytes)
+            else:
+                kernel(launch.grid, launch.block, tuple(arguments))
 
 
 class CUDAHostModule:

@@ -98,3 +98,37 @@ def test_warp_buffers_need_32_lanes_on_threadidx_x():
         WarpMemoryLowering({W.data: "warp"}, 64).lower(body)
     lowered = WarpMemoryLowering({W.data: "warp"}, 32).lower(body)
     assert int(lowered.extents[0].value) == 4
+
+
+def _big_shared(kb):
+    n = kb * 1024 // 4
+
+    @T.prim_func
+    def f(A: T.Buffer((n,), "float32"), B: T.Buffer((n,), "float32")):
+        S = T.alloc_buffer((n,), scope="shared")
+        for bx in T.thread_binding(1, thread="blockIdx.x"):
+            for i in range(n // 256):
+                for tx in T.thread_binding(256, thread="threadIdx.x"):
+                    with T.block("load"):
+                        v = T.axis.spatial(n, i * 256 + tx)
+                        S[v] = A[v]
+            for i in range(n // 256):
+                for tx in T.thread_binding(256, thread="threadIdx.x"):
+                    with T.block("store"):
+                        v = T.axis.spatial(n, i * 256 + tx)
+                        B[v] = S[n - 1 - v]
+
+    return f
+
+
+@needs_nvcc
+def test_shared_memory_above_48kb_is_dynamic(tmp_path):
+    rt = tvm.build(_big_shared(96), target="cuda -arch=sm_90")
+    source = rt.imported_modules[0].get_source()
+    assert "extern __shared__ __align__(16) unsigned char dyn_shared[];" in source
+    assert "float* S = (float*)(dyn_shared + 0);" in source
+    assert [k.shared_bytes for k in rt.launches("main")] == [96 * 1024]
+    nvcc_ptx(source, "sm_90", tmp_path)
+    small = tvm.build(_big_shared(16), target="cuda -arch=sm_80")
+    assert "__shared__ alignas(16) float S[4096];" in small.imported_modules[0].get_source()
+    assert [k.shared_bytes for k in small.launches("main")] == [0]

@@ -92,7 +92,8 @@ def split_kernels(name: str, func: PrimFunc):
     Returns
     -------
     list of tuple
-        ``(kernel_name, source, grid, block)``: the CUDA C source and the launch's (x, y, z) extents.
+        ``(kernel_name, source, grid, block, dynamic_shared_bytes)``: the CUDA C source, the launch's
+        (x, y, z) extents and its dynamic shared memory (0: static ``__shared__`` arrays only).
 
     Raises
     ------
@@ -109,7 +110,7 @@ def split_kernels(name: str, func: PrimFunc):
         kname = f"{name}_kernel" + (f"_{len(kernels)}" if kernels else "")
         writer = KernelWriter(dict(func.buffer_map), _Scan(item))
         source, grid, block = writer.write(kname, func.params, item, [(v, d) for v, d, _ in workspaces(func.body)])
-        kernels.append((kname, source, grid, block))
+        kernels.append((kname, source, grid, block, writer.dynamic_bytes))
     return kernels
 
 
@@ -134,9 +135,9 @@ def build(mod, target):
             continue
         name = func.attrs.get("global_symbol", gv.name_hint)
         launches = []
-        for kname, source, grid, block in split_kernels(name, func):
+        for kname, source, grid, block, shared in split_kernels(name, func):
             sources.append(source)
-            launches.append(KernelLaunch(kname, grid, block))
+            launches.append(KernelLaunch(kname, grid, block, shared))
         params = [(func.buffer_map[p].dtype, tuple(func.buffer_map[p].shape)) if p in func.buffer_map else (p.dtype, None)
                   for p in func.params]
         functions[name] = (launches, params, [(d, n) for _, d, n in workspaces(func.body)])
