@@ -152,3 +152,25 @@ def test_verify_gpu_code_checks_the_targets_limits():
             assert "shared memory" in str(err)
             rejected += 1
     assert rejected >= 1
+
+
+@needs_nvcc
+@pytest.mark.parametrize("name", ["GMM", "C2D", "T2D"])
+def test_operator_suite_gets_tensor_core_candidates(name, tmp_path):
+    from experiments.workloads import get_workload
+
+    w = get_workload(name, "small", dtype="float16")
+    ctx = TuneContext.create(te.create_prim_func(w.args), "cuda -arch=sm_80", seed=0)
+    space = PostOrderApply().generate_design_space(ctx)
+    assert sum(AUTO_TENSORIZE in s.mod.script() for s in space) == 1
+    posts = default_postprocs(ctx)
+    emulate_posts = [p for p in posts if not isinstance(p, (RewriteTensorize, VerifyGPUCode))]
+    inputs = w.random_inputs(np.random.default_rng(0))
+    expect = w.reference(*[x.astype("float32") for x in inputs])
+    for i, sketch in enumerate(space):
+        sch = replay_candidate(ctx, sketch.trace, posts, decision_provider=lambda inst, d: RESAMPLE, seed=0)
+        nvcc_ok(tvm.build(sch.mod, target="cuda -arch=sm_80").imported_modules[0].get_source(), "sm_80", tmp_path,
+                f"s{i}")
+        cpu = replay_candidate(ctx, sketch.trace, emulate_posts, decision_provider=lambda inst, d: RESAMPLE, seed=0)
+        got = _emulated(cpu, inputs + [np.zeros(w.output_shape(), "float16")])
+        np.testing.assert_allclose(got.astype("float32"), expect, rtol=2e-2, atol=2e-2 * float(np.abs(expect).max()))
