@@ -6,7 +6,8 @@ layout, padding for non-dividing shapes). The loops outside are tiled ``"SSRRS"`
 
     block tile (blockIdx) | warps (threadIdx.y/z) | k0 | k1 | warp tiles | 16x16x16 intrinsic
 
-Inputs are copied to ``shared`` memory at ``k0`` (cooperative fetch) and into ``wmma.matrix_a/b``
+Inputs are copied to ``shared`` memory at ``k0`` (cooperative fetch, in the intrinsic's tile layout: the
+candidate's layout copies are inlined into the fetch and into the output's store where they can be) and into ``wmma.matrix_a/b``
 fragments at ``k1``; the output tile of each warp accumulates in ``wmma.accumulator`` fragments,
 zeroed by the fill intrinsic and written back by the store intrinsic. Every warp-level block is
 annotated ``meta_schedule.auto_tensorize`` (``rewrite_tensorize`` tensorizes it) and the compute
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import logging
 
+from tensorize.ir.functor import substitute
 from tensorize.ir.tensor_intrin import TensorIntrin
 from tensorize.schedule import ScheduleError
 
@@ -47,6 +49,28 @@ def _inner_tile(sch, block, intrin) -> None:
     loops = sch.get_loops(block)
     tile = sch.blockize(loops[-2])
     sch.annotate(tile, AUTO_TENSORIZE, intrin)
+
+
+def _inline_copy(sch, blocks, reverse: bool) -> None:
+    """Inline the candidate's layout copy (``*_reindex*``) into the shared fetch (or the output copy into
+    the accumulator's store), so no separate kernel relayouts a whole operand through global memory;
+    a copy that cannot be inlined (a padded output's guard) stays a kernel of its own."""
+    for block in blocks:
+        blk = sch.get(block)
+        if "reindex" not in blk.name_hint:
+            continue
+        try:
+            # iterate the copy over the tiled layout, so its store (or load) indices are plain iterators
+            target = blk.body.value if reverse else blk.body
+            indices = list(target.indices)
+            ivs = [iv.var for iv in blk.iter_vars]
+            sch.transform_block_layout(block, lambda *args: [substitute(i, dict(zip(ivs, args))) for i in indices])
+            if reverse:
+                sch.reverse_compute_inline(block)
+            else:
+                sch.compute_inline(block)
+        except ScheduleError as err:
+            logger.debug("the layout copy %s stays: %s", sch.get(block).name_hint, err.reason)
 
 
 def _operand_reads(sch, block, cand) -> list:
@@ -126,6 +150,7 @@ class MultiLevelTilingTensorCore(ScheduleRule):
         tiles[1] = bind_loops(sch, tiles[1], "threadIdx", "zy")  # warps; threadIdx.x is the lanes
         acc = sch.cache_write(block, 0, "wmma.accumulator")
         sch.reverse_compute_at(acc, tiles[1][-1], preserve_unit_loops=True)
+        _inline_copy(sch, sch.get_consumers(acc), reverse=True)  # the store writes the output itself
         # the init before blockize: its fill tiles then cover exactly the warp's accumulator tiles
         init = sch.decompose_reduction(block, tiles[2][0])
         _inner_tile(sch, init, fill)
@@ -141,6 +166,7 @@ class MultiLevelTilingTensorCore(ScheduleRule):
             sch.compute_at(shared, tiles[2][-1], preserve_unit_loops=True)
             lanes = sch.sample_categorical(list(self.vector_lanes), [1.0 / len(self.vector_lanes)] * len(self.vector_lanes))
             sch.annotate(shared, COOPERATIVE_FETCH, lanes)
+            _inline_copy(sch, sch.get_producers(shared), reverse=False)  # fetch straight from the input
         for index, operand in reads:
             frag = sch.cache_read(compute, index, "wmma.matrix_a" if operand == "A" else "wmma.matrix_b")
             sch.compute_at(frag, tiles[3][-1], preserve_unit_loops=True)
