@@ -56,3 +56,21 @@ def test_runner_times_a_kernel_on_the_gpu(tmp_path):
     builds = BUILDERS.create("cuda", work_dir=str(tmp_path)).build([MeasureCandidate(sch.mod)], ctx.target)
     (result,) = RUNNERS.create("cuda", work_dir=str(tmp_path)).run(ctx, builds)
     assert result.error is None and len(result.run_secs) == 3 and all(0 < s < 1 for s in result.run_secs)
+
+
+@needs_nvcc
+def test_tune_tir_on_a_cuda_target(tmp_path):
+    import intrinsics.cuda  # noqa: F401
+    from search.tune import tune_tir
+
+    A = te.placeholder((32, 32), "float16", name="A")
+    B = te.placeholder((32, 32), "float16", name="B")
+    k = te.reduce_axis((0, 32), name="k")
+    C = te.compute((32, 32), lambda i, j: te.sum(A[i, k].astype("float32") * B[k, j].astype("float32"), axis=k),
+                   name="C")
+    db = tune_tir(te.create_prim_func([A, B, C]), "cuda -arch=sm_90", str(tmp_path), max_trials_global=2,
+                  num_trials_per_iter=2, strategy="random", cost_model=None, progress=False)
+    records = db.get_all_tuning_records()
+    assert len(records) == 2
+    if not gpu_available():  # built by the cuda builder (nvcc), refused by the runner with the reason
+        assert db.tuning_report.failed == {"run": 2}
