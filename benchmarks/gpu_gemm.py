@@ -1,109 +1,211 @@
-"""Tensor Core GEMMs on an NVIDIA GPU: the WMMA schedule against cuBLAS (``cupy.matmul``) in the same run.
+"""Tensor Core GEMMs on an NVIDIA GPU against cuBLAS in the same run: hand schedules (WMMA and inline-PTX
+``mma.sync``) and the auto-scheduler's best program (``search.tune_tir`` with the ``cuda`` builder/runner).
 
-    python benchmarks/gpu_gemm.py                  # f16->f32 4096^3 and int8->int32 4096^3
-    python benchmarks/gpu_gemm.py --size 2048 --repeat 20
+    python benchmarks/gpu_gemm.py --arch sm_90                     # f16->f32 and int8->int32, 4096^3
+    python benchmarks/gpu_gemm.py --size 2048 --trials 32 --out gemm.json
+    python benchmarks/gpu_gemm.py --check                          # no GPU: build + nvcc every variant
 
-Without cupy or a GPU it says so and exits with status 0 (nothing to measure); ``--source`` then still
-writes the generated CUDA C. The schedule is the hand WMMA schedule of ``tests/codegen/gpu_schedules.py``
-with a few block shapes tried; the best is reported with its ratio to cuBLAS.
+cuBLAS is timed through cupy: ``cupy.matmul`` for f16 (f32 accumulation, f16 output) and
+``cublasGemmEx`` (s8 x s8 -> s32 on Tensor Cores) for int8, falling back to cupy's int32 matmul
+(CUDA cores) where cupy does not expose it. Every program's output is checked against cuBLAS's
+before it is timed (CUDA events, median of ``--repeat`` runs). Without cupy or a GPU it says so and
+exits with status 0 unless ``--check`` is given.
 """
 from __future__ import annotations
 
 import argparse
 import itertools
+import json
 import logging
 import os
+import shutil
+import subprocess
 import sys
+import tempfile
 
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
+import intrinsics.cuda  # noqa: E402,F401  (registers the Tensor Core intrinsics)
 import tensorize as tvm  # noqa: E402
 from tensorize.runtime.cuda_module import gpu_available  # noqa: E402
 from tests.codegen.gpu_schedules import gemm, wmma_gemm  # noqa: E402
+from tests.codegen.mma_schedules import mma_gemm  # noqa: E402
 
 logger = logging.getLogger("gpu_gemm")
 CONFIGS = [dict(warps=w, warp_tiles=t, k_tiles=k) for w, t, k in
            itertools.product([(2, 2), (2, 4), (4, 2)], [(1, 1), (2, 2), (2, 4), (4, 2)], [1, 2])]
+SCHEDULES = {"wmma": wmma_gemm, "mma.sync": mma_gemm}
 
 
-def build(n, in_dtype, out_dtype, config, arch):
-    sch = wmma_gemm(gemm(n, n, n, in_dtype, out_dtype), in_dtype, out_dtype, **config)
-    return tvm.build(sch.mod, target=f"cuda -arch={arch}")
+def hand_schedule(kind, n, in_dtype, out_dtype, config):
+    return SCHEDULES[kind](gemm(n, n, n, in_dtype, out_dtype), in_dtype, out_dtype, **config)
 
 
-def measure(n, in_dtype, out_dtype, arch, repeat):
-    import cupy
+def searched_schedule(n, in_dtype, out_dtype, arch, trials, work_dir):
+    from search.tune import compile_tir, tune_tir
 
+    mod = gemm(n, n, n, in_dtype, out_dtype)
+    db = tune_tir(mod, f"cuda -arch={arch}", work_dir, max_trials_global=trials, num_trials_per_iter=min(16, trials),
+                  builder="cuda", runner="cuda", progress=False)
+    return compile_tir(db, mod, f"cuda -arch={arch}")
+
+
+def _inputs(cupy, n, in_dtype):
     rng = np.random.default_rng(0)
     if in_dtype == "int8":
-        a_np = rng.integers(-8, 8, (n, n)).astype("int8")
-        b_np = rng.integers(-8, 8, (n, n)).astype("int8")
+        a, b = rng.integers(-8, 8, (n, n)).astype("int8"), rng.integers(-8, 8, (n, n)).astype("int8")
     else:
-        a_np = rng.uniform(-1, 1, (n, n)).astype(in_dtype)
-        b_np = rng.uniform(-1, 1, (n, n)).astype(in_dtype)
-    a, b = cupy.asarray(a_np), cupy.asarray(b_np)
-    c = cupy.zeros((n, n), out_dtype)
-    reference = cupy.matmul(a.astype(out_dtype), b.astype(out_dtype))
-    flops = 2.0 * n ** 3
+        a, b = rng.uniform(-1, 1, (n, n)).astype(in_dtype), rng.uniform(-1, 1, (n, n)).astype(in_dtype)
+    return cupy.asarray(a), cupy.asarray(b)
 
-    def time_cupy():
+
+def _time(cupy, fn, repeat):
+    fn()
+    times = []
+    for _ in range(repeat):
         start, stop = cupy.cuda.Event(), cupy.cuda.Event()
-        if in_dtype == "int8":  # cuBLAS int8 GEMM through cupy's int32 path (cupy has no s8 x s8 -> s32 matmul)
-            fn = lambda: cupy.matmul(a.astype("int32"), b.astype("int32"))  # noqa: E731
-        else:
-            fn = lambda: cupy.matmul(a, b)  # noqa: E731 - f16 x f16 -> f16 with f32 accumulation (cuBLAS)
-        fn()
         start.record()
-        for _ in range(repeat):
-            fn()
+        fn()
         stop.record()
         stop.synchronize()
-        return cupy.cuda.get_elapsed_time(start, stop) / 1e3 / repeat
+        times.append(cupy.cuda.get_elapsed_time(start, stop) / 1e3)
+    return float(np.median(times))
 
-    best = None
-    for config in CONFIGS:
+
+def cublas(cupy, a, b, in_dtype, out_dtype):
+    """(callable, name): cuBLAS's GEMM for these dtypes (int8 through cublasGemmEx when cupy exposes it)."""
+    if in_dtype != "int8":
+        return (lambda: cupy.matmul(a, b)), "cupy.matmul (cuBLAS, f16 out)"
+    n = a.shape[0]
+    c = cupy.empty((n, n), "int32")
+    try:
+        from cupy_backends.cuda.libs import cublas as lib
+
+        handle = cupy.cuda.device.get_cublas_handle()
+        one, zero = np.array(1, "int32"), np.array(0, "int32")
+        r8i, r32i = 3, 10  # CUDA_R_8I, CUDA_R_32I
+        compute = getattr(lib, "CUBLAS_COMPUTE_32I", 72)
+
+        def gemm_ex():  # row-major C = A B is column-major C^T = B^T A^T
+            lib.gemmEx(handle, 0, 0, n, n, n, one.ctypes.data, b.data.ptr, r8i, n, a.data.ptr, r8i, n,
+                       zero.ctypes.data, c.data.ptr, r32i, n, compute, -1)
+            return c
+
+        gemm_ex()
+        cupy.cuda.Device().synchronize()
+        return gemm_ex, "cublasGemmEx s8s8s32"
+    except Exception as err:  # noqa: BLE001 - cupy builds differ in what they expose
+        logger.info("cublasGemmEx int8 unavailable (%s); timing cupy's int32 matmul instead", err)
+        a32, b32 = a.astype("int32"), b.astype("int32")
+        return (lambda: cupy.matmul(a32, b32)), "cupy.matmul int32 (CUDA cores)"
+
+
+def measure(n, in_dtype, out_dtype, arch, repeat, trials, work_dir):
+    import cupy
+
+    a, b = _inputs(cupy, n, in_dtype)
+    reference = cupy.matmul(a.astype("float32"), b.astype("float32")).astype(out_dtype)
+    flops = 2.0 * n ** 3
+    library_fn, library_name = cublas(cupy, a, b, in_dtype, out_dtype)
+    library = _time(cupy, library_fn, repeat)
+    row = {"dtype": f"{in_dtype}->{out_dtype}", "n": n, "cublas": library_name, "cublas_tflops": flops / library / 1e12}
+    print(f"{in_dtype}->{out_dtype} {n}^3: {library_name} {row['cublas_tflops']:.1f} TFLOPS")
+    tol = 0 if in_dtype == "int8" else 2e-2
+
+    def run(label, sch):
+        c = cupy.zeros((n, n), out_dtype)
         try:
-            rt = build(n, in_dtype, out_dtype, config, arch)
+            rt = tvm.build(sch.mod, target=f"cuda -arch={arch}")
             rt["main"](a, b, c)
-        except Exception as err:  # noqa: BLE001 - a config the GPU rejects (shared memory, registers) is skipped
-            logger.info("config %s failed: %s", config, err)
-            continue
-        tol = 0 if in_dtype == "int8" else 1e-2
+            cupy.cuda.Device().synchronize()
+        except Exception as err:  # noqa: BLE001 - a variant the GPU rejects (shared memory, registers)
+            logger.info("%s failed: %s", label, err)
+            return None
         if not cupy.allclose(c, reference, atol=tol, rtol=tol):
-            logger.warning("config %s gives wrong results; skipped", config)
-            continue
-        seconds = rt.time_evaluator("main", tvm.cuda(0), number=repeat, repeat=3)(a, b, c).median
-        if best is None or seconds < best[0]:
-            best = (seconds, config)
-    library = time_cupy()
-    print(f"{in_dtype}->{out_dtype} {n}^3: cuBLAS (cupy.matmul) {flops / library / 1e12:.1f} TFLOPS")
-    if best is None:
-        print("  no WMMA configuration ran")
-        return
-    seconds, config = best
-    print(f"  tensorize WMMA {flops / seconds / 1e12:.1f} TFLOPS ({library / seconds:.2f}x cuBLAS), config {config}")
+            logger.warning("%s gives wrong results; skipped", label)
+            return None
+        return _time(cupy, lambda: rt["main"](a, b, c), repeat)
+
+    for kind in SCHEDULES:
+        best = None
+        for config in CONFIGS:
+            secs = run(f"{kind} {config}", hand_schedule(kind, n, in_dtype, out_dtype, config))
+            if secs is not None and (best is None or secs < best[0]):
+                best = (secs, config)
+        if best:
+            row[kind] = {"tflops": flops / best[0] / 1e12, "ratio": library / best[0], "config": best[1]}
+            print(f"  {kind:9s} {row[kind]['tflops']:.1f} TFLOPS ({row[kind]['ratio']:.2f}x cuBLAS), {best[1]}")
+    if trials:
+        sch = searched_schedule(n, in_dtype, out_dtype, arch, trials, os.path.join(work_dir, f"{in_dtype}_{n}"))
+        secs = run("searched", sch) if sch is not None else None
+        if secs is not None:
+            row["searched"] = {"tflops": flops / secs / 1e12, "ratio": library / secs, "trials": trials}
+            print(f"  searched  {row['searched']['tflops']:.1f} TFLOPS ({row['searched']['ratio']:.2f}x cuBLAS)")
+    return row
+
+
+def check(n, arch) -> int:
+    """Build every hand variant and a searched space sample for ``arch``; compile them with nvcc."""
+    from search.context import TuneContext
+    from search.postproc import default_postprocs
+    from search.space_generator import PostOrderApply, replay_candidate
+    from tensorize.schedule import ScheduleError
+    from tensorize.schedule.trace import RESAMPLE
+
+    folder, failures = tempfile.mkdtemp(prefix="gpu_gemm_check_"), 0
+    sources = []
+    for dt, ot in (("float16", "float32"), ("int8", "int32")):
+        for kind in SCHEDULES:
+            sch = hand_schedule(kind, n, dt, ot, CONFIGS[1])
+            sources.append((f"{kind}_{dt}", tvm.build(sch.mod, target=f"cuda -arch={arch}").imported_modules[0]
+                            .get_source()))
+        ctx = TuneContext.create(gemm(n, n, n, dt, ot), f"cuda -arch={arch}", seed=0)
+        for i, sketch in enumerate(PostOrderApply().generate_design_space(ctx)):
+            for seed in range(8):  # the first valid sample of each sketch
+                try:
+                    sch = replay_candidate(ctx, sketch.trace, default_postprocs(ctx),
+                                           decision_provider=lambda inst, d: RESAMPLE, seed=seed)
+                except ScheduleError:
+                    continue
+                sources.append((f"searched_{dt}_sketch{i}", tvm.build(sch.mod, target=f"cuda -arch={arch}")
+                                .imported_modules[0].get_source()))
+                break
+    for name, source in sources:
+        cu = os.path.join(folder, name.replace(".", "_") + ".cu")
+        with open(cu, "w") as f:
+            f.write(source)
+        done = subprocess.run(["nvcc", f"-arch={arch}", "-cubin", "-o", cu[:-3] + ".cubin", cu],
+                              capture_output=True, text=True)
+        failures += done.returncode != 0
+        print(f"{name}: {'ok' if done.returncode == 0 else done.stderr[:500]}")
+    shutil.rmtree(folder, ignore_errors=True)
+    return 1 if failures else 0
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=4096)
-    parser.add_argument("--arch", default="sm_80")
-    parser.add_argument("--repeat", type=int, default=10)
-    parser.add_argument("--source", help="write the CUDA C of the first configuration (f16->f32) to this file")
+    parser.add_argument("--arch", default="sm_90")
+    parser.add_argument("--repeat", type=int, default=20)
+    parser.add_argument("--trials", type=int, default=64, help="search trials per GEMM (0: hand schedules only)")
+    parser.add_argument("--work-dir", default=None, help="the search's folder (default: a temporary one)")
+    parser.add_argument("--out", help="write the results as JSON to this file")
+    parser.add_argument("--check", action="store_true", help="build every variant and compile it with nvcc")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
-    if args.source:
-        source = build(args.size, "float16", "float32", CONFIGS[0], args.arch).imported_modules[0].get_source()
-        with open(args.source, "w") as f:
-            f.write(source)
-        print(f"wrote {args.source}")
+    if args.check:
+        return check(min(args.size, 256), args.arch)
     if not gpu_available():
         print("no CUDA GPU visible to cupy here: nothing to measure (install cupy-cuda13x and run on a GPU node)")
         return 0
-    measure(args.size, "float16", "float32", args.arch, args.repeat)
-    measure(args.size, "int8", "int32", args.arch, args.repeat)
+    work_dir = args.work_dir or tempfile.mkdtemp(prefix="gpu_gemm_")
+    rows = [measure(args.size, dt, ot, args.arch, args.repeat, args.trials, work_dir)
+            for dt, ot in (("float16", "float32"), ("int8", "int32"))]
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump(rows, f, indent=1)
     return 0
 
 

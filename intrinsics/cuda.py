@@ -74,6 +74,11 @@ def fragment_index(buffer, stride):
     return row * (stride // _TILE) + col
 
 
+def _cast(dtype: str, value):
+    """``value`` as ``dtype``: a Cast only when the dtypes differ (an f16 x f16 -> f16 GEMM has none)."""
+    return value if str(value.dtype) == dtype else tir.Cast(dtype, value)
+
+
 def _meta(kind: str) -> IntrinMeta:
     return IntrinMeta(target_kind="cuda", extra={"wmma": kind, "shape": (M, N, K)})
 
@@ -156,7 +161,7 @@ def wmma_sync(in_dtype: str, out_dtype: str):
             for i, j, k in T.grid(16, 16, 16):
                 with T.block("update"):
                     vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-                    C[vi, vj] = C[vi, vj] + T.Cast(out_dtype, A[vi, vk]) * T.Cast(out_dtype, B[vk, vj])
+                    C[vi, vj] = C[vi, vj] + _cast(out_dtype, A[vi, vk]) * _cast(out_dtype, B[vk, vj])
 
     @T.prim_func
     def impl(a: T.handle, b: T.handle, c: T.handle) -> None:
@@ -284,3 +289,5 @@ _register(WMMA_STORE_16x16x16_F32_GLOBAL_INTRIN, wmma_store("float32", "global")
 _register(WMMA_STORE_16x16x16_F32_SHARED_INTRIN, wmma_store("float32", "shared"), "store")
 _register(WMMA_STORE_16x16x16_F16_GLOBAL_INTRIN, wmma_store("float16", "global"), "store")
 _register(WMMA_STORE_16x16x16_S32_GLOBAL_INTRIN, wmma_store("int32", "global"), "store")
+
+from . import cuda_mma  # noqa: E402,F401  (the inline-PTX mma.sync family registers with the WMMA one)

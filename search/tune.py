@@ -82,6 +82,8 @@ class TuningReport:
 
 def _components(ctx, strategy, cost_model, feature_extractor, builder, runner, space, strategy_config,
                 builder_config, runner_config, work_dir):
+    if getattr(ctx.target.kind, "name", "") in ("cuda", "nvptx"):  # CUDA C is built and timed by the GPU pair
+        builder, runner = ("cuda" if builder == "local" else builder), ("cuda" if runner == "local" else runner)
     strategy = STRATEGIES.create(strategy, **(strategy_config or {}))
     model = None
     if cost_model is not None:
@@ -153,7 +155,8 @@ def tune_tir(mod, target, work_dir: str, max_trials_global: int = 64, num_trials
     num_trials_per_iter : int
         Programs measured per round (the cost model retrains after each round).
     cost_model, strategy, builder, runner, feature_extractor : str
-        Component names (``search.cost_model.COST_MODELS``, ``search.strategy.STRATEGIES``, ...).
+        Component names (``search.cost_model.COST_MODELS``, ``search.strategy.STRATEGIES``, ...); for a
+        CUDA target ``"local"`` builder and runner mean the ``"cuda"`` ones.
     seed : int
         The random seed: the same seed and the same measured times give the same programs.
     strategy_config, builder_config, runner_config : dict

@@ -1,11 +1,11 @@
 """Building and measuring candidates in isolation (MetaSchedule's builder and runner).
 
-``BUILDERS`` and ``RUNNERS`` hold the executors by name: ``"local"`` (child processes on this machine)
-and ``"ray"`` (Ray tasks placed by resources; ``ray_executor`` is the only module importing ``ray``,
-and only when used).
+``BUILDERS`` and ``RUNNERS`` hold the executors by name: ``"local"`` (child processes on this machine),
+``"ray"`` (Ray tasks placed by resources; ``ray_executor`` is the only module importing ``ray``,
+and only when used) and ``"cuda"`` (CUDA C checked by nvcc, timed with cupy on a GPU).
 
 >>> sorted(BUILDERS.names()), sorted(RUNNERS.names())
-(['local', 'ray', 'replay'], ['local', 'ray', 'replay'])
+(['cuda', 'local', 'ray', 'replay'], ['cuda', 'local', 'ray', 'replay'])
 >>> RUNNERS.create("local", timeout_s=5).timeout_s                                  # doctest: +SKIP
 5
 """
@@ -18,6 +18,7 @@ from .tasks import TimingConfig
 
 from .ray_executor import RayBuilder, RayRunner
 from .replay import ReplayBuilder, ReplayRunner
+from .gpu import GPUBuilder, GPURunner
 
 BUILDERS = Registry("builder")
 RUNNERS = Registry("runner")
@@ -27,6 +28,8 @@ BUILDERS.register("ray")(RayBuilder)
 RUNNERS.register("ray")(RayRunner)
 BUILDERS.register("replay")(ReplayBuilder)
 RUNNERS.register("replay")(ReplayRunner)
+BUILDERS.register("cuda")(GPUBuilder)
+RUNNERS.register("cuda")(GPURunner)
 
 __all__ = ["MeasureCandidate", "BuildResult", "RunResult", "Builder", "Runner", "ERROR_KINDS", "LocalBuilder",
-           "LocalRunner", "RayBuilder", "RayRunner", "TimingConfig", "BUILDERS", "RUNNERS"]
+           "LocalRunner", "RayBuilder", "RayRunner", "GPUBuilder", "GPURunner", "TimingConfig", "BUILDERS", "RUNNERS"]

@@ -11,11 +11,15 @@ from .rewrite_parallel_vectorize_unroll import RewriteParallelVectorizeUnroll
 from .rewrite_reduction_block import RewriteReductionBlock
 from .rewrite_tensorize import RewriteTensorize
 from .verify import Verify
+from .gpu_default import default_gpu_postprocs
+from ..schedule_rule.gpu_limits import is_gpu_target
 
 __all__ = ["Postproc", "PostprocError", "POSTPROCS", "default_postprocs", "RewriteParallelVectorizeUnroll",
            "RewriteReductionBlock", "RewriteTensorize", "Verify"]
 
 
 def default_postprocs(ctx) -> list[Postproc]:
-    """The CPU postprocessors, in the order they must run."""
+    """The CPU postprocessors, in the order they must run (a CUDA target: ``default_gpu_postprocs(ctx)``)."""
+    if ctx is not None and is_gpu_target(ctx.target):
+        return default_gpu_postprocs(ctx)
     return [RewriteParallelVectorizeUnroll(), RewriteReductionBlock(), RewriteTensorize(), Verify()]

@@ -15,6 +15,8 @@ from .multi_level_tiling import MultiLevelTiling
 from .multi_level_tiling_with_intrin import LAYOUT_REWRITE_PREPROC, MultiLevelTilingWithIntrin
 from .parallel_vectorize_unroll import PARALLEL, UNROLL, VECTORIZE, ParallelVectorizeUnroll
 from .random_compute_location import RandomComputeLocation
+from .gpu_limits import is_gpu_target
+from .gpu_default import default_gpu_rules
 
 __all__ = ["ScheduleRule", "RULES", "default_rules", "AutoInline", "AddRFactor", "MultiLevelTiling",
            "MultiLevelTilingWithIntrin", "ParallelVectorizeUnroll", "RandomComputeLocation",
@@ -22,7 +24,10 @@ __all__ = ["ScheduleRule", "RULES", "default_rules", "AutoInline", "AddRFactor",
 
 
 def default_rules(ctx) -> list[ScheduleRule]:
-    """MetaSchedule's CPU rules for ``ctx`` (a TuneContext; ``None``: a target without intrinsics)."""
+    """MetaSchedule's CPU rules for ``ctx`` (a TuneContext; ``None``: a target without intrinsics); a CUDA
+    target gets ``default_gpu_rules(ctx)``."""
+    if ctx is not None and is_gpu_target(ctx.target):
+        return default_gpu_rules(ctx)
     rules: list[ScheduleRule] = [AutoInline(), AddRFactor()]
     if ctx is not None and ctx.intrinsics:
         rules.append(MultiLevelTilingWithIntrin())

@@ -72,11 +72,13 @@ def cuda_include_dir() -> str | None:
 
 @dataclass(frozen=True)
 class KernelLaunch:
-    """One kernel launch of a host function: its name, grid and block."""
+    """One kernel launch of a host function: its name, grid, block and dynamic shared memory (bytes; a
+    kernel above the 48 KB static limit keeps its shared buffers in one ``extern __shared__`` array)."""
 
     name: str
     grid: tuple
     block: tuple
+    shared_bytes: int = 0
 
 
 class CUDASourceModule:
@@ -140,8 +142,15 @@ class CUDASourceModule:
 class CUDAFunction:
     """A host function: checks its arguments and launches its kernels in order on the current stream."""
 
-    def __init__(self, name, launches, params, device: CUDASourceModule):
+    def __init__(self, name, launches, params, device: CUDASourceModule, workspaces=()):
         self.name, self.launches, self.params, self.device = name, launches, params, device
+        self.workspaces = list(workspaces)  # (dtype, elements) of the buffers passed between kernels
+        self._workspace_arrays = None
+
+    def _workspace(self, cupy) -> list:
+        if self._workspace_arrays is None:
+            self._workspace_arrays = [cupy.empty((max(1, n),), dtype=dtype) for dtype, n in self.workspaces]
+        return self._workspace_arrays
 
     def _arguments(self, args):
         cupy = _require_cupy()
@@ -164,9 +173,15 @@ class CUDAFunction:
         return out
 
     def __call__(self, *args) -> None:
-        arguments = self._arguments(args)
+        arguments = self._arguments(args) + self._workspace(_require_cupy())
         for launch in self.launches:
-            self.device.kernel(launch.name)(launch.grid, launch.block, tuple(arguments))
+            kernel = self.device.kernel(launch.name)
+            if launch.shared_bytes:
+                if launch.shared_bytes > 48 * 1024 and kernel.max_dynamic_shared_size_bytes < launch.shared_bytes:
+                    kernel.max_dynamic_shared_size_bytes = launch.shared_bytes  # cudaFuncSetAttribute
+                kernel(launch.grid, launch.block, tuple(arguments), shared_mem=launch.shared_bytes)
+            else:
+                kernel(launch.grid, launch.block, tuple(arguments))
 
 
 class CUDAHostModule:
@@ -178,8 +193,8 @@ class CUDAHostModule:
     def __init__(self, functions: dict, device: CUDASourceModule, target):
         self.target = target
         self.imported_modules = [device]
-        self._functions = {name: CUDAFunction(name, launches, params, device)
-                           for name, (launches, params) in functions.items()}
+        self._functions = {name: CUDAFunction(name, *spec[:2], device, *spec[2:])
+                           for name, spec in functions.items()}
 
     def __getitem__(self, name: str) -> CUDAFunction:
         if name not in self._functions:

@@ -6,7 +6,9 @@ any local buffer. A schedule whose cooperative fetches are computed at a loop ou
 loops (as GPU schedules are) then computes the same numbers serially, so ``tvm.build(emulate_gpu(mod),
 target="llvm")`` checks a GPU schedule's numerics on a machine without a GPU. Warp-level intrinsics
 are emulated by leaving their blocks untensorized (blockize them instead): their bodies are the
-intrinsics' descriptions.
+intrinsics' descriptions. Alternatively ``run_warp_emulated`` runs a program *tensorized* with the
+inline-PTX ``ldmatrix``/``mma.sync`` intrinsics in the Python interpreter, each warp instruction
+executed by the lane-level model of ``gpu_ptx_model`` once all 32 lanes have issued it.
 
 >>> from tensorize import te, tir
 >>> A = te.placeholder((64,), name="A")
@@ -19,9 +21,14 @@ False
 """
 from __future__ import annotations
 
+from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.function import IRModule, PrimFunc
-from ..ir.functor import ir_transform
+from ..ir.functor import ir_transform, post_order_visit
+from ..ir.op import call_extern
+from .gpu_ptx_model import WarpModel
+
+_WARP_CALLS = ("tir.ptx_ldmatrix", "tir.ptx_mma")
 
 
 def _serial(node):
@@ -49,3 +56,90 @@ def emulate_gpu(mod):
     functions = {gv: (f.with_body(ir_transform(f.body, None, _serial, ["tir.For"])) if isinstance(f, PrimFunc) else f)
                  for gv, f in mod.functions.items()}
     return IRModule(functions, mod.attrs, mod.global_infos)
+
+
+def _pointer(data, offset):
+    annotation = getattr(data, "type_annotation", None)
+    dtype = getattr(annotation, "element_dtype", "float32")
+    ptype = E.Call(dtype, E.Op.get("tir.type_annotation"), ())
+    return E.Call("handle", E.Op.get("tir.tvm_access_ptr"), (ptype, data, offset, E.IntImm("int32", 1),
+                                                             E.IntImm("int32", 3)))
+
+
+def _warp_call(node):
+    if not (isinstance(node, E.Call) and node.op.name in _WARP_CALLS):
+        return None
+    a = list(node.args)
+    if node.op.name == "tir.ptx_ldmatrix":  # trans, num, type, local, local_off, smem, smem_off
+        return call_extern(node.dtype, "ptx_ldmatrix", a[0], a[1], a[2], _pointer(a[3], a[4]), _pointer(a[5], a[6]))
+    # shape, a_layout, b_layout, a_type, b_type, c_type, a, a_off, b, b_off, c, c_off, saturate
+    return call_extern(node.dtype, "ptx_mma", *a[:6], _pointer(a[6], a[7]), _pointer(a[8], a[9]),
+                       _pointer(a[10], a[11]))
+
+
+def _has_warp_call(stmt) -> bool:
+    found = []
+    post_order_visit(stmt, lambda n: found.append(n) if isinstance(n, E.Call) and n.op.name in _WARP_CALLS else None)
+    return bool(found)
+
+
+def _fission(node):
+    """One lane loop per warp instruction, so the 32 lanes of one instruction are issued one after another."""
+    if not (isinstance(node, S.For) and isinstance(node.body, S.SeqStmt) and _has_warp_call(node.body)):
+        return None
+    return S.SeqStmt([S.For(node.loop_var, node.min, node.extent, node.kind, item, node.thread_binding,
+                            node.annotations) for item in node.body.seq])
+
+
+def _warp_body(body):
+    body = ir_transform(body, None, _fission, ["tir.For"])
+    body = ir_transform(body, None, _serial, ["tir.For"])
+    return ir_transform(body, None, _warp_call, ["tir.Call"])
+
+
+def emulate_warp_calls(mod):
+    """``mod`` with thread loops serial and each ``ptx_ldmatrix``/``ptx_mma`` made an extern call on pointers.
+
+    Each lane loop holding several warp instructions is split into one loop per instruction (the
+    instructions of one lane touch disjoint registers, so the order does not change the result).
+
+    Parameters
+    ----------
+    mod : IRModule, PrimFunc or Schedule
+        A program tensorized with the ``mma_*`` intrinsics (lowered or not).
+
+    Returns
+    -------
+    IRModule or PrimFunc
+        The program for ``tensorize.codegen.python.run_prim_func`` with ``WarpModel().externs()``.
+    """
+    mod = getattr(mod, "mod", mod)
+    if isinstance(mod, PrimFunc):
+        return mod.with_body(_warp_body(mod.body))
+    functions = {gv: (f.with_body(_warp_body(f.body)) if isinstance(f, PrimFunc) else f)
+                 for gv, f in mod.functions.items()}
+    return IRModule(functions, mod.attrs, mod.global_infos)
+
+
+def run_warp_emulated(mod, *arrays) -> WarpModel:
+    """Run a program tensorized with warp-level PTX intrinsics on numpy ``arrays`` (outputs written in place).
+
+    Parameters
+    ----------
+    mod : IRModule, PrimFunc or Schedule
+        The program.
+    *arrays : numpy.ndarray
+        One per buffer parameter.
+
+    Returns
+    -------
+    WarpModel
+        The model that executed the warp instructions (``executed`` counts them).
+    """
+    from ..codegen.python import run_prim_func
+
+    model = WarpModel()
+    run_prim_func(emulate_warp_calls(mod), *arrays, externs=model.externs())
+    if model.pending:
+        raise RuntimeError(f"warp instructions issued by fewer than 32 lanes: {sorted(model.pending)}")
+    return model

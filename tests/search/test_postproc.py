@@ -24,8 +24,9 @@ def _level2_candidate(decisions):
 
 
 def test_registry_and_default_order():
-    assert POSTPROCS.names() == ["rewrite_parallel_vectorize_unroll", "rewrite_reduction_block",
-                                 "rewrite_tensorize", "verify"]
+    assert POSTPROCS.names() == ["rewrite_cooperative_fetch", "rewrite_parallel_vectorize_unroll",
+                                 "rewrite_reduction_block", "rewrite_tensorize", "rewrite_unbound_block", "verify",
+                                 "verify_gpu_code"]
     assert [type(p) for p in default_postprocs(None)] == [RewriteParallelVectorizeUnroll, RewriteReductionBlock,
                                                           RewriteTensorize, Verify]
     assert issubclass(PostprocError, ScheduleError)

@@ -19,6 +19,7 @@ True
 from __future__ import annotations
 
 from ...errors import TVMError
+from ...ir import expr as E
 from ...ir import stmt as S
 from ...ir.function import PrimFunc
 from ...ir.functor import post_order_visit
@@ -34,8 +35,43 @@ def _has_thread_binding(stmt) -> bool:
     return bool(found)
 
 
+def _is_global_allocate(node) -> bool:
+    annotation = getattr(node.buffer_var, "type_annotation", None)
+    return getattr(annotation, "storage_scope", "global") == "global"
+
+
+def workspaces(body) -> list:
+    """The global buffers a function allocates outside its kernels (intermediate results of one kernel
+    that a later one reads): ``[(data var, dtype, elements), ...]``; the host allocates them.
+
+    Parameters
+    ----------
+    body : Stmt
+        A lowered PrimFunc's body.
+
+    Returns
+    -------
+    list of tuple
+        One entry per workspace buffer, outermost first.
+    """
+    out = []
+    while isinstance(body, (S.DeclBuffer, S.AttrStmt, S.Allocate)):
+        if isinstance(body, S.Allocate):
+            if not _is_global_allocate(body):
+                break
+            size = 1
+            for extent in body.extents:
+                if not isinstance(extent, E.IntImm):
+                    raise TVMError(f"the global buffer {body.buffer_var.name} has the symbolic size {extent}; "
+                                   "workspaces between kernels need constant sizes")
+                size *= int(extent.value)
+            out.append((body.buffer_var, body.dtype, size))
+        body = body.body
+    return out
+
+
 def _top_level(body):
-    while isinstance(body, (S.DeclBuffer, S.AttrStmt)):
+    while isinstance(body, (S.DeclBuffer, S.AttrStmt)) or (isinstance(body, S.Allocate) and _is_global_allocate(body)):
         body = body.body
     return list(body.seq) if isinstance(body, S.SeqStmt) else [body]
 
@@ -43,7 +79,8 @@ def _top_level(body):
 def split_kernels(name: str, func: PrimFunc):
     """The kernels of ``func``: ``[(kernel_name, source, grid, block), ...]`` in launch order.
 
-    Each top-level thread-bound statement of the body becomes one kernel.
+    Each top-level thread-bound statement of the body becomes one kernel; global buffers allocated
+    around them (``workspaces``) become extra kernel parameters, after the function's.
 
     Parameters
     ----------
@@ -55,7 +92,8 @@ def split_kernels(name: str, func: PrimFunc):
     Returns
     -------
     list of tuple
-        ``(kernel_name, source, grid, block)``: the CUDA C source and the launch's (x, y, z) extents.
+        ``(kernel_name, source, grid, block, dynamic_shared_bytes)``: the CUDA C source, the launch's
+        (x, y, z) extents and its dynamic shared memory (0: static ``__shared__`` arrays only).
 
     Raises
     ------
@@ -71,8 +109,8 @@ def split_kernels(name: str, func: PrimFunc):
                            "outer loops bound with sch.bind(loop, 'blockIdx.x') and sch.bind(loop, 'threadIdx.x')")
         kname = f"{name}_kernel" + (f"_{len(kernels)}" if kernels else "")
         writer = KernelWriter(dict(func.buffer_map), _Scan(item))
-        source, grid, block = writer.write(kname, func.params, item)
-        kernels.append((kname, source, grid, block))
+        source, grid, block = writer.write(kname, func.params, item, [(v, d) for v, d, _ in workspaces(func.body)])
+        kernels.append((kname, source, grid, block, writer.dynamic_bytes))
     return kernels
 
 
@@ -97,11 +135,11 @@ def build(mod, target):
             continue
         name = func.attrs.get("global_symbol", gv.name_hint)
         launches = []
-        for kname, source, grid, block in split_kernels(name, func):
+        for kname, source, grid, block, shared in split_kernels(name, func):
             sources.append(source)
-            launches.append(KernelLaunch(kname, grid, block))
+            launches.append(KernelLaunch(kname, grid, block, shared))
         params = [(func.buffer_map[p].dtype, tuple(func.buffer_map[p].shape)) if p in func.buffer_map else (p.dtype, None)
                   for p in func.params]
-        functions[name] = (launches, params)
+        functions[name] = (launches, params, [(d, n) for _, d, n in workspaces(func.body)])
     device = CUDASourceModule("\n".join(sources), target)
     return CUDAHostModule(functions, device, target)

@@ -8,7 +8,8 @@ its extent is smaller than the block's), ``vthread.*`` loops run serially in eac
 
 Storage scopes: ``shared`` -> ``__shared__`` arrays, ``local`` -> registers (plain arrays),
 ``wmma.matrix_a`` / ``wmma.matrix_b`` / ``wmma.accumulator`` -> ``nvcuda::wmma::fragment`` arrays
-whose shape and layout come from the ``tvm_load_matrix_sync``/``tvm_fill_fragment`` calls on them.
+whose shape and layout come from the ``tvm_load_matrix_sync``/``tvm_fill_fragment`` calls on them,
+``warp`` -> one register array per lane (``warp_memory``: the ``mma.sync`` operands).
 
 Barriers: in a statement sequence inside a kernel, a ``__syncthreads()`` goes before and after each
 statement that writes shared memory (a cooperative fetch), so that no thread reads a tile before all
@@ -17,13 +18,16 @@ have written it and no thread overwrites a tile another still reads (the previou
 from __future__ import annotations
 
 from ...errors import TVMError
+from ...ir import dtype as dt
 from ...ir import expr as E
 from ...ir import stmt as S
-from ...ir.functor import post_order_visit
+from ...ir.functor import post_order_visit, uses_any
 from .expr import CudaExprPrinter, c_type
 from .warp import FragmentInfo, install_warp_calls
+from .warp_memory import WarpMemoryLowering
 
 _THREAD_TAGS = ("blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y", "threadIdx.z")
+STATIC_SHARED_LIMIT = 48 * 1024  # bytes of static __shared__ per block; beyond it shared memory is dynamic
 HEADER = """#include <cuda_fp16.h>
 #include <mma.h>
 #include <cstdint>
@@ -82,7 +86,30 @@ class KernelWriter(CudaExprPrinter):
         self.fragments = FragmentInfo()
         self.shared_vars = {v for v, scope in scan.scopes.items() if scope.startswith("shared")}
         self.loop_depth = 0
+        self.dynamic_offsets: dict = {}  # shared buffer var -> byte offset in the dynamic shared array
+        self.dynamic_bytes = 0
         install_warp_calls(self)
+
+    def _plan_shared(self, body) -> None:
+        """Use one dynamic shared array when the kernel's shared buffers exceed the static limit (or one
+        is ``shared.dyn``)."""
+        allocs = []
+        post_order_visit(body, lambda n: allocs.append(n) if isinstance(n, S.Allocate)
+                         and self.scan.scopes.get(n.buffer_var, "").startswith("shared") else None)
+        sizes = []
+        for a in allocs:
+            n = 1
+            for extent in a.extents:
+                n *= int(extent.value) if isinstance(extent, E.IntImm) else 0
+            sizes.append(n * max(1, dt.bits_of(a.dtype) * dt.lanes_of(a.dtype) // 8))
+        dynamic = any(self.scan.scopes[a.buffer_var] == "shared.dyn" for a in allocs)
+        if not dynamic and sum(sizes) <= STATIC_SHARED_LIMIT:
+            return
+        offset = 0
+        for a, size in reversed(list(zip(allocs, sizes))):  # post-order lists inner allocations first
+            self.dynamic_offsets[a.buffer_var] = offset
+            offset += (size + 15) // 16 * 16
+        self.dynamic_bytes = offset
 
     def emit(self, line: str) -> None:
         """Append a line at the current indentation (a repeated ``__syncthreads();`` is dropped).
@@ -96,7 +123,7 @@ class KernelWriter(CudaExprPrinter):
             return
         self.lines.append("  " * self.indent + line)
 
-    def write(self, name: str, params, body):
+    def write(self, name: str, params, body, workspaces=()):
         """Write the kernel ``name`` of ``body``.
 
         Parameters
@@ -107,13 +134,17 @@ class KernelWriter(CudaExprPrinter):
             The function's parameters (buffers become ``__restrict__`` pointers).
         body : Stmt
             The kernel's statement (thread-bound loops become thread indices).
+        workspaces : sequence of tuple
+            ``(data var, dtype)`` of the global buffers the host allocates, passed after ``params``.
 
         Returns
         -------
         tuple
             ``(source, grid, block)``: the ``__global__`` function's C text and the launch's (x, y, z) extents.
         """
+        body = WarpMemoryLowering(self.scan.scopes, self.scan.extents.get("threadIdx.x", 1)).lower(body)
         self.fragments.scan(body)
+        self._plan_shared(body)
         args = []
         for p in params:
             buf = self.buffer_map.get(p)
@@ -123,12 +154,16 @@ class KernelWriter(CudaExprPrinter):
                 args.append(f"void* __restrict__ {self.name_of(p)}")
             else:
                 args.append(f"{c_type(p.dtype)} {self.name_of(p)}")
+        for var, dtype in workspaces:
+            args.append(f"{c_type(dtype)}* __restrict__ {self.name_of(var)}")
         self.stmt(body)
         ext = self.scan.extents
         grid = tuple(ext.get(f"blockIdx.{a}", 1) for a in "xyz")
         block = tuple(ext.get(f"threadIdx.{a}", 1) for a in "xyz")
         threads = block[0] * block[1] * block[2]
         head = f'extern "C" __global__ void __launch_bounds__({threads}) {name}({", ".join(args)}) {{'
+        if self.dynamic_bytes:
+            head += "\n  extern __shared__ __align__(16) unsigned char dyn_shared[];"
         return "\n".join([head, *self.lines, "}"]) + "\n", grid, block
 
     # -- statements -----------------------------------------------------------------------------
@@ -166,8 +201,9 @@ class KernelWriter(CudaExprPrinter):
         if s.kind == S.ForKind.THREAD_BINDING and tag in _THREAD_TAGS:
             self.emit("{")
             self.indent += 1
-            self.emit(f"int {var} = {tag};")
             guarded = int(s.extent.value) < self.scan.extents[tag]
+            if guarded or uses_any(s.body, {id(s.loop_var)}):
+                self.emit(f"int {var} = {tag};")
             if guarded:
                 self.emit(f"if ({var} < {s.extent.value}) {{")
                 self.indent += 1
@@ -201,6 +237,9 @@ class KernelWriter(CudaExprPrinter):
             size *= int(extent.value)
         if scope.startswith("wmma."):
             self.emit(self.fragments.declaration(s.buffer_var, name, scope, s.dtype, size))
+        elif s.buffer_var in self.dynamic_offsets:
+            ctype = c_type(s.dtype)
+            self.emit(f"{ctype}* {name} = ({ctype}*)(dyn_shared + {self.dynamic_offsets[s.buffer_var]});")
         elif scope in ("shared", "shared.dyn"):
             self.emit(f"__shared__ alignas(16) {c_type(s.dtype)} {name}[{size}];")
         elif scope in ("local", "warp", "global"):
@@ -224,6 +263,9 @@ class KernelWriter(CudaExprPrinter):
         self.emit(f"{self.name_of(s.buffer.data)}[{self.expr(s.indices[0])}] = {self.expr(s.value)};")
 
     def emit_LetStmt(self, s):
+        if not uses_any(s.body, {id(s.var)}):  # e.g. a lane offset the warp-memory lowering removed
+            self.stmt(s.body)
+            return
         self.emit(f"{c_type(s.var.dtype) if s.var.dtype != 'handle' else 'void*'} {self.name_of(s.var)} = {self.expr(s.value)};")
         self.stmt(s.body)
 

@@ -1,0 +1,116 @@
+"""What a CUDA target allows a kernel: threads and shared memory per block, Tensor Core generations.
+
+Limits come from the target's attributes when given (``-max_threads_per_block=``,
+``-max_shared_memory_per_block=``), else from the architecture (the opt-in dynamic shared memory of
+each generation: a kernel above 48 KB is launched with its limit raised, see
+``tensorize.runtime.cuda_module``).
+
+>>> from tensorize.target import Target
+>>> limits = GPULimits.of(Target("cuda -arch=sm_90"))
+>>> limits.max_threads_per_block, limits.max_shared_memory_per_block, limits.has_tensor_cores
+(1024, 232448, True)
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["GPULimits", "is_gpu_target", "sm_version"]
+
+# opt-in shared memory per block (bytes) by compute capability
+_SHARED = {70: 98304, 72: 98304, 75: 65536, 80: 166912, 86: 101376, 87: 166912, 89: 101376, 90: 232448}
+
+
+def is_gpu_target(target) -> bool:
+    """Whether ``target`` is a CUDA (or NVPTX) target.
+
+    Parameters
+    ----------
+    target : Target or None
+        The target.
+
+    Returns
+    -------
+    bool
+        True for kind ``cuda``/``nvptx``.
+    """
+    return target is not None and getattr(getattr(target, "kind", None), "name", None) in ("cuda", "nvptx")
+
+
+def sm_version(target) -> int:
+    """The compute capability of ``target`` as an int (``sm_90`` -> 90; 80 when the target names none).
+
+    Parameters
+    ----------
+    target : Target
+        A CUDA target.
+
+    Returns
+    -------
+    int
+        The version.
+    """
+    arch = str(getattr(target, "arch", "") or "sm_80")
+    digits = "".join(c for c in arch.split("_")[-1] if c.isdigit())
+    return int(digits) if digits else 80
+
+
+@dataclass(frozen=True)
+class GPULimits:
+    """A CUDA target's per-block limits and features."""
+
+    sm: int
+    max_threads_per_block: int = 1024
+    max_shared_memory_per_block: int = 49152
+    max_registers_per_thread: int = 255
+    warp_size: int = 32
+
+    @staticmethod
+    def of(target) -> "GPULimits":
+        """The limits of ``target``.
+
+        Parameters
+        ----------
+        target : Target
+            A CUDA target.
+
+        Returns
+        -------
+        GPULimits
+            Its limits.
+        """
+        sm = sm_version(target)
+        attrs = getattr(target, "attrs", {}) or {}
+        threads = int(attrs.get("max_threads_per_block", attrs.get("max_num_threads", 1024)))
+        shared = int(attrs.get("max_shared_memory_per_block", _SHARED.get(sm, 49152)))
+        return GPULimits(sm, threads, shared)
+
+    @property
+    def has_tensor_cores(self) -> bool:
+        """WMMA f16 (sm_70 and later)."""
+        return self.sm >= 70
+
+    def supports(self, intrin_meta) -> bool:
+        """Whether this GPU runs the Tensor Core intrinsic with metadata ``intrin_meta``.
+
+        Parameters
+        ----------
+        intrin_meta : IntrinMeta
+            A cuda intrinsic's metadata.
+
+        Returns
+        -------
+        bool
+            WMMA needs sm_70 (int8: sm_72), ``mma.sync`` m16n8k16/k32 needs sm_80.
+        """
+        extra = intrin_meta.extra
+        if "mma" in extra:
+            return self.sm >= 80
+        return self.sm >= 70
+
+
+COOPERATIVE_FETCH = "meta_schedule.cooperative_fetch"
+"""Block annotation: a shared-memory copy whose loops ``rewrite_cooperative_fetch`` spreads over the
+block's threads; the value is the vector length each thread copies (innermost serial loop)."""
+
+WARP_EXECUTION = "meta_schedule.warp_execution"
+"""Block annotation: the block runs on whole warps (Tensor Core intrinsics): threadIdx.x is the 32 lanes."""

@@ -1,0 +1,140 @@
+"""A numpy model of the warp-collective PTX instructions ``ldmatrix`` and ``mma.sync``, lane by lane.
+
+The model follows the PTX ISA's fragment layouts (the register each lane holds for each element of
+the A, B and C/D matrices), written independently of the intrinsics' lane mappings, so running an
+intrinsic's ``impl`` through it checks the ``desc`` that the search and the CPU emulation rely on.
+
+A serial emulation of a warp calls an instruction once per lane (``tx`` = 0..31); ``WarpModel``
+collects the 32 lanes' operands of one instruction and executes it when the last lane arrives.
+Operands are ``Pointer`` s (an array and an element offset) into each lane's registers or into
+shared memory.
+
+>>> import numpy as np
+>>> from tensorize.codegen.python import Pointer
+>>> model, shared = WarpModel(), np.arange(256, dtype="float16")
+>>> regs = np.zeros(32 * 8, "float16")
+>>> for lane in range(32):
+...     model.ldmatrix(False, 4, ".b16", Pointer(regs, 8 * lane), Pointer(shared, (lane % 16) * 16 + 8 * (lane // 16)))
+>>> [float(x) for x in regs[8 * 5: 8 * 5 + 2]]  # lane 5: row 1, columns 2 and 3 of the first 8x8 matrix
+[18.0, 19.0]
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import TVMError
+
+WARP = 32
+
+
+def _fragment_positions(shape: str):
+    """Per lane, per fragment element: ``(row, col)`` in A, ``(k, n)`` in B, ``(row, col)`` in C (PTX ISA)."""
+    a, b, c = [], [], []
+    for lane in range(WARP):
+        g, t = lane >> 2, lane % 4
+        if shape == "m16n8k16":
+            a.append([(g + 8 * ((i // 2) % 2), 2 * t + (i & 1) + 8 * (i // 4)) for i in range(8)])
+            b.append([(2 * t + (i & 1) + 8 * (i // 2), g) for i in range(4)])
+        elif shape == "m16n8k32":
+            a.append([(g + 8 * ((i // 4) % 2), 4 * t + (i & 3) + 16 * (i // 8)) for i in range(16)])
+            b.append([(4 * t + (i & 3) + 16 * (i // 4), g) for i in range(8)])
+        else:
+            raise TVMError(f"the PTX model has no mma shape {shape}; it knows m16n8k16 and m16n8k32")
+        c.append([(g + 8 * (i // 2), 2 * t + (i & 1)) for i in range(4)])
+    return a, b, c
+
+
+class WarpModel:
+    """Executes warp-collective instructions once all 32 lanes have called them."""
+
+    def __init__(self):
+        self.pending: dict[str, list] = {}
+        self.executed = 0
+
+    def _collect(self, name: str, operands):
+        lanes = self.pending.setdefault(name, [])
+        lanes.append(operands)
+        if len(lanes) < WARP:
+            return None
+        del self.pending[name]
+        self.executed += 1
+        return lanes
+
+    def ldmatrix(self, trans, num, kind, local, smem) -> None:
+        """``ldmatrix.sync.aligned.m8n8.x{num}[.trans].shared.b16``: lane ``8m + r`` gives row ``r`` of matrix ``m``.
+
+        Parameters
+        ----------
+        trans : bool
+            Transpose each 8x8 matrix of 16-bit elements.
+        num : int
+            Matrices (1, 2 or 4): the registers each lane receives.
+        kind : str
+            ``".b16"``.
+        local : Pointer
+            This lane's destination registers.
+        smem : Pointer
+            The shared-memory row this lane supplies.
+        """
+        lanes = self._collect("ldmatrix", (local, smem))
+        if lanes is None:
+            return
+        per = 2 // local.array.itemsize  # array elements per 16-bit element
+        if trans and per != 1:
+            raise TVMError("ldmatrix .trans moves 16-bit elements; an 8-bit tile cannot be transposed by it")
+        for m in range(int(num)):
+            rows = [lanes[8 * m + r][1].view(8 * per) for r in range(8)]
+            for lane, (dst, _) in enumerate(lanes):
+                for q in range(2):  # two 16-bit elements per 32-bit register
+                    if trans:
+                        value = rows[2 * (lane % 4) + q][(lane // 4) * per:(lane // 4 + 1) * per]
+                    else:
+                        item = 2 * (lane % 4) + q
+                        value = rows[lane // 4][item * per:(item + 1) * per]
+                    start = dst.offset + (2 * m + q) * per
+                    dst.array[start:start + per] = value
+
+    def mma(self, shape, a_layout, b_layout, a_type, b_type, c_type, a, b, c) -> None:
+        """``mma.sync.aligned.{shape}.row.col``: ``D = A @ B + C`` from the 32 lanes' fragments, written to C.
+
+        Parameters
+        ----------
+        shape : str
+            ``"m16n8k16"`` (f16) or ``"m16n8k32"`` (s8).
+        a_layout, b_layout : str
+            ``"row"`` and ``"col"`` (the fragment layouts are the ISA's for these).
+        a_type, b_type, c_type : str
+            Operand types (the arrays' dtypes are used).
+        a, b, c : Pointer
+            This lane's A, B and C/D registers.
+        """
+        lanes = self._collect(f"mma.{shape}", (a, b, c))
+        if lanes is None:
+            return
+        if (a_layout, b_layout) != ("row", "col"):
+            raise TVMError(f"the PTX model runs mma.sync .row.col only, not .{a_layout}.{b_layout}")
+        pos_a, pos_b, pos_c = _fragment_positions(shape)
+        k = 16 if shape == "m16n8k16" else 32
+        acc = np.float64 if lanes[0][2].array.dtype.kind == "f" else np.int64
+        A, B, C = np.zeros((16, k), acc), np.zeros((k, 8), acc), np.zeros((16, 8), acc)
+        for lane, (pa, pb, pc) in enumerate(lanes):
+            for i, (r, col) in enumerate(pos_a[lane]):
+                A[r, col] = pa.array[pa.offset + i]
+            for i, (r, col) in enumerate(pos_b[lane]):
+                B[r, col] = pb.array[pb.offset + i]
+            for i, (r, col) in enumerate(pos_c[lane]):
+                C[r, col] = pc.array[pc.offset + i]
+        D = A @ B + C
+        for lane, (_, _, pc) in enumerate(lanes):
+            for i, (r, col) in enumerate(pos_c[lane]):
+                pc.array[pc.offset + i] = D[r, col]
+
+    def externs(self) -> dict:
+        """The interpreter's ``externs`` for the calls ``emulate_warp_calls`` writes.
+
+        Returns
+        -------
+        dict
+            ``{"ptx_ldmatrix": ..., "ptx_mma": ...}``.
+        """
+        return {"ptx_ldmatrix": self.ldmatrix, "ptx_mma": self.mma}
