@@ -33,7 +33,7 @@ from .tasks import RunFailure, TimingConfig
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["RayBuilder", "RayRunner", "connect", "placement"]
+__all__ = ["RayBuilder", "RayRunner", "RayMapPool", "connect", "placement"]
 
 
 def _ray():
@@ -117,19 +117,100 @@ def _run_task(library: bytes, args, reference, outputs, tols, timing):
         shutil.rmtree(folder, ignore_errors=True)
 
 
+# The shared state of a map (``RayMapPool``), unpickled once per worker process and map.
+_MAP_STATES: dict[str, Any] = {}
+
+
+def _map_task(state_key: str, state_box: list, func, jobs: list) -> list:
+    state = _MAP_STATES.get(state_key)
+    if state is None:  # the reference comes boxed in a list, so Ray does not fetch it for every task
+        state = _ray().get(state_box[0])
+        _MAP_STATES.clear()  # one map's state at a time per worker
+        _MAP_STATES[state_key] = state
+    return [func(state, job) for job in jobs]
+
+
 _REMOTE: dict[str, Any] = {}
 
 
 def _remote(name: str):
     if name not in _REMOTE:
-        func = {"build": _build_task, "reference": _reference_task, "run": _run_task}[name]
-        _REMOTE[name] = _ray().remote(max_retries=0)(func)
+        func = {"build": _build_task, "reference": _reference_task, "run": _run_task, "map": _map_task}[name]
+        # a replay is pure and repeatable: its task is retried when a worker dies; a measurement is not
+        _REMOTE[name] = _ray().remote(max_retries=2 if name == "map" else 0)(func)
     return _REMOTE[name]
 
 
 def _died(err: Exception) -> bool:
     exceptions = _ray().exceptions
     return isinstance(err, (exceptions.WorkerCrashedError, exceptions.NodeDiedError, exceptions.LocalRayletDiedError))
+
+
+class RayMapPool:
+    """``func(state, job)`` over batches of jobs as Ray tasks, results in submission order.
+
+    ``state`` (the task: module, target, postprocessors, feature extractor) is put in the object store
+    once and unpickled once per worker process; each batch is cut into contiguous chunks, one task
+    each, so the results do not depend on how many workers there are. The search's replay pool
+    (``search.strategy.parallel.RayReplayPool``) is its user.
+
+    Parameters
+    ----------
+    func : callable
+        A module-level function ``func(state, job) -> result`` (pickled by reference).
+    state : object
+        What every job needs; picklable.
+    workers : int, optional
+        Tasks per batch at most (None: the cluster's CPUs).
+    address, num_cpus, runtime_env
+        As for ``RayBuilder``: the cluster to join, or the embedded Ray's CPUs.
+    options : dict, optional
+        Ray task options (resources) of the tasks.
+
+    Examples
+    --------
+    >>> pool = RayMapPool(pow_of_state, 2, workers=2)                          # doctest: +SKIP
+    >>> pool.map([1, 2, 3])                                                     # doctest: +SKIP
+    [2, 4, 8]
+    """
+
+    def __init__(self, func, state, workers: int | None = None, address: str | None = None, num_cpus: int = 2,
+                 runtime_env: dict | None = None, options: dict | None = None):
+        ray = _ray()
+        connect(address, num_cpus, runtime_env)
+        if workers is None:
+            workers = int(ray.cluster_resources().get("CPU", 1))
+        self.workers = max(1, int(workers))
+        self._func, self._key = func, uuid.uuid4().hex
+        self._state = [ray.put(state)]
+        self._task = _remote("map").options(**(options or {}))
+
+    def map(self, jobs: list) -> list:
+        """``func(state, job)`` for each job, in order.
+
+        Parameters
+        ----------
+        jobs : list
+            Picklable jobs.
+
+        Returns
+        -------
+        list
+            One result per job. A task that fails raises here (its exception, or Ray's when its
+            worker died).
+        """
+        if not jobs:
+            return []
+        if self._state is None:
+            raise RuntimeError("this RayMapPool was closed; make a new one")
+        size = -(-len(jobs) // (self.workers * 2))  # two chunks per worker: a slow chunk delays less
+        refs = [self._task.remote(self._key, self._state, self._func, jobs[i:i + size])
+                for i in range(0, len(jobs), size)]
+        return [result for chunk in _ray().get(refs) for result in chunk]
+
+    def close(self) -> None:
+        """Drop the shared state (idempotent; Ray itself stays up for the builder and runner)."""
+        self._state = None
 
 
 class RayBuilder(Builder):
