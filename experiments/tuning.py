@@ -43,6 +43,8 @@ def tune_workload(mod, target, cfg: Mapping[str, Any], cwd: str, on_trial=None, 
     if measure == "ray":  # runner=ray: builds and runs as Ray tasks, on runner.address or an embedded Ray
         runner_config.update(ray_options)
         builder_config.update(ray_options)
+        if runner.get("emulation"):  # how arm64 nodes that are not ARM machines run AArch64 code (qemu)
+            runner_config["emulation"] = dict(runner["emulation"])
     if runner.get("replay", "local") == "ray":  # sketch sampling and scoring's replays as Ray tasks too
         strategy.replay_backend, strategy.replay_options = "ray", ray_options
     db = search.tune_tir(

@@ -27,6 +27,7 @@ import uuid
 from typing import Any, Sequence
 
 from .candidate import BuildResult, Builder, MeasureCandidate, RunResult, Runner
+from .cross import is_cross, read_sidecars, sidecar_paths
 from .inputs import WorkloadData, prepare_workload
 from .process import project_root
 from .tasks import RunFailure, TimingConfig
@@ -77,18 +78,20 @@ def placement(target, exclusive: bool) -> dict:
 def _build_task(mod, target_text: str):
     import ray
 
+    from .cross import build_cross_artifact, is_cross, read_sidecars
     from .tasks import build_artifact
 
     folder = tempfile.mkdtemp(prefix="tensorize-ray-build-")
     node = ray.get_runtime_context().get_node_id()
+    cross = is_cross(target_text)
     try:
         path = os.path.join(folder, "candidate.so")
         try:
-            secs = build_artifact(mod, target_text, path)
+            secs = (build_cross_artifact if cross else build_artifact)(mod, target_text, path)
         except Exception as err:  # noqa: BLE001 - reported as the candidate's build error
-            return None, 0.0, f"build failed: {type(err).__name__}: {err}", node
-        with open(path, "rb") as f:
-            return f.read(), secs, None, node
+            return None, 0.0, f"build failed: {type(err).__name__}: {err}", node, None
+        with open(path, "rb") as f:  # AArch64: also the object code and metadata an emulating node links
+            return f.read(), secs, None, node, (read_sidecars(path) if cross else None)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
@@ -99,7 +102,10 @@ def _reference_task(mod, args, outputs):
     return reference_outputs(mod, list(args), outputs)
 
 
-def _run_task(library: bytes, args, reference, outputs, tols, timing):
+def _run_task(library: bytes, args, reference, outputs, tols, timing, cross=None, emulation=None):
+    from tensorize.runtime.aarch64 import host_is_aarch64
+
+    from .cross import check_and_time_emulated
     from .tasks import check_and_time
 
     folder = tempfile.mkdtemp(prefix="tensorize-ray-run-")
@@ -108,6 +114,9 @@ def _run_task(library: bytes, args, reference, outputs, tols, timing):
         with open(path, "wb") as f:
             f.write(library)
         try:
+            if cross is not None and not host_is_aarch64():  # an arm64 node that emulates: qemu-user
+                return ("ok", check_and_time_emulated(*cross, list(args), list(reference), outputs, tols, timing,
+                                                      **(emulation or {})))
             return ("ok", check_and_time(path, list(args), list(reference), outputs, tols, timing))
         except RunFailure as failure:
             return ("error", str(failure), failure.kind)
@@ -258,7 +267,7 @@ class RayBuilder(Builder):
                 results.append(BuildResult(None, f"build timed out after {self.timeout_s:g} s", self.timeout_s))
                 continue
             try:
-                library, secs, error, node = ray.get(ref)
+                library, secs, error, node, sidecars = ray.get(ref)
             except Exception as err:  # noqa: BLE001 - the task's worker died or the task raised
                 kind = "the compiler crashed" if _died(err) else "build failed"
                 results.append(BuildResult(None, f"{kind}: {err}", time.perf_counter() - start))
@@ -270,6 +279,9 @@ class RayBuilder(Builder):
             path = os.path.join(self.artifact_dir, f"{self._tag}_{next(self._counter):06d}.so")
             with open(path, "wb") as f:
                 f.write(library)
+            for file, data in zip(sidecar_paths(path), sidecars or ()):
+                with open(file, "wb") as f:
+                    f.write(data.encode() if isinstance(data, str) else data)
             results.append(BuildResult(path, None, secs))
         return results
 
@@ -283,16 +295,19 @@ class RayRunner(Runner):
     """Checks and times candidates as Ray tasks, one at a time; same results as ``LocalRunner``.
 
     Parameters are those of ``LocalRunner`` plus ``address``, ``resources``, ``num_cpus`` and
-    ``runtime_env`` as for ``RayBuilder``.
+    ``runtime_env`` as for ``RayBuilder``, and ``emulation``: how an ``arm64`` node that is not an ARM
+    machine runs AArch64 candidates, the keyword arguments of ``cross.check_and_time_emulated``
+    (``{"cpu": "max", "emulator": "auto"}`` by default: qemu-user emulating every feature).
     """
 
     def __init__(self, work_dir: str | None = None, timeout_s: float = 30.0, number: int = 3, repeat: int = 3,
                  min_repeat_ms: float = 30.0, cache_flush_bytes: int = 0, seed: int = 0,
                  reference_timeout_s: float = 600.0, address: str | None = None, resources: dict | None = None,
-                 num_cpus: int = 2, runtime_env: dict | None = None):
+                 num_cpus: int = 2, runtime_env: dict | None = None, emulation: dict | None = None):
         self._own_dir = work_dir is None
         self.work_dir = os.path.abspath(work_dir) if work_dir else tempfile.mkdtemp(prefix="tensorize-run-")
         self.timeout_s, self.seed, self.reference_timeout_s = timeout_s, seed, reference_timeout_s
+        self.emulation = {"cpu": "max", "emulator": "auto", "timeout_s": timeout_s, **(emulation or {})}
         self.timing = TimingConfig(number, repeat, min_repeat_ms, cache_flush_bytes)
         self.address, self.resources = address, resources
         self._num_cpus, self._runtime_env = num_cpus, runtime_env
@@ -328,15 +343,22 @@ class RayRunner(Runner):
         connect(self.address, self._num_cpus, self._runtime_env)
         data, args_ref, reference_ref = self._workload(ctx)
         task = _remote("run").options(**self._options(ctx))
-        return [self._run_one(task, build, data, args_ref, reference_ref) for build in builds]
+        cross = is_cross(ctx.target)
+        return [self._run_one(task, build, data, args_ref, reference_ref, cross) for build in builds]
 
-    def _run_one(self, task, build: BuildResult, data: WorkloadData, args_ref, reference_ref) -> RunResult:
+    def _run_one(self, task, build: BuildResult, data: WorkloadData, args_ref, reference_ref,
+                 cross: bool = False) -> RunResult:
         ray = _ray()
         if build.error or not build.artifact:
             return RunResult(None, build.error or "the candidate was not built", "build")
         with open(build.artifact, "rb") as f:
             library = f.read()
-        ref = task.remote(library, args_ref, reference_ref, data.outputs, data.tolerances, self.timing)
+        sidecars = read_sidecars(build.artifact) if cross else None
+        if cross and sidecars is None:
+            return RunResult(None, f"{build.artifact} has no object code and metadata beside it; build AArch64 "
+                             "candidates with the 'ray' builder", "run")
+        ref = task.remote(library, args_ref, reference_ref, data.outputs, data.tolerances, self.timing, sidecars,
+                          self.emulation)
         ready, _ = ray.wait([ref], timeout=self.timeout_s)
         if not ready:
             ray.cancel(ref, force=True)
