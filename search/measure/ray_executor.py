@@ -11,6 +11,11 @@ it fails its candidate (build error or ``"crash"``); one past its timeout is can
 With no ``address`` an embedded Ray starts on loopback only (``num_cpus`` CPUs, no dashboard);
 ``address="auto"`` or ``"ray://host:port"`` joins a cluster.
 
+AArch64 candidates (``cross.py``) carry their object code and signatures beside the library: an
+``arm64`` node that is an ARM machine loads the library, any other runs the code under qemu-user
+(``RayRunner(emulation=...)``). ``RayMapPool`` maps a function over jobs as Ray tasks for the search
+(``search.strategy.parallel.RayReplayPool``).
+
 >>> builder = RayBuilder(address=None)                                      # doctest: +SKIP
 >>> runner = RayRunner(timeout_s=10)                                        # doctest: +SKIP
 >>> runner.run(ctx, builder.build(candidates, ctx.target))                  # doctest: +SKIP
