@@ -55,41 +55,21 @@ def test_tuning_through_ray_records_every_trial(cluster, tmp_path):
     assert db.tuning_report.valid >= 1 and search.compile_tir(db, gemm, TARGET) is not None
 
 
-def test_a_dead_worker_and_a_dead_node_lose_no_record(cluster, tmp_path):
-    ctx = TuneContext.create(gemm, TARGET)
-    candidates = [MeasureCandidate(tiled(8, 8, False)), MeasureCandidate(IRModule({"main": segfault})),
-                  MeasureCandidate(tiled(16, 8, False))]
-    with RayBuilder(str(tmp_path / "b"), address=cluster[0].address, resources=X86) as builder, \
-            RayRunner(str(tmp_path / "r"), timeout_s=60, repeat=2, min_repeat_ms=2, resources=X86) as runner:
-        builds = builder.build(candidates, ctx.target)
-        assert builder.placements == [cluster[1].node_id] * 3
-        results = runner.run(ctx, builds)
-        # the segfault kills its worker mid-measurement: a record with the reason, and the next one runs
-        assert [r.error_kind for r in results] == [None, "crash", None]
-        assert "crash" in results[1].error
-
-        (endless_build,) = builder.build([MeasureCandidate(IRModule({"main": endless}))], ctx.target)
-        got = []
-        thread = threading.Thread(target=lambda: got.extend(runner.run(ctx, [endless_build])))
-        thread.start()
-        time.sleep(5)  # the endless candidate is being measured on the x86 node: the node goes away
-        cluster[0].remove_node(cluster[1])
-        thread.join(120)
-        assert not thread.is_alive() and len(got) == 1
-        assert got[0].run_secs is None and got[0].error_kind in ("crash", "run", "timeout") and got[0].error
-
-
 def _kill_first_measurement(stop: threading.Event, killed: list) -> None:
-    """SIGKILL the first Ray worker seen measuring a candidate (its process title is ``ray::_run_task``)."""
+    """SIGKILL the first Ray worker seen measuring a candidate (its process title is ``ray::_run_task``) among
+    the processes of this test's cluster (descendants of this process)."""
     while not stop.is_set() and not killed:
-        for proc in psutil.process_iter(["pid", "cmdline"]):
-            cmdline = proc.info["cmdline"] or []
+        for proc in psutil.Process().children(recursive=True):
+            try:
+                cmdline = proc.cmdline()
+            except psutil.Error:
+                continue
             if cmdline and cmdline[0].startswith("ray::_run_task"):
                 try:
-                    os.kill(proc.info["pid"], signal.SIGKILL)
+                    os.kill(proc.pid, signal.SIGKILL)
                 except ProcessLookupError:
                     continue
-                killed.append(proc.info["pid"])
+                killed.append(proc.pid)
                 return
         time.sleep(0.05)
 
@@ -120,3 +100,28 @@ def test_a_worker_killed_mid_measurement_is_recorded_with_the_reason(cluster, tm
     assert error.startswith("the candidate crashed") and "worker" in error.lower(), error
     assert all(r.run_secs and min(r.run_secs) > 0 for r in records if r.error_kind is None)
     assert db.tuning_report.failed == {"crash": 1} and db.tuning_report.valid == 2
+
+
+def test_a_dead_worker_and_a_dead_node_lose_no_record(cluster, tmp_path):
+    ctx = TuneContext.create(gemm, TARGET)
+    candidates = [MeasureCandidate(tiled(8, 8, False)), MeasureCandidate(IRModule({"main": segfault})),
+                  MeasureCandidate(tiled(16, 8, False))]
+    with RayBuilder(str(tmp_path / "b"), address=cluster[0].address, resources=X86) as builder, \
+            RayRunner(str(tmp_path / "r"), timeout_s=60, repeat=2, min_repeat_ms=2, resources=X86) as runner:
+        builds = builder.build(candidates, ctx.target)
+        assert builder.placements == [cluster[1].node_id] * 3
+        results = runner.run(ctx, builds)
+        # the segfault kills its worker mid-measurement: a record with the reason, and the next one runs
+        assert [r.error_kind for r in results] == [None, "crash", None]
+        assert "crash" in results[1].error
+
+        (endless_build,) = builder.build([MeasureCandidate(IRModule({"main": endless}))], ctx.target)
+        got = []
+        thread = threading.Thread(target=lambda: got.extend(runner.run(ctx, [endless_build])))
+        thread.start()
+        time.sleep(5)  # the endless candidate is being measured on the x86 node: the node goes away
+        cluster[0].remove_node(cluster[1])
+        thread.join(120)
+        assert not thread.is_alive() and len(got) == 1
+        assert got[0].run_secs is None and got[0].error_kind in ("crash", "run", "timeout") and got[0].error
+
