@@ -175,7 +175,7 @@ class RayMapPool:
     state : object
         What every job needs; picklable.
     workers : int, optional
-        Tasks per batch at most (None: the cluster's CPUs).
+        Workers a batch is shared among: it is cut into two tasks per worker (None: the cluster's CPUs).
     address, num_cpus, runtime_env
         As for ``RayBuilder``: the cluster to join, or the embedded Ray's CPUs.
     options : dict, optional

@@ -178,7 +178,7 @@ class RayReplayPool:
     ctx, space, features
         As for ``ReplayPool``.
     workers : int, optional
-        Tasks per batch at most (None: the cluster's CPUs).
+        Workers a batch is shared among, two Ray tasks each (None: the cluster's CPUs).
     address : str, optional
         The cluster to join (``"auto"``, ``"ray://host:port"``); None uses the Ray this process
         already joined, else starts an embedded one on 127.0.0.1.
