@@ -30,6 +30,7 @@ def tune_workload(mod, target, cfg: Mapping[str, Any], cwd: str, on_trial=None, 
     Raises ``RuntimeError`` when no measured program was valid (the error counts say why).
     """
     import search
+    from search.strategy import STRATEGIES
 
     srch, cm = dict(cfg.get("search", {})), dict(cfg.get("cost_model", {}))
     work_dir = tuning_work_dir(cfg, cwd)
@@ -37,15 +38,20 @@ def tune_workload(mod, target, cfg: Mapping[str, Any], cwd: str, on_trial=None, 
     measure = runner.get("measure", "local")
     runner_config = dict(runner.get("measure_config", {}) or {})
     builder_config = {}
+    strategy = STRATEGIES.create(srch.get("name", "evolutionary"), **dict(srch.get("strategy", {}) or {}))
+    ray_options = {"address": runner.get("address"), "num_cpus": int(runner.get("num_cpus", 2))}
     if measure == "ray":  # runner=ray: builds and runs as Ray tasks, on runner.address or an embedded Ray
-        ray_options = {"address": runner.get("address"), "num_cpus": int(runner.get("num_cpus", 2))}
         runner_config.update(ray_options)
         builder_config.update(ray_options)
+        if runner.get("emulation"):  # how arm64 nodes that are not ARM machines run AArch64 code (qemu)
+            runner_config["emulation"] = dict(runner["emulation"])
+    if runner.get("replay", "local") == "ray":  # sketch sampling and scoring's replays as Ray tasks too
+        strategy.replay_backend, strategy.replay_options = "ray", ray_options
     db = search.tune_tir(
         mod, target, work_dir,
         max_trials_global=int(srch.get("trials", 64)),
         num_trials_per_iter=int(srch.get("trials_per_iter", 16)),
-        strategy=srch.get("name", "evolutionary"), strategy_config=dict(srch.get("strategy", {}) or {}),
+        strategy=strategy,
         cost_model=cm.get("name", "lgbm_rank"), seed=int(cfg.get("seed", 0)),
         builder=measure if measure == "ray" else "local", builder_config=builder_config or None,
         runner=measure, runner_config=runner_config,

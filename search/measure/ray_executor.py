@@ -11,6 +11,11 @@ it fails its candidate (build error or ``"crash"``); one past its timeout is can
 With no ``address`` an embedded Ray starts on loopback only (``num_cpus`` CPUs, no dashboard);
 ``address="auto"`` or ``"ray://host:port"`` joins a cluster.
 
+AArch64 candidates (``cross.py``) carry their object code and signatures beside the library: an
+``arm64`` node that is an ARM machine loads the library, any other runs the code under qemu-user
+(``RayRunner(emulation=...)``). ``RayMapPool`` maps a function over jobs as Ray tasks for the search
+(``search.strategy.parallel.RayReplayPool``).
+
 >>> builder = RayBuilder(address=None)                                      # doctest: +SKIP
 >>> runner = RayRunner(timeout_s=10)                                        # doctest: +SKIP
 >>> runner.run(ctx, builder.build(candidates, ctx.target))                  # doctest: +SKIP
@@ -27,13 +32,14 @@ import uuid
 from typing import Any, Sequence
 
 from .candidate import BuildResult, Builder, MeasureCandidate, RunResult, Runner
+from .cross import is_cross, read_sidecars, sidecar_paths
 from .inputs import WorkloadData, prepare_workload
 from .process import project_root
 from .tasks import RunFailure, TimingConfig
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["RayBuilder", "RayRunner", "connect", "placement"]
+__all__ = ["RayBuilder", "RayRunner", "RayMapPool", "connect", "placement"]
 
 
 def _ray():
@@ -77,18 +83,20 @@ def placement(target, exclusive: bool) -> dict:
 def _build_task(mod, target_text: str):
     import ray
 
+    from .cross import build_cross_artifact, is_cross, read_sidecars
     from .tasks import build_artifact
 
     folder = tempfile.mkdtemp(prefix="tensorize-ray-build-")
     node = ray.get_runtime_context().get_node_id()
+    cross = is_cross(target_text)
     try:
         path = os.path.join(folder, "candidate.so")
         try:
-            secs = build_artifact(mod, target_text, path)
+            secs = (build_cross_artifact if cross else build_artifact)(mod, target_text, path)
         except Exception as err:  # noqa: BLE001 - reported as the candidate's build error
-            return None, 0.0, f"build failed: {type(err).__name__}: {err}", node
-        with open(path, "rb") as f:
-            return f.read(), secs, None, node
+            return None, 0.0, f"build failed: {type(err).__name__}: {err}", node, None
+        with open(path, "rb") as f:  # AArch64: also the object code and metadata an emulating node links
+            return f.read(), secs, None, node, (read_sidecars(path) if cross else None)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
@@ -99,7 +107,10 @@ def _reference_task(mod, args, outputs):
     return reference_outputs(mod, list(args), outputs)
 
 
-def _run_task(library: bytes, args, reference, outputs, tols, timing):
+def _run_task(library: bytes, args, reference, outputs, tols, timing, cross=None, emulation=None):
+    from tensorize.runtime.aarch64 import host_is_aarch64
+
+    from .cross import check_and_time_emulated
     from .tasks import check_and_time
 
     folder = tempfile.mkdtemp(prefix="tensorize-ray-run-")
@@ -108,6 +119,9 @@ def _run_task(library: bytes, args, reference, outputs, tols, timing):
         with open(path, "wb") as f:
             f.write(library)
         try:
+            if cross is not None and not host_is_aarch64():  # an arm64 node that emulates: qemu-user
+                return ("ok", check_and_time_emulated(*cross, list(args), list(reference), outputs, tols, timing,
+                                                      **(emulation or {})))
             return ("ok", check_and_time(path, list(args), list(reference), outputs, tols, timing))
         except RunFailure as failure:
             return ("error", str(failure), failure.kind)
@@ -117,19 +131,100 @@ def _run_task(library: bytes, args, reference, outputs, tols, timing):
         shutil.rmtree(folder, ignore_errors=True)
 
 
+# The shared state of a map (``RayMapPool``), unpickled once per worker process and map.
+_MAP_STATES: dict[str, Any] = {}
+
+
+def _map_task(state_key: str, state_box: list, func, jobs: list) -> list:
+    state = _MAP_STATES.get(state_key)
+    if state is None:  # the reference comes boxed in a list, so Ray does not fetch it for every task
+        state = _ray().get(state_box[0])
+        _MAP_STATES.clear()  # one map's state at a time per worker
+        _MAP_STATES[state_key] = state
+    return [func(state, job) for job in jobs]
+
+
 _REMOTE: dict[str, Any] = {}
 
 
 def _remote(name: str):
     if name not in _REMOTE:
-        func = {"build": _build_task, "reference": _reference_task, "run": _run_task}[name]
-        _REMOTE[name] = _ray().remote(max_retries=0)(func)
+        func = {"build": _build_task, "reference": _reference_task, "run": _run_task, "map": _map_task}[name]
+        # a replay is pure and repeatable: its task is retried when a worker dies; a measurement is not
+        _REMOTE[name] = _ray().remote(max_retries=2 if name == "map" else 0)(func)
     return _REMOTE[name]
 
 
 def _died(err: Exception) -> bool:
     exceptions = _ray().exceptions
     return isinstance(err, (exceptions.WorkerCrashedError, exceptions.NodeDiedError, exceptions.LocalRayletDiedError))
+
+
+class RayMapPool:
+    """``func(state, job)`` over batches of jobs as Ray tasks, results in submission order.
+
+    ``state`` (the task: module, target, postprocessors, feature extractor) is put in the object store
+    once and unpickled once per worker process; each batch is cut into contiguous chunks, one task
+    each, so the results do not depend on how many workers there are. The search's replay pool
+    (``search.strategy.parallel.RayReplayPool``) is its user.
+
+    Parameters
+    ----------
+    func : callable
+        A module-level function ``func(state, job) -> result`` (pickled by reference).
+    state : object
+        What every job needs; picklable.
+    workers : int, optional
+        Workers a batch is shared among: it is cut into two tasks per worker (None: the cluster's CPUs).
+    address, num_cpus, runtime_env
+        As for ``RayBuilder``: the cluster to join, or the embedded Ray's CPUs.
+    options : dict, optional
+        Ray task options (resources) of the tasks.
+
+    Examples
+    --------
+    >>> pool = RayMapPool(pow_of_state, 2, workers=2)                          # doctest: +SKIP
+    >>> pool.map([1, 2, 3])                                                     # doctest: +SKIP
+    [2, 4, 8]
+    """
+
+    def __init__(self, func, state, workers: int | None = None, address: str | None = None, num_cpus: int = 2,
+                 runtime_env: dict | None = None, options: dict | None = None):
+        ray = _ray()
+        connect(address, num_cpus, runtime_env)
+        if workers is None:
+            workers = int(ray.cluster_resources().get("CPU", 1))
+        self.workers = max(1, int(workers))
+        self._func, self._key = func, uuid.uuid4().hex
+        self._state = [ray.put(state)]
+        self._task = _remote("map").options(**(options or {}))
+
+    def map(self, jobs: list) -> list:
+        """``func(state, job)`` for each job, in order.
+
+        Parameters
+        ----------
+        jobs : list
+            Picklable jobs.
+
+        Returns
+        -------
+        list
+            One result per job. A task that fails raises here (its exception, or Ray's when its
+            worker died).
+        """
+        if not jobs:
+            return []
+        if self._state is None:
+            raise RuntimeError("this RayMapPool was closed; make a new one")
+        size = -(-len(jobs) // (self.workers * 2))  # two chunks per worker: a slow chunk delays less
+        refs = [self._task.remote(self._key, self._state, self._func, jobs[i:i + size])
+                for i in range(0, len(jobs), size)]
+        return [result for chunk in _ray().get(refs) for result in chunk]
+
+    def close(self) -> None:
+        """Drop the shared state (idempotent; Ray itself stays up for the builder and runner)."""
+        self._state = None
 
 
 class RayBuilder(Builder):
@@ -177,7 +272,7 @@ class RayBuilder(Builder):
                 results.append(BuildResult(None, f"build timed out after {self.timeout_s:g} s", self.timeout_s))
                 continue
             try:
-                library, secs, error, node = ray.get(ref)
+                library, secs, error, node, sidecars = ray.get(ref)
             except Exception as err:  # noqa: BLE001 - the task's worker died or the task raised
                 kind = "the compiler crashed" if _died(err) else "build failed"
                 results.append(BuildResult(None, f"{kind}: {err}", time.perf_counter() - start))
@@ -189,6 +284,9 @@ class RayBuilder(Builder):
             path = os.path.join(self.artifact_dir, f"{self._tag}_{next(self._counter):06d}.so")
             with open(path, "wb") as f:
                 f.write(library)
+            for file, data in zip(sidecar_paths(path), sidecars or ()):
+                with open(file, "wb") as f:
+                    f.write(data.encode() if isinstance(data, str) else data)
             results.append(BuildResult(path, None, secs))
         return results
 
@@ -202,16 +300,19 @@ class RayRunner(Runner):
     """Checks and times candidates as Ray tasks, one at a time; same results as ``LocalRunner``.
 
     Parameters are those of ``LocalRunner`` plus ``address``, ``resources``, ``num_cpus`` and
-    ``runtime_env`` as for ``RayBuilder``.
+    ``runtime_env`` as for ``RayBuilder``, and ``emulation``: how an ``arm64`` node that is not an ARM
+    machine runs AArch64 candidates, the keyword arguments of ``cross.check_and_time_emulated``
+    (``{"cpu": "max", "emulator": "auto"}`` by default: qemu-user emulating every feature).
     """
 
     def __init__(self, work_dir: str | None = None, timeout_s: float = 30.0, number: int = 3, repeat: int = 3,
                  min_repeat_ms: float = 30.0, cache_flush_bytes: int = 0, seed: int = 0,
                  reference_timeout_s: float = 600.0, address: str | None = None, resources: dict | None = None,
-                 num_cpus: int = 2, runtime_env: dict | None = None):
+                 num_cpus: int = 2, runtime_env: dict | None = None, emulation: dict | None = None):
         self._own_dir = work_dir is None
         self.work_dir = os.path.abspath(work_dir) if work_dir else tempfile.mkdtemp(prefix="tensorize-run-")
         self.timeout_s, self.seed, self.reference_timeout_s = timeout_s, seed, reference_timeout_s
+        self.emulation = {"cpu": "max", "emulator": "auto", "timeout_s": timeout_s, **(emulation or {})}
         self.timing = TimingConfig(number, repeat, min_repeat_ms, cache_flush_bytes)
         self.address, self.resources = address, resources
         self._num_cpus, self._runtime_env = num_cpus, runtime_env
@@ -247,15 +348,22 @@ class RayRunner(Runner):
         connect(self.address, self._num_cpus, self._runtime_env)
         data, args_ref, reference_ref = self._workload(ctx)
         task = _remote("run").options(**self._options(ctx))
-        return [self._run_one(task, build, data, args_ref, reference_ref) for build in builds]
+        cross = is_cross(ctx.target)
+        return [self._run_one(task, build, data, args_ref, reference_ref, cross) for build in builds]
 
-    def _run_one(self, task, build: BuildResult, data: WorkloadData, args_ref, reference_ref) -> RunResult:
+    def _run_one(self, task, build: BuildResult, data: WorkloadData, args_ref, reference_ref,
+                 cross: bool = False) -> RunResult:
         ray = _ray()
         if build.error or not build.artifact:
             return RunResult(None, build.error or "the candidate was not built", "build")
         with open(build.artifact, "rb") as f:
             library = f.read()
-        ref = task.remote(library, args_ref, reference_ref, data.outputs, data.tolerances, self.timing)
+        sidecars = read_sidecars(build.artifact) if cross else None
+        if cross and sidecars is None:
+            return RunResult(None, f"{build.artifact} has no object code and metadata beside it; build AArch64 "
+                             "candidates with the 'ray' builder", "run")
+        ref = task.remote(library, args_ref, reference_ref, data.outputs, data.tolerances, self.timing, sidecars,
+                          self.emulation)
         ready, _ = ray.wait([ref], timeout=self.timeout_s)
         if not ready:
             ray.cancel(ref, force=True)

@@ -19,7 +19,7 @@ from tensorize.schedule import Schedule
 from tensorize.schedule.trace import Trace
 
 from ..context import TuneContext
-from .parallel import ReplayPool
+from .parallel import make_replay_pool
 
 logger = logging.getLogger(__name__)
 
@@ -78,15 +78,17 @@ class Sampler:
     ``replay_batch`` replays many traces at once (in worker processes when the pool has several);
     ``from_sketch`` replays a sketch with fresh decisions, ``from_trace`` a (mutated) trace. Invalid
     candidates come back as ``None``. Seeds are drawn from ``ctx.rng`` in job order, so the
-    results do not depend on the number of workers.
+    results do not depend on the number of workers, nor on the ``backend`` (``"local"`` forked
+    processes, ``"ray"`` Ray tasks with ``backend_options`` such as ``address``).
     """
 
-    def __init__(self, ctx: TuneContext, space: SearchSpace, features=None, workers: int | None = 1):
+    def __init__(self, ctx: TuneContext, space: SearchSpace, features=None, workers: int | None = 1,
+                 backend: str = "local", backend_options: dict | None = None):
         self.ctx, self.space = ctx, space
         self.invalid: collections.Counter = collections.Counter()
         self.valid = 0
         self.seconds = 0.0
-        self.pool = ReplayPool(ctx, space, features, workers)
+        self.pool = make_replay_pool(ctx, space, features, workers, backend, **(backend_options or {}))
 
     def replay_batch(self, traces: list, resample: bool) -> list[Candidate | None]:
         """Candidates (``None`` where invalid) of ``traces``, with every decision drawn afresh when ``resample``.
@@ -158,10 +160,13 @@ class SearchStrategy:
     ``notify_runner_results``.
 
     ``measured`` holds the keys of every program measured so far (this run and the database's), so
-    no program is measured twice.
+    no program is measured twice. Set ``replay_backend = "ray"`` (and ``replay_options``) on a strategy
+    before ``pre_tuning`` to replay and featurise candidates as Ray tasks.
     """
 
     num_workers: int | None = None   # replay processes (None: the cores this process may use)
+    replay_backend: str = "local"    # "local" (forked processes) or "ray" (Ray tasks): the same proposals
+    replay_options: dict = {}        # the backend's options, e.g. {"address": "auto"} for Ray
 
     def __init__(self):
         self.ctx: TuneContext | None = None
@@ -192,7 +197,8 @@ class SearchStrategy:
         """
         self.ctx, self.space = ctx, space
         self.cost_model, self.features = cost_model, feature_extractor
-        self.sampler = Sampler(ctx, space, feature_extractor if cost_model is not None else None, self.num_workers)
+        self.sampler = Sampler(ctx, space, feature_extractor if cost_model is not None else None, self.num_workers,
+                               self.replay_backend, self.replay_options)
         for key, secs, trace in measured:
             self.measured.add(key)
             if np.isfinite(secs):

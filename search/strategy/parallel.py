@@ -16,6 +16,7 @@ structural key and features, or the reason it is invalid.
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 import multiprocessing
 import os
@@ -30,7 +31,7 @@ from tensorize.schedule.trace import RESAMPLE, Trace
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["ReplayPool", "ReplayResult", "default_workers"]
+__all__ = ["ReplayPool", "RayReplayPool", "ReplayResult", "default_workers", "make_replay_pool", "REPLAY_BACKENDS"]
 
 # What the forked workers replay with: set in the parent just before the pool forks.
 _WORKER_STATE: tuple | None = None
@@ -157,3 +158,97 @@ class ReplayPool:
             self._pool.join()
             self._finalizer.detach()
             self._pool = None
+
+
+def _replay_state_job(state, job) -> ReplayResult:
+    """One job of a Ray replay task: ``state`` is ``(ctx, space, features)``."""
+    ctx, space, features = state
+    return replay_job(ctx, space, features, job)[0]
+
+
+class RayReplayPool:
+    """Replays batches of jobs as Ray tasks (``search.measure.ray_executor.RayMapPool``): the same
+    results, in the same order, as ``ReplayPool`` for the same jobs.
+
+    The task (module, target, postprocessors, feature extractor) is put in Ray's object store when the
+    pool is made; the sketches and mutators stay here (a job carries its trace).
+
+    Parameters
+    ----------
+    ctx, space, features
+        As for ``ReplayPool``.
+    workers : int, optional
+        Workers a batch is shared among, two Ray tasks each (None: the cluster's CPUs).
+    address : str, optional
+        The cluster to join (``"auto"``, ``"ray://host:port"``); None uses the Ray this process
+        already joined, else starts an embedded one on 127.0.0.1.
+    num_cpus : int
+        CPUs of an embedded Ray.
+
+    Examples
+    --------
+    >>> pool = RayReplayPool(ctx, space, features, workers=4)       # doctest: +SKIP
+    >>> pool.run([(sketch.trace, True, 7)])[0][0].key                # doctest: +SKIP
+    """
+
+    def __init__(self, ctx, space, features=None, workers: int | None = None, address: str | None = None,
+                 num_cpus: int = 2):
+        from search.measure.ray_executor import RayMapPool
+
+        light = dataclasses.replace(space, sketches=[], mutators={}) if dataclasses.is_dataclass(space) else space
+        self._pool = RayMapPool(_replay_state_job, (ctx, light, features), workers, address=address,
+                                num_cpus=num_cpus)
+        self.workers = self._pool.workers
+
+    def run(self, jobs: list) -> list[tuple[ReplayResult, None]]:
+        """``(result, None)`` per job, in order (the caller replays ``trace_json`` for the program).
+
+        Parameters
+        ----------
+        jobs : list of tuple
+            ``(trace or trace_json, resample, seed)`` per job.
+
+        Returns
+        -------
+        list of tuple
+            ``(ReplayResult, None)`` per job.
+        """
+        wire = [(t.as_json() if isinstance(t, Trace) else t, resample, seed) for t, resample, seed in jobs]
+        return [(r, None) for r in self._pool.map(wire)]
+
+    def close(self) -> None:
+        """Release the pool's state in the object store (idempotent)."""
+        self._pool.close()
+
+
+REPLAY_BACKENDS = {"local": ReplayPool, "ray": RayReplayPool}
+
+
+def make_replay_pool(ctx, space, features=None, workers: int | None = None, backend: str = "local", **options):
+    """The replay pool of ``backend``: ``"local"`` (forked processes) or ``"ray"`` (Ray tasks).
+
+    Parameters
+    ----------
+    ctx, space, features, workers
+        As for ``ReplayPool``.
+    backend : str
+        A key of ``REPLAY_BACKENDS``.
+    **options
+        Backend options (``address``, ``num_cpus`` for Ray).
+
+    Returns
+    -------
+    ReplayPool or RayReplayPool
+        With ``run(jobs)`` and ``close()``.
+
+    Examples
+    --------
+    >>> make_replay_pool(None, None, backend="gpu")
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown replay backend 'gpu'; choose one of: local, ray
+    """
+    cls = REPLAY_BACKENDS.get(backend)
+    if cls is None:
+        raise ValueError(f"unknown replay backend {backend!r}; choose one of: {', '.join(sorted(REPLAY_BACKENDS))}")
+    return cls(ctx, space, features, workers, **options)
