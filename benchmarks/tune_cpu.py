@@ -66,7 +66,7 @@ def torch_call(name: str, inputs: list[np.ndarray], params: dict):
         import torch
     except ImportError:
         return None
-    torch.set_num_threads(os.cpu_count() or 2)
+    torch.set_num_threads(int(os.environ.get("TVM_NUM_THREADS", 0)) or os.cpu_count() or 2)
     if name == "gemm":
         a, b = (torch.from_numpy(x) for x in inputs)
         try:
@@ -136,22 +136,39 @@ def tvm_metaschedule(func, trials: int, work_dir: str, inputs, out_shape, out_dt
         return f"failed: {type(err).__name__}: {str(err)[:200]}"
 
 
-def run_workload(name: str, trials: int, repeat: int, work_root: str, strategy_config: dict, with_tvm: bool):
+#: The weights (parameter indices) of each workload: constants a model packs once (``layout_free_buffers``).
+WEIGHTS = {"gemm": [1], "gemm_int8": [1], "conv2d": [1], "dep_conv": [1]}
+
+
+def build_prepacked(mod, inputs: list[np.ndarray]):
+    """Build the tuned ``mod`` with its weight packing split out (``search.split_layout_rewrite``), pack the
+    weights among ``inputs`` once, and return ``(lib, arguments)`` for the kernel alone."""
+    kernel_mod, rewrites = search.split_layout_rewrite(mod)
+    lib = tvm.build(kernel_mod, target=TARGET)
+    dev = tvm.cpu(0)
+    args = [tvm.nd.array(x, dev) for x in inputs]
+    for rw in rewrites:
+        packed = tvm.nd.array(np.empty(rw.shape, rw.dtype), dev)
+        lib[rw.function](args[rw.param_index], packed)
+        args[rw.param_index] = packed
+    return lib, args
+
+
+def run_workload(name: str, trials: int, repeat: int, work_root: str, strategy_config: dict, with_tvm: bool,
+                 num_threads: int | None = None):
     w = get_workload(name, SHAPES[name], "uint8" if name == "gemm_int8" else "float32")
-    func = te.create_prim_func(w.args)
+    func = te.create_prim_func(w.args).with_attr("layout_free_buffers", WEIGHTS[name])
     logging.info("tuning %s %s (%d trials)", name, w.shape_name, trials)
     work_dir = os.path.join(work_root, name)
     db = search.tune_tir(func, TARGET, work_dir, max_trials_global=trials, num_trials_per_iter=16,
-                         strategy_config=strategy_config, seed=0)
+                         strategy_config=strategy_config, seed=0, num_threads=num_threads)
     report = db.tuning_report
     sch = search.compile_tir(db, func, TARGET)
     if sch is None:
         return {"workload": name, "error": f"no valid program measured: {report.failed} {report.invalid_samples}"}
-    lib = tvm.build(sch.mod, target=TARGET)
     inputs = w.random_inputs(np.random.default_rng(0))
-    dev = tvm.cpu(0)
-    args = [tvm.nd.array(x, dev) for x in inputs]
-    out = tvm.nd.array(np.zeros(w.output_shape(), w.output_dtype), dev)
+    lib, args = build_prepacked(sch.mod, inputs)
+    out = tvm.nd.array(np.zeros(w.output_shape(), w.output_dtype), tvm.cpu(0))
     lib(*args, out)
     expected = w.reference(*inputs)
     if not np.allclose(out.numpy(), expected, rtol=1e-3, atol=1e-3):
@@ -213,12 +230,17 @@ def main() -> None:
     parser.add_argument("--work-dir", default=None, help="tuning folder (default: a fresh temporary one)")
     parser.add_argument("--no-tvm", action="store_true", help="skip TVM MetaSchedule even when installed")
     parser.add_argument("--out", default=os.path.join(ROOT, "results", "tune_cpu.md"))
+    parser.add_argument("--threads", type=int, default=0,
+                        help="threads for every library and the search (default: all cores)")
     opts = parser.parse_args()
+    if opts.threads:
+        os.environ["TVM_NUM_THREADS"] = os.environ["OMP_NUM_THREADS"] = str(opts.threads)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     with open(os.path.join(ROOT, "configs", "search", "evolutionary.yaml")) as f:
         strategy_config = yaml.safe_load(f)["strategy"]
     work_root = opts.work_dir or tempfile.mkdtemp(prefix="tune_cpu_")
-    rows = [run_workload(name, opts.trials, opts.repeat, work_root, strategy_config, not opts.no_tvm)
+    rows = [run_workload(name, opts.trials, opts.repeat, work_root, strategy_config, not opts.no_tvm,
+                         opts.threads or None)
             for name in opts.workloads.split(",")]
     text = render(rows, opts.trials)
     print(text)  # noqa: T201 - a benchmark's report
