@@ -145,3 +145,13 @@ def test_rewrite_layout_skips_weights_read_by_several_blocks():
     sch.enter_postproc()
     RewriteLayout().apply(sch, None)
     assert packed_blocks(sch.mod["main"]) == []
+
+
+def test_features_describe_the_kernel_without_its_packing():
+    from search.feature import FEATURES
+
+    _ctx, sch = packed_candidate()
+    extractor = FEATURES.create("per_store")
+    kernel_mod = split_layout_rewrite(sch.mod)[0]
+    kernel_only = IRModule({"main": kernel_mod["main"]})
+    np.testing.assert_array_equal(extractor.extract(None, [sch])[0], extractor.extract(None, [kernel_only])[0])

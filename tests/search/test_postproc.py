@@ -2,8 +2,8 @@
 import pytest
 
 from search.context import TuneContext
-from search.postproc import (POSTPROCS, PostprocError, RewriteParallelVectorizeUnroll, RewriteReductionBlock,
-                             RewriteTensorize, Verify, default_postprocs)
+from search.postproc import (POSTPROCS, PostprocError, RewriteLayout, RewriteParallelVectorizeUnroll,
+                             RewriteReductionBlock, RewriteTensorize, Verify, default_postprocs)
 from search.schedule_rule.analysis import AUTO_TENSORIZE
 from search.space_generator import PostOrderApply, replay_candidate
 from tensorize.ir.stmt import ForKind
@@ -24,10 +24,10 @@ def _level2_candidate(decisions):
 
 
 def test_registry_and_default_order():
-    assert POSTPROCS.names() == ["rewrite_parallel_vectorize_unroll", "rewrite_reduction_block",
+    assert POSTPROCS.names() == ["rewrite_layout", "rewrite_parallel_vectorize_unroll", "rewrite_reduction_block",
                                  "rewrite_tensorize", "verify"]
-    assert [type(p) for p in default_postprocs(None)] == [RewriteParallelVectorizeUnroll, RewriteReductionBlock,
-                                                          RewriteTensorize, Verify]
+    assert [type(p) for p in default_postprocs(None)] == [RewriteLayout, RewriteParallelVectorizeUnroll,
+                                                          RewriteReductionBlock, RewriteTensorize, Verify]
     assert issubclass(PostprocError, ScheduleError)
 
 
