@@ -155,3 +155,39 @@ def test_features_describe_the_kernel_without_its_packing():
     kernel_mod = split_layout_rewrite(sch.mod)[0]
     kernel_only = IRModule({"main": kernel_mod["main"]})
     np.testing.assert_array_equal(extractor.extract(None, [sch])[0], extractor.extract(None, [kernel_only])[0])
+
+
+def _innermost_loops(asm: str):
+    """(body lines) of each loop in ``asm`` whose back edge jumps to a label (x86 AT&T syntax)."""
+    import re
+
+    lines = asm.splitlines()
+    labels = {line.rstrip(":"): i for i, line in enumerate(lines) if re.match(r"^\.LBB\d+_\d+:", line)}
+    for i, line in enumerate(lines):
+        m = re.match(r"\s+j\w+\s+(\.LBB\d+_\d+)", line)
+        if m and labels.get(m.group(1), i) < i:
+            yield lines[labels[m.group(1)]:i]
+
+
+def test_packed_4x16_register_tile_keeps_its_accumulators_in_registers():
+    # 256^3 GEMM, i: 4 x 4 x 4 x 4, j: 2 x 4 x 2 x 16, k: 4 x 64: the micro-kernel is a 4 x 16 tile (8 ymm
+    # accumulators) over k1 = 64 steps reading the packed B with unit stride
+    ctx = TuneContext.create(weight_gemm(256, 256, 256), HOST, intrinsics=(), seed=0, num_threads=1)
+    sketch = PostOrderApply().generate_design_space(ctx)[2]
+    it = iter(([4, 4, 4, 4], [2, 4, 2, 16], [4, 64], 1))
+    sch = replay_candidate(ctx, sketch.trace, default_postprocs(ctx), decision_provider=lambda inst, d: next(it))
+    mod, rewrites = split_layout_rewrite(sch.mod)
+    assert rewrites[0].shape == (2, 4, 4, 2, 64, 16)  # j0 j1 k0 j2 k1 j3
+    lib = tvm.build(mod, target=HOST)
+    kernels = [body for body in _innermost_loops(lib.get_source("asm"))
+               if sum("vfmadd" in line for line in body) >= 8]
+    assert kernels, "no loop with the tile's 8 FMAs"
+    tight = min(kernels, key=len)
+    assert sum("vfmadd" in line for line in tight) == 8
+    assert not any("rsp" in line for line in tight), "accumulators spilled to the stack:\n" + "\n".join(tight)
+    a, b = integer_inputs(256, 256, 256)
+    packed = np.empty(rewrites[0].shape, "float32")
+    lib[rewrites[0].function](b, packed)
+    c = np.zeros((256, 256), "float32")
+    lib["main"](a, packed, c)
+    np.testing.assert_array_equal(c, a @ b)
