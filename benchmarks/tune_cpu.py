@@ -1,6 +1,6 @@
 """The auto-scheduler against the libraries a user would pick instead, side by side in one process.
 
-Run: ``python benchmarks/tune_cpu.py [--trials 64] [--workloads gemm,gemm_int8,conv2d,dep_conv]``
+Run: ``python benchmarks/tune_cpu.py [--trials 64] [--workloads gemm,gemm_int8,conv2d,dep_conv] [--threads N]``
 
 For each workload: ``search.tune_tir`` with the trial budget (evolutionary search, LightGBM ranking
 model, configs/search/evolutionary.yaml's parameters), then the best program is built, checked
@@ -10,6 +10,12 @@ int8 GEMM, channels-last ``conv2d``), numpy (OpenBLAS; this script unsets ``OPEN
 installed, TVM MetaSchedule with the same budget. Every row is timed the same way: blocks of calls
 per library with a pause between libraries (two spinning thread pools slow each other when they
 alternate call by call), the median of ``--repeat`` blocks.
+
+Each workload's weight (GEMM ``B``, the convolution kernels) is marked layout-free (the function attribute
+``layout_free_buffers``), as a model's constant weights are: the search may pack it into the blocked
+layout its tiles read (``rewrite_layout``), and the tuned kernel is timed with the weight packed once
+beforehand (``search.split_layout_rewrite``), as MetaSchedule's ``rewrite_layout`` and oneDNN's
+pre-reordered weights are used. ``--threads N`` sets the threads of every library and the search.
 
 Prints GFLOPS, the ratio to each baseline, the tuning wall time with its split (search / build /
 run) and the trial at which 90% of the final result was reached, and writes ``results/tune_cpu.md``.
