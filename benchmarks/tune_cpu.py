@@ -73,6 +73,19 @@ def block_time(fn, repeat: int, min_secs: float = 0.2) -> float:
     return float(np.median(times))
 
 
+def numpy_time(fn, repeat: int, num_threads: int | None) -> float:
+    """``block_time`` of a numpy call with OpenBLAS limited to ``num_threads`` (its pool starts at import)."""
+    if not num_threads:
+        return block_time(fn, repeat)
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        logging.warning("threadpoolctl is not installed: numpy runs with its own thread count")
+        return block_time(fn, repeat)
+    with threadpool_limits(limits=num_threads):
+        return block_time(fn, repeat)
+
+
 def torch_call(name: str, inputs: list[np.ndarray], params: dict):
     """(label, callable) of PyTorch's kernel for the workload, or None."""
     try:
@@ -195,7 +208,7 @@ def run_workload(name: str, trials: int, repeat: int, work_root: str, strategy_c
         label, fn = torch_kernel
         row["baselines"][label] = block_time(fn, repeat)
     if name != "gemm_int8":  # OpenBLAS has no int8 GEMM; numpy's int32 matmul is not a fair peer
-        row["baselines"]["numpy"] = block_time(lambda: w.reference(*inputs), repeat)
+        row["baselines"]["numpy"] = numpy_time(lambda: w.reference(*inputs), repeat, num_threads)
     if with_tvm:
         got = tvm_metaschedule(func, trials, os.path.join(work_dir, "tvm"), inputs, w.output_shape(), w.output_dtype,
                                repeat)
