@@ -10,8 +10,8 @@ it once before timing (the timed region holds only the kernel), a caller once pe
 >>> mod, rewrites = split_layout_rewrite(sch.mod)                          # doctest: +SKIP
 >>> lib = tensorize.build(mod, target)                                     # doctest: +SKIP
 >>> packed = np.empty(rewrites[0].shape, rewrites[0].dtype)                # doctest: +SKIP
->>> lib[rewrites[0].function](b, packed)                                   # once per weight
->>> lib["main"](a, packed, c)                                              # every call
+>>> lib[rewrites[0].function](b, packed)           # once per weight      # doctest: +SKIP
+>>> lib["main"](a, packed, c)                      # every call           # doctest: +SKIP
 """
 from __future__ import annotations
 
@@ -25,7 +25,8 @@ from tensorize.schedule.analysis import block_realizes_under
 from ..schedule_rule.multi_level_tiling_with_intrin import LAYOUT_REWRITE_PREPROC
 from .loops import nest_blocks
 
-__all__ = ["LayoutRewrite", "split_layout_rewrite", "packing_function_name"]
+__all__ = ["LayoutRewrite", "split_layout_rewrite", "packing_function_name", "parse_packing_function_name",
+           "packed_blocks"]
 
 
 @dataclass(frozen=True)
