@@ -1,6 +1,6 @@
 """The auto-scheduler against the libraries a user would pick instead, side by side in one process.
 
-Run: ``python benchmarks/tune_cpu.py [--trials 64] [--workloads gemm,gemm_int8,conv2d,dep_conv]``
+Run: ``python benchmarks/tune_cpu.py [--trials 64] [--workloads gemm,gemm_int8,conv2d,dep_conv] [--threads N]``
 
 For each workload: ``search.tune_tir`` with the trial budget (evolutionary search, LightGBM ranking
 model, configs/search/evolutionary.yaml's parameters), then the best program is built, checked
@@ -10,6 +10,12 @@ int8 GEMM, channels-last ``conv2d``), numpy (OpenBLAS; this script unsets ``OPEN
 installed, TVM MetaSchedule with the same budget. Every row is timed the same way: blocks of calls
 per library with a pause between libraries (two spinning thread pools slow each other when they
 alternate call by call), the median of ``--repeat`` blocks.
+
+Each workload's weight (GEMM ``B``, the convolution kernels) is marked layout-free (the function attribute
+``layout_free_buffers``), as a model's constant weights are: the search may pack it into the blocked
+layout its tiles read (``rewrite_layout``), and the tuned kernel is timed with the weight packed once
+beforehand (``search.split_layout_rewrite``), as MetaSchedule's ``rewrite_layout`` and oneDNN's
+pre-reordered weights are used. ``--threads N`` sets the threads of every library and the search.
 
 Prints GFLOPS, the ratio to each baseline, the tuning wall time with its split (search / build /
 run) and the trial at which 90% of the final result was reached, and writes ``results/tune_cpu.md``.
@@ -43,21 +49,41 @@ TARGET = "llvm -mcpu=native"
 SHAPES = {"gemm": "1024", "gemm_int8": "1024", "conv2d": "resnet_56", "dep_conv": "mobilenet_112"}
 
 
+#: The clock of ``block_time``: wall time, or with ``--clock thread`` (single-threaded runs only) the CPU
+#: time of this thread, which every library's kernel runs in when it has one thread: on a machine shared
+#: with other jobs it leaves out the time slices the kernel lost.
+CLOCK = {"fn": time.perf_counter}
+
+
 def block_time(fn, repeat: int, min_secs: float = 0.2) -> float:
     """Median seconds per call over ``repeat`` blocks of calls, each block at least ``min_secs`` long."""
+    clock = CLOCK["fn"]
     fn()
-    start = time.perf_counter()
+    start = clock()
     fn()
-    one = max(time.perf_counter() - start, 1e-7)
+    one = max(clock() - start, 1e-7)
     number = max(1, int(min_secs / one))
     times = []
     for _ in range(repeat):
-        start = time.perf_counter()
+        start = clock()
         for _ in range(number):
             fn()
-        times.append((time.perf_counter() - start) / number)
+        times.append((clock() - start) / number)
     time.sleep(0.3)  # let this library's spinning threads go idle before the next one runs
     return float(np.median(times))
+
+
+def numpy_time(fn, repeat: int, num_threads: int | None) -> float:
+    """``block_time`` of a numpy call with OpenBLAS limited to ``num_threads`` (its pool starts at import)."""
+    if not num_threads:
+        return block_time(fn, repeat)
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        logging.warning("threadpoolctl is not installed: numpy runs with its own thread count")
+        return block_time(fn, repeat)
+    with threadpool_limits(limits=num_threads):
+        return block_time(fn, repeat)
 
 
 def torch_call(name: str, inputs: list[np.ndarray], params: dict):
@@ -66,7 +92,7 @@ def torch_call(name: str, inputs: list[np.ndarray], params: dict):
         import torch
     except ImportError:
         return None
-    torch.set_num_threads(os.cpu_count() or 2)
+    torch.set_num_threads(int(os.environ.get("TVM_NUM_THREADS", 0)) or os.cpu_count() or 2)
     if name == "gemm":
         a, b = (torch.from_numpy(x) for x in inputs)
         try:
@@ -136,22 +162,39 @@ def tvm_metaschedule(func, trials: int, work_dir: str, inputs, out_shape, out_dt
         return f"failed: {type(err).__name__}: {str(err)[:200]}"
 
 
-def run_workload(name: str, trials: int, repeat: int, work_root: str, strategy_config: dict, with_tvm: bool):
+#: The weights (parameter indices) of each workload: constants a model packs once (``layout_free_buffers``).
+WEIGHTS = {"gemm": [1], "gemm_int8": [1], "conv2d": [1], "dep_conv": [1]}
+
+
+def build_prepacked(mod, inputs: list[np.ndarray]):
+    """Build the tuned ``mod`` with its weight packing split out (``search.split_layout_rewrite``), pack the
+    weights among ``inputs`` once, and return ``(lib, arguments)`` for the kernel alone."""
+    kernel_mod, rewrites = search.split_layout_rewrite(mod)
+    lib = tvm.build(kernel_mod, target=TARGET)
+    dev = tvm.cpu(0)
+    args = [tvm.nd.array(x, dev) for x in inputs]
+    for rw in rewrites:
+        packed = tvm.nd.array(np.empty(rw.shape, rw.dtype), dev)
+        lib[rw.function](args[rw.param_index], packed)
+        args[rw.param_index] = packed
+    return lib, args
+
+
+def run_workload(name: str, trials: int, repeat: int, work_root: str, strategy_config: dict, with_tvm: bool,
+                 num_threads: int | None = None):
     w = get_workload(name, SHAPES[name], "uint8" if name == "gemm_int8" else "float32")
-    func = te.create_prim_func(w.args)
+    func = te.create_prim_func(w.args).with_attr("layout_free_buffers", WEIGHTS[name])
     logging.info("tuning %s %s (%d trials)", name, w.shape_name, trials)
     work_dir = os.path.join(work_root, name)
     db = search.tune_tir(func, TARGET, work_dir, max_trials_global=trials, num_trials_per_iter=16,
-                         strategy_config=strategy_config, seed=0)
+                         strategy_config=strategy_config, seed=0, num_threads=num_threads)
     report = db.tuning_report
     sch = search.compile_tir(db, func, TARGET)
     if sch is None:
         return {"workload": name, "error": f"no valid program measured: {report.failed} {report.invalid_samples}"}
-    lib = tvm.build(sch.mod, target=TARGET)
     inputs = w.random_inputs(np.random.default_rng(0))
-    dev = tvm.cpu(0)
-    args = [tvm.nd.array(x, dev) for x in inputs]
-    out = tvm.nd.array(np.zeros(w.output_shape(), w.output_dtype), dev)
+    lib, args = build_prepacked(sch.mod, inputs)
+    out = tvm.nd.array(np.zeros(w.output_shape(), w.output_dtype), tvm.cpu(0))
     lib(*args, out)
     expected = w.reference(*inputs)
     if not np.allclose(out.numpy(), expected, rtol=1e-3, atol=1e-3):
@@ -165,7 +208,7 @@ def run_workload(name: str, trials: int, repeat: int, work_root: str, strategy_c
         label, fn = torch_kernel
         row["baselines"][label] = block_time(fn, repeat)
     if name != "gemm_int8":  # OpenBLAS has no int8 GEMM; numpy's int32 matmul is not a fair peer
-        row["baselines"]["numpy"] = block_time(lambda: w.reference(*inputs), repeat)
+        row["baselines"]["numpy"] = numpy_time(lambda: w.reference(*inputs), repeat, num_threads)
     if with_tvm:
         got = tvm_metaschedule(func, trials, os.path.join(work_dir, "tvm"), inputs, w.output_shape(), w.output_dtype,
                                repeat)
@@ -213,12 +256,23 @@ def main() -> None:
     parser.add_argument("--work-dir", default=None, help="tuning folder (default: a fresh temporary one)")
     parser.add_argument("--no-tvm", action="store_true", help="skip TVM MetaSchedule even when installed")
     parser.add_argument("--out", default=os.path.join(ROOT, "results", "tune_cpu.md"))
+    parser.add_argument("--threads", type=int, default=0,
+                        help="threads for every library and the search (default: all cores)")
+    parser.add_argument("--clock", choices=("wall", "thread"), default="wall",
+                        help="'thread': time the kernels by this thread's CPU time (needs --threads 1)")
     opts = parser.parse_args()
+    if opts.clock == "thread":
+        if opts.threads != 1:
+            parser.error("--clock thread measures one thread's CPU time: pass --threads 1 as well")
+        CLOCK["fn"] = time.thread_time
+    if opts.threads:
+        os.environ["TVM_NUM_THREADS"] = os.environ["OMP_NUM_THREADS"] = str(opts.threads)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     with open(os.path.join(ROOT, "configs", "search", "evolutionary.yaml")) as f:
         strategy_config = yaml.safe_load(f)["strategy"]
     work_root = opts.work_dir or tempfile.mkdtemp(prefix="tune_cpu_")
-    rows = [run_workload(name, opts.trials, opts.repeat, work_root, strategy_config, not opts.no_tvm)
+    rows = [run_workload(name, opts.trials, opts.repeat, work_root, strategy_config, not opts.no_tvm,
+                         opts.threads or None)
             for name in opts.workloads.split(",")]
     text = render(rows, opts.trials)
     print(text)  # noqa: T201 - a benchmark's report

@@ -10,14 +10,16 @@ make the space, ``strategy/`` searches it, ``feature/`` + ``cost_model/`` score 
 
 >>> import search
 >>> sorted(n for n in search.__all__ if n.islower())
-['apply_candidate', 'compile_tir', 'get_tensorize_candidates', 'tune_graph', 'tune_tir']
+['apply_candidate', 'compile_tir', 'get_tensorize_candidates', 'split_layout_rewrite', 'tune_graph', 'tune_tir']
 """
 from .candidates import (CandidateList, IterMapping, TensorizeCandidate, apply_candidate,
                          get_tensorize_candidates)
 from .context import TuneContext
 from .database import Database, TuningRecord, Workload
+from .postproc.split_layout_rewrite import LayoutRewrite, split_layout_rewrite
 from .tune import TuningReport, compile_tir, tune_tir
 from .tune_graph import tune_graph
 
 __all__ = ["tune_graph", "tune_tir", "compile_tir", "TuningReport", "TuneContext", "get_tensorize_candidates", "apply_candidate",
-           "TensorizeCandidate", "IterMapping", "CandidateList", "Database", "TuningRecord", "Workload"]
+           "TensorizeCandidate", "IterMapping", "CandidateList", "Database", "TuningRecord", "Workload",
+           "split_layout_rewrite", "LayoutRewrite"]

@@ -2,8 +2,8 @@
 import pytest
 
 from search.context import TuneContext
-from search.postproc import (POSTPROCS, PostprocError, RewriteParallelVectorizeUnroll, RewriteReductionBlock,
-                             RewriteTensorize, Verify, default_postprocs)
+from search.postproc import (POSTPROCS, PostprocError, RewriteLayout, RewriteParallelVectorizeUnroll,
+                             RewriteReductionBlock, RewriteTensorize, Verify, default_postprocs)
 from search.schedule_rule.analysis import AUTO_TENSORIZE
 from search.space_generator import PostOrderApply, replay_candidate
 from tensorize.ir.stmt import ForKind
@@ -24,11 +24,11 @@ def _level2_candidate(decisions):
 
 
 def test_registry_and_default_order():
-    assert POSTPROCS.names() == ["rewrite_cooperative_fetch", "rewrite_parallel_vectorize_unroll",
+    assert POSTPROCS.names() == ["rewrite_cooperative_fetch", "rewrite_layout", "rewrite_parallel_vectorize_unroll",
                                  "rewrite_reduction_block", "rewrite_tensorize", "rewrite_unbound_block", "verify",
                                  "verify_gpu_code"]
-    assert [type(p) for p in default_postprocs(None)] == [RewriteParallelVectorizeUnroll, RewriteReductionBlock,
-                                                          RewriteTensorize, Verify]
+    assert [type(p) for p in default_postprocs(None)] == [RewriteLayout, RewriteParallelVectorizeUnroll,
+                                                          RewriteReductionBlock, RewriteTensorize, Verify]
     assert issubclass(PostprocError, ScheduleError)
 
 
