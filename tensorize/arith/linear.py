@@ -513,8 +513,10 @@ class _Key:
         return self.hash
 
     def __eq__(self, other) -> bool:
+        if self.expr is other.expr:  # the same term object (the common case): equal without a walk
+            return True
         if isinstance(self.expr, Var) or isinstance(other.expr, Var):
-            return self.expr is other.expr
+            return False
         return _same_structure(self.expr, other.expr)
 
 
