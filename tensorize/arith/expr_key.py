@@ -67,18 +67,27 @@ def same_key(a, b) -> bool:
     bool
         Whether they are structurally identical (variables by identity).
     """
-    if a is b:
-        return True
-    if isinstance(a, E.Var) or isinstance(b, E.Var):
-        return False  # a variable's key is itself; another variable or a node differs
-    t = type(a)
-    if t is not type(b):
-        return False
-    if t is E.IntImm:
-        return a.dtype == b.dtype and a.value == b.value
-    if getattr(a, "dtype", None) != getattr(b, "dtype", None):
-        return False
-    return all(_same_any(getattr(a, f), getattr(b, f)) for f in t._fields)
+    while True:
+        if a is b:
+            return True
+        t = type(a)
+        if t is not type(b) or isinstance(a, E.Var):
+            return False  # a variable's key is itself: another variable or a node differs
+        if t is E.IntImm:
+            return a.dtype == b.dtype and a.value == b.value
+        if getattr(a, "dtype", None) != getattr(b, "dtype", None):
+            return False
+        binary = _BINARY.get(t)
+        if binary is None:
+            binary = _BINARY[t] = tuple(t._fields) == ("a", "b")
+        if not binary:
+            return all(_same_any(getattr(a, f), getattr(b, f)) for f in t._fields)
+        if not same_key(a.a, b.a):
+            return False
+        a, b = a.b, b.b  # the right operand in the loop: long sums recurse on one side only
+
+
+_BINARY: dict = {}  # node type -> whether its fields are exactly (a, b)
 
 
 def _same_any(x, y) -> bool:
