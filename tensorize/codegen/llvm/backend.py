@@ -252,7 +252,7 @@ class LazyJit:
 
     @property
     def engine(self) -> JitEngine:
-        """The engine, made now if it was not yet."""
+        """The engine, made now if it was not yet (the machine code is generated then)."""
         if self._engine is None:
             with self._lock:
                 if self._engine is None:
@@ -264,9 +264,31 @@ class LazyJit:
         return self._engine
 
     def function_address(self, name: str) -> int:
-        """See ``JitEngine.function_address``."""
+        """The address of the function ``name`` (compiling the module first if it was not yet).
+
+        Parameters
+        ----------
+        name : str
+            The symbol.
+
+        Returns
+        -------
+        int
+            The address.
+        """
         return self.engine.function_address(name)
 
     def global_address(self, name: str) -> int:
-        """See ``JitEngine.global_address``."""
+        """The address of the global ``name`` (compiling the module first if it was not yet).
+
+        Parameters
+        ----------
+        name : str
+            The symbol.
+
+        Returns
+        -------
+        int
+            The address.
+        """
         return self.engine.global_address(name)
