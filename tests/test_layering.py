@@ -187,8 +187,6 @@ PENDING_SPLIT: set[str] = {
     "tensorize/schedule/primitives/cache.py",
     "tensorize/schedule/trace.py",
     "tensorize/schedule/primitives/compute_at.py",
-    "tensorize/arith/linear.py",
-    "tensorize/arith/simplify.py",
 }
 
 

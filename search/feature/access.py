@@ -44,6 +44,22 @@ def _affine(e):
     return None
 
 
+def _var_ids(e) -> set:
+    """The ids of the variables of ``e``, an expression ``_interval`` bounds (integers, variables, casts
+    and arithmetic only)."""
+    out: set = set()
+    stack = [e]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, E.Var):
+            out.add(id(node))
+        elif isinstance(node, E.Cast):
+            stack.append(node.value)
+        elif isinstance(node, E.BinaryOpExpr):
+            stack.extend((node.a, node.b))
+    return out
+
+
 def _interval(e, env):  # noqa: C901 - one dispatch over integer expression kinds
     """``(lo, hi)`` of an integer expression with variables in ``env`` ranges (others at 0), or None."""
     if isinstance(e, E.IntImm):
@@ -112,12 +128,17 @@ class AccessShape:
                         self.spans[d][lv] = abs(c) * (extents[lv] - 1)
                         self.strides[lv] += c * row[d]
                 continue
-            for v, lv in index_of.items():   # non-affine (fused loops): interval per loop
+            # non-affine (fused loops): interval per loop. With every variable at 0 the interval is the
+            # same for all loops; a loop whose variable the index does not use moves nothing.
+            lo = _interval(index, {})
+            used = _var_ids(index) if lo is not None else None
+            for v, lv in index_of.items():
                 ext = extents[lv]
                 if ext <= 1:
                     continue
-                iv = _interval(index, {v: (0, ext - 1)})
-                lo = _interval(index, {v: (0, 0)})
+                if used is not None and id(v) not in used:
+                    continue
+                iv = _interval(index, {v: (0, ext - 1)}) if lo is not None else None
                 if iv is None or lo is None:
                     self.spans[d][lv] = shape[d] - 1
                     self.strides[lv] += row[d]

@@ -25,6 +25,11 @@ class FeatureExtractor:
         """One feature matrix per schedule (one row per buffer store)."""
         raise NotImplementedError
 
+    def extract_keyed(self, ctx, schedules, keys) -> list[np.ndarray]:
+        """As ``extract``, for callers that already know each module's structural hash (``keys``,
+        one per schedule): an extractor that caches by it need not hash again."""
+        return self.extract(ctx, schedules)
+
     @staticmethod
     def feature_names() -> list[str]:
         """The names of the feature columns."""
@@ -48,9 +53,17 @@ class PerStoreFeature(FeatureExtractor):
         """One vector per schedule (or IRModule); a candidate that cannot be lowered gets zeros."""
         return [self.extract_one(getattr(sch, "mod", sch)) for sch in schedules]
 
-    def extract_one(self, mod) -> np.ndarray:
-        """The feature matrix of one module (memoised by structural hash)."""
-        key = structural_hash(mod) if self.cache_size else None
+    def extract_keyed(self, ctx, schedules, keys) -> list[np.ndarray]:
+        """As ``extract``, with the modules' structural hashes already known (not computed again)."""
+        return [self.extract_one(getattr(sch, "mod", sch), key) for sch, key in zip(schedules, keys)]
+
+    def extract_one(self, mod, key: int | None = None) -> np.ndarray:
+        """The feature matrix of one module (memoised by structural hash; ``key``: that hash, when the
+        caller has it)."""
+        if not self.cache_size:
+            key = None
+        elif key is None:
+            key = structural_hash(mod)
         if key is not None:
             hit = self._cache.get(key)
             if hit is not None:

@@ -42,7 +42,7 @@ class LocalBuilder(Builder):
         Where the shared libraries go (under ``artifacts/``); a temporary folder, removed by ``close()``,
         when not given.
     max_workers : int
-        Worker processes building at the same time.
+        Worker processes building at the same time (started at once, so they are ready for the first batch).
     timeout_s : float
         Seconds one candidate may take to build before its worker is stopped and the build fails.
     """
@@ -57,6 +57,8 @@ class LocalBuilder(Builder):
         self.max_workers = max_workers
         self.timeout_s = timeout_s
         self._workers = [WorkerProcess(f"builder{i}", env={"TVM_NUM_THREADS": "1"}) for i in range(max_workers)]
+        for worker in self._workers:  # their imports (a second or more) overlap the search's first round
+            worker.start()
         self._counter = itertools.count()
         self._tag = uuid.uuid4().hex[:6]
 

@@ -73,6 +73,7 @@ class WorkerProcess:
         self._proc: subprocess.Popen | None = None
         self._log_path: str | None = None
         self._log_mark = 0
+        self._ready = False  # the child answered since it was (re)started
         self.started_at: float | None = None
         self.restarts = 0
 
@@ -95,6 +96,7 @@ class WorkerProcess:
             self._proc = subprocess.Popen([sys.executable, "-m", "search.measure.worker"], stdin=subprocess.PIPE,
                                           stdout=subprocess.PIPE, stderr=log, env=env, close_fds=True)
         self._log_mark = 0
+        self._ready = False
         logger.debug("started %s (pid %d)", self.name, self._proc.pid)
 
     def restart(self) -> None:
@@ -177,9 +179,25 @@ class WorkerProcess:
         ready, _, _ = select.select([self._proc.stdout], [], [], max(timeout, 0.0))
         return bool(ready)
 
+    def wait_ready(self, timeout: float = 300.0) -> tuple:
+        """Start the child if needed and wait until it answers (its imports take a second or more, far
+        longer on a loaded machine); ``("ok", "pong")``, or the failed reply of ``call``. A request's
+        timeout then counts its own work only, not the start of a freshly (re)started process."""
+        if self.alive and self._ready:
+            return ("ok", "pong")
+        reply = self._exchange("ping", None, timeout)
+        self._ready = reply[0] == "ok"
+        return reply
+
     def call(self, kind: str, payload: Any, timeout: float) -> tuple:
         """Send a request and wait for its reply; ``("timeout", detail)`` (the child is killed) after
-        ``timeout`` seconds."""
+        ``timeout`` seconds, counted from when the child is ready (``wait_ready``)."""
+        ready = self.wait_ready()
+        if ready[0] != "ok":
+            return ready
+        return self._exchange(kind, payload, timeout)
+
+    def _exchange(self, kind: str, payload: Any, timeout: float) -> tuple:
         if not self.send(kind, payload):
             return ("dead", self.death_report())
         if not self.wait_readable(timeout):

@@ -94,7 +94,7 @@ def replay_job(ctx, space, features, job) -> tuple[ReplayResult, object]:
         trace = trace_json if isinstance(trace_json, Trace) else Trace.from_json(trace_json)
         sch = space.replay(ctx, trace, space.postprocs, decision_provider=provider, seed=seed)
         key = structural_hash(sch.mod)
-        feats = features.extract(ctx, [sch])[0] if features is not None else None
+        feats = features.extract_keyed(ctx, [sch], [key])[0] if features is not None else None
     except _INVALID as err:
         logger.debug("invalid candidate: %s", err)
         return ReplayResult(reason=_reason(err)), None

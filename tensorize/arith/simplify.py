@@ -11,7 +11,7 @@ from functools import lru_cache
 
 from ..ir import expr as E
 from .bound import INF, mul_bounds
-from .linear import Lin, affine_lin, expr_key
+from .linear import Lin, affine_lin, canonical_affine, expr_key  # noqa: F401 - canonical_affine importable from here
 
 _ARITH = (E.Add, E.Sub, E.Mul, E.Div, E.Mod, E.FloorDiv, E.FloorMod, E.Min, E.Max)
 _NEGATE = {E.LT: E.GE, E.LE: E.GT, E.GT: E.LE, E.GE: E.LT, E.EQ: E.NE, E.NE: E.EQ}
@@ -38,42 +38,7 @@ def is_index_dtype(dtype: str) -> bool:
     return dtype in ("int32", "int64")
 
 
-# Simplified forms of pure affine expressions (variables, constants, +, -, * by a constant) do not
-# depend on an analyzer's bounds or facts, only on it substituting no variable: they are computed
-# once per expression object and shared by all analyzers. A result maps to itself, so simplifying
-# an already simplified affine expression is a dictionary lookup.
-_CANONICAL: dict[int, tuple] = {}
-_CANONICAL_LIMIT = 1 << 16
 _CACHE_LIMIT = 1 << 15  # per-analyzer caches are dropped when they grow past this
-
-
-def canonical_affine(e):
-    """The simplified form of ``e`` if it is a pure affine index expression, else None.
-
-    Parameters
-    ----------
-    e : PrimExpr
-        The expression.
-
-    Returns
-    -------
-    PrimExpr or None
-        The simplified form.
-    """
-    hit = _CANONICAL.get(id(e))
-    if hit is not None and hit[0] is e:
-        return hit[1]
-    lin = affine_lin(e)
-    if lin is None:
-        return None
-    result = lin.to_expr()
-    if len(_CANONICAL) >= _CANONICAL_LIMIT:
-        _CANONICAL.clear()
-    if expr_key(result) == expr_key(e):
-        result = e  # already canonical: keep the object (callers test identity to skip rebuilds)
-    _CANONICAL[id(e)] = (e, result)
-    _CANONICAL[id(result)] = (result, result)
-    return result
 
 
 class Simplifier:

@@ -142,6 +142,11 @@ class _RegionCollector(StmtExprVisitor):
         intervals = []
         for r in region.region:
             lo = index_interval(r.min, doms)
+            if lo is not None and isinstance(r.extent, IntImm) and r.extent.dtype == r.min.dtype \
+                    and not isinstance(r.min, (IntImm, E.Ramp)):
+                # min + (extent - 1) has min's linear form plus a constant: shift the upper bound
+                intervals.append((lo[0], lo[1] + LinearForm.constant(r.extent.value - 1, lo[1].dtype)))
+                continue
             last = index_interval(E.add(r.min, E.sub(r.extent, 1)), doms)
             intervals.append(None if lo is None or last is None else (lo[0], last[1]))
         self._access(region.buffer, intervals)

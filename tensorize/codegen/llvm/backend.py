@@ -163,7 +163,12 @@ def optimize(module: llvm.ModuleRef, machine: llvm.TargetMachine) -> None:
 
 
 class JitEngine:
-    """An MCJIT engine owning one compiled module; resolves function and global addresses."""
+    """An MCJIT engine owning one compiled module; resolves function and global addresses.
+
+    The machine code is generated when the engine is made, which for a large unrolled kernel
+    costs as much as emitting its object file; ``LazyJit`` defers it to the first use, so a
+    module that is only exported (the tuning builder's case) never pays it.
+    """
 
     def __init__(self, module: llvm.ModuleRef, machine: llvm.TargetMachine):
         load_compiler_runtime()
@@ -202,3 +207,79 @@ class JitEngine:
             The address.
         """
         return self.engine.get_global_value_address(name)
+
+
+class LazyJit:
+    """A ``JitEngine`` made on first use: compiling the module to machine code in this process is
+    skipped when nobody asks for an address (e.g. a module built only to ``export_library``).
+
+    Parameters
+    ----------
+    module : llvm.ModuleRef
+        The optimised module (owned by the engine once it is made).
+    machine : llvm.TargetMachine
+        A JIT target machine (owned likewise).
+    on_create : callable, optional
+        ``on_create(engine)`` right after the engine is made (e.g. to set globals).
+
+    Examples
+    --------
+    >>> lazy = LazyJit(module, machine)          # doctest: +SKIP
+    >>> lazy.created                             # doctest: +SKIP
+    False
+    >>> lazy.function_address("main") != 0       # doctest: +SKIP
+    True
+    """
+
+    def __init__(self, module: llvm.ModuleRef, machine: llvm.TargetMachine, on_create=None):
+        self._module, self._machine, self._on_create = module, machine, on_create
+        self._engine: JitEngine | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def created(self) -> bool:
+        """Whether the machine code was generated (the engine exists)."""
+        return self._engine is not None
+
+    @property
+    def engine(self) -> JitEngine:
+        """The engine, made now if it was not yet (the machine code is generated then)."""
+        if self._engine is None:
+            with self._lock:
+                if self._engine is None:
+                    engine = JitEngine(self._module, self._machine)
+                    self._module = self._machine = None
+                    if self._on_create is not None:
+                        self._on_create(engine)
+                    self._engine = engine
+        return self._engine
+
+    def function_address(self, name: str) -> int:
+        """The address of the function ``name`` (compiling the module first if it was not yet).
+
+        Parameters
+        ----------
+        name : str
+            The symbol.
+
+        Returns
+        -------
+        int
+            The address.
+        """
+        return self.engine.function_address(name)
+
+    def global_address(self, name: str) -> int:
+        """The address of the global ``name`` (compiling the module first if it was not yet).
+
+        Parameters
+        ----------
+        name : str
+            The symbol.
+
+        Returns
+        -------
+        int
+            The address.
+        """
+        return self.engine.global_address(name)

@@ -5,7 +5,8 @@ the IRModule) with the calling convention of ``tensorize.runtime.signature``: bu
 (``noalias`` under ``tir.noalias``, ``align`` from the buffer's ``data_alignment``), scalars, then
 the symbolic shape variables; it returns 0 or -1 with a message in ``__tensorize_last_error``.
 
-Host targets are compiled in process with MCJIT at O3; other targets (``-mtriple=aarch64-...``)
+Host targets are compiled in process with MCJIT at O3 (on the first call: a module only exported
+is never compiled in process); other targets (``-mtriple=aarch64-...``)
 give an object file and assembly only.
 """
 from __future__ import annotations
@@ -330,17 +331,21 @@ def build(mod, target: Target) -> Module:
         runtime_module.requires_amx = requires_amx
         logger.debug("cross-compiled %s for %s in %.1f ms", list(signatures), target, (time.perf_counter() - start) * 1e3)
         return runtime_module
-    engine = backend.JitEngine(llvm_module, machine)
-    threads_address = engine.global_address(THREADS_GLOBAL)
-    if threads_address:
-        import ctypes
 
-        ctypes.c_int32.from_address(threads_address).value = num_threads()
-    error_address = engine.global_address(ERROR_GLOBAL)
+    def set_thread_count(engine) -> None:
+        threads_address = engine.global_address(THREADS_GLOBAL)
+        if threads_address:
+            import ctypes
+
+            ctypes.c_int32.from_address(threads_address).value = num_threads()
+
+    # Machine code is generated on the first call (an exported-only module never needs it in process).
+    engine = backend.LazyJit(llvm_module, machine, on_create=set_thread_count)
 
     def error_message(code: int) -> str:
         import ctypes
 
+        error_address = engine.global_address(ERROR_GLOBAL)
         pointer = ctypes.c_void_p.from_address(error_address).value if error_address else None
         return ctypes.string_at(pointer).decode("utf-8", "replace") if pointer else ""
 
