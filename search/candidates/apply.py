@@ -19,6 +19,10 @@ from .candidate import TensorizeCandidate, _covered_positions, _operand_dims
 
 logger = logging.getLogger(__name__)
 
+# ``IntrinMeta.extra`` key: the desc operands whose impl reads/writes a tile at any row stride (its buffer
+# declares symbolic strides, last one 1), so a plainly indexed block operand needs no tiled copy
+IN_PLACE_OPERANDS = "in_place_operands"
+
 
 def rewrite_for_candidate(sch, cand: TensorizeCandidate) -> LoopRV:
     """Reshape the candidate's block for its intrinsic (padding, reindex, transform_block_layout, tiling); the loop to tensorize at."""
@@ -35,7 +39,9 @@ def rewrite_for_candidate(sch, cand: TensorizeCandidate) -> LoopRV:
     if len(einsum.order) != len(cand.operands):
         raise ValueError(f"block {cand.block_name!r} accesses {len(einsum.order)} buffers but the candidate expects "
                          f"{len(cand.operands)}; generate candidates again")
-    view = desc_view(TensorIntrin.get(cand.intrin_name).desc)
+    intrin = TensorIntrin.get(cand.intrin_name)
+    view = desc_view(intrin.desc)
+    strided = set(intrin.meta.extra.get(IN_PLACE_OPERANDS, ()))  # desc operands the impl reads at any row stride
     desc, packings = view.einsum, view.packings  # packed operands: logical indices + their packing
     desc_by_name = {b.name: b for b in desc.accesses}
     block_role = {b: name for name, b in ((d, bb) for d, bb in cand.operands)}  # block buffer name -> desc name
@@ -56,6 +62,8 @@ def rewrite_for_candidate(sch, cand: TensorizeCandidate) -> LoopRV:
         if (not packed and fused_target == target and len(d_part) <= 1
                 and _plain_access(einsum, buf, [t[0] for t in target])):
             continue  # already indexed by its iterators in the final order: used in place
+        if role in strided and fused_target == target and _plain_access(einsum, buf, [t[0] for t in target]):
+            continue  # a row-strided tile of the operand as it is (e.g. AMX's A and C): used in place
         if pos != 0 and not packed and not cand.needs_padding and _usable_in_place(einsum, buf, d_part):
             continue  # the intrinsic reads one element or one contiguous run of it: no copy needed
         copies.append(("write" if pos == 0 else "read", sch.reindex(block, buf.name)))
