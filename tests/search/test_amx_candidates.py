@@ -11,6 +11,7 @@ import intrinsics  # noqa: F401  (registers the families)
 import tensorize as tvm
 from intrinsics.x86_amx import AMX_BF16_INTRIN, AMX_U8S8_INTRIN, amx_matmul_intrin
 from intrinsics.x86_amx_model import AMXModel, bf16_to_f32
+from intrinsics.x86_amx_schedule import conv2d_nhwc_hwio as conv2d_nhwc
 from search import apply_candidate, get_tensorize_candidates
 from search.candidates.einsum import NotEinsumError
 from search.candidates.packed import desc_view
@@ -53,25 +54,6 @@ def gemm(M, N, K, dtype="uint8", w_dtype="int8", k_major=False):
                 C[vi, vj] = C[vi, vj] + T.Cast(acc, B[vk, vj]) * T.Cast(acc, A[vi, vk])
 
     return func_k_major if k_major else func
-
-
-def conv2d_nhwc(N, H, W, CI, CO, KH, KW, dtype="uint8", w_dtype="int8"):
-    """NHWC data x HWIO kernel, stride 1, no padding: a GEMM once the window and channels are fused."""
-    acc = "float32" if dtype == "bfloat16" else "int32"
-    OH, OW = H - KH + 1, W - KW + 1
-
-    @T.prim_func
-    def func(data: T.Buffer((N, H, W, CI), dtype), kernel: T.Buffer((KH, KW, CI, CO), w_dtype),
-             out: T.Buffer((N, OH, OW, CO), acc)):
-        for n, h, w, co, rh, rw, ci in T.grid(N, OH, OW, CO, KH, KW, CI):
-            with T.block("conv"):
-                vn, vh, vw, vco, vrh, vrw, vci = T.axis.remap("SSSSRRR", [n, h, w, co, rh, rw, ci])
-                with T.init():
-                    out[vn, vh, vw, vco] = T.cast(0, acc)
-                out[vn, vh, vw, vco] = out[vn, vh, vw, vco] + T.Cast(acc, data[vn, vh + vrh, vw + vrw, vci]) \
-                    * T.Cast(acc, kernel[vrh, vrw, vci, vco])
-
-    return func
 
 
 def bf16_bits(x):
