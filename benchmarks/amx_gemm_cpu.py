@@ -170,8 +170,8 @@ def searched(func, opts, name: str):
     sch = search.compile_tir(db, func, TARGET)
     if sch is None:
         raise RuntimeError(f"the search found no valid program for {name} (see {work_dir})")
-    used = sorted(set(AMX_NAME.findall(str(sch.trace))) | set(re.findall(r'"(\w+_(?:vnni|avx512\w*|avx2))"',
-                                                                           str(sch.trace))))
+    text = str(sch.trace)
+    used = sorted(name for name in tvm.tir.TensorIntrin.list_names() if re.search(rf"\b{name}\b", text))
     return tvm.build(sch.mod, target=TARGET), ", ".join(used) or "no intrinsic"
 
 

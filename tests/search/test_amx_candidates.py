@@ -167,6 +167,22 @@ def test_applied_candidate_packs_only_b_and_runs_exactly_on_the_tile_model(k_maj
     np.testing.assert_array_equal(c, values(a) @ (values(b) if k_major else values(b).T))
 
 
+@pytest.mark.parametrize("shape", [(3, 32, 48, 256), (2, 40, 48, 130)])
+def test_batch_matmul_keeps_the_batch_outside_and_is_exact(shape):
+    from tests.search.test_tensor_candidates import batch_matmul
+
+    Bt, M, N, K = shape
+    sch = tvm.tir.Schedule(batch_matmul(Bt, M, N, K))
+    cand = get_tensorize_candidates(sch, "C", AMX_U8S8_INTRIN)[0]
+    assert cand.outer_iter_names == ("vb",)
+    sch.tensorize(apply_candidate(sch, cand), AMX_U8S8_INTRIN)
+    rng = np.random.default_rng(1)
+    a, b = random_operand(rng, (Bt, M, K), "uint8"), random_operand(rng, (Bt, N, K), "int8")
+    out = np.full((Bt, M, N), 7, np.int32)
+    run_prim_func(sch.mod, a, b, out, externs=AMXModel().externs())
+    np.testing.assert_array_equal(out, np.einsum("bik,bjk->bij", values(a), values(b)))
+
+
 # -- the design space ----------------------------------------------------------------------------
 @pytest.mark.parametrize("target", [SPR, AMX_MATTR])
 def test_space_of_a_1024_cubed_int8_gemm_holds_amx_sketches(target):
