@@ -1,7 +1,8 @@
 """Intel AMX: u8 x s8 -> s32 and bf16 -> f32 GEMMs (1024^3) and an int8 NHWC conv2d layer, tensorized with AMX
 tiles, next to PyTorch (oneDNN) and the machine's AMX peak.
 
-Run: ``python benchmarks/amx_gemm_cpu.py [--size 1024] [--repeat 10] [--threads 2] [--trials 64] [--amx-only]``
+Run: ``python benchmarks/amx_gemm_cpu.py [--size 1024] [--conv-size 56] [--repeat 10] [--threads 2] [--trials 64]
+[--amx-only]``
 
 Ours, searched (the headline figure): ``search.tune_tir`` on the plain workloads (``amx_gemm``, the direct
 ``conv2d_nhwc_hwio``) for ``llvm -mcpu=native``; the candidate generator matches the AMX intrinsics by itself
@@ -211,7 +212,7 @@ def torch_rows(a_u8, b_s8, a_bf, b_bf, data, weight, repeat: int, threads: int) 
         torch.backends.quantized.engine = "onednn"
         qx = torch.quantize_per_tensor(xd, 1.0, 0, torch.quint8)
         qw = torch.quantize_per_tensor(wd - 0.0, 1.0, 0, torch.qint8)
-        conv = torch.ao.nn.quantized.Conv2d(CONV[3], CONV[4], CONV[5])
+        conv = torch.ao.nn.quantized.Conv2d(weight.shape[2], weight.shape[3], weight.shape[0])
         conv.set_weight_bias(qw, None)
         conv.scale, conv.zero_point = 64.0, 0
         out["conv_q"] = (time_call(lambda: conv(qx), repeat), None)
@@ -225,6 +226,7 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=1024)
     parser.add_argument("--repeat", type=int, default=10)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--conv-size", type=int, default=CONV[1], help="the conv2d layer's input height and width")
     parser.add_argument("--trials", type=int, default=64, help="programs the search measures per workload")
     parser.add_argument("--amx-only", action="store_true", help="search AMX sketches only")
     parser.add_argument("--work-dir", default=None, help="the search's folder (default: a temporary one)")
@@ -254,7 +256,8 @@ def main() -> None:
     b = rng.integers(-128, 128, (N, K), dtype=np.int8)
     a_bf = (np.asarray(rng.standard_normal((M, K)), np.float32).view(np.uint32) >> 16).astype(np.uint16)
     b_bf = (np.asarray(rng.standard_normal((N, K)), np.float32).view(np.uint32) >> 16).astype(np.uint16)
-    n, h, w, ci, co, kh, kw = CONV
+    conv_shape = (1, opts.conv_size, opts.conv_size) + CONV[3:]
+    n, h, w, ci, co, kh, kw = conv_shape
     data = rng.integers(0, 256, (n, h, w, ci), dtype=np.uint8)
     weight = rng.integers(-128, 128, (kh, kw, ci, co), dtype=np.int8)
     rows = []  # (name, seconds, ops, torch seconds)
@@ -294,7 +297,7 @@ def main() -> None:
                  2.0 * M * N * K, t_bf[0] if t_bf else None, "bf16 matmul"))
 
     oh, ow = h - kh + 1, w - kw + 1
-    conv_sch = schedule_amx_conv2d(amx_conv2d_nhwc(*CONV), emulate=emulate)
+    conv_sch = schedule_amx_conv2d(amx_conv2d_nhwc(*conv_shape), emulate=emulate)
     fc = tvm.build(conv_sch.mod, target=TARGET)
     wk = np.ascontiguousarray(weight.reshape(kh * kw * ci, co).T)
     D, Wt = tvm.nd.array(data), tvm.nd.array(pack_b(wk) if packed_b(conv_sch) else wk)
@@ -308,7 +311,7 @@ def main() -> None:
     conv_ops = 2.0 * n * oh * ow * co * kh * kw * ci
     rows.append((f"conv2d NHWC int8 {h}x{w}x{ci}->{co} {kh}x{kw}, hand", time_call(lambda: fc(D, Wt, O), opts.repeat),
                  conv_ops, t_conv[0] if t_conv else None, conv_base))
-    fs, used = searched(conv2d_nhwc_hwio(*CONV), opts, "conv2d_int8")
+    fs, used = searched(conv2d_nhwc_hwio(*conv_shape), opts, "conv2d_int8")
     Ks, Os = tvm.nd.array(weight), tvm.nd.array(np.zeros((n, oh, ow, co), np.int32))
     fs(D, Ks, Os)
     np.testing.assert_array_equal(Os.numpy(), ref_conv)
