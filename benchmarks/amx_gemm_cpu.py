@@ -164,6 +164,8 @@ def amx_only_space() -> PostOrderApply:
 
 def searched(func, opts, name: str):
     """``search.tune_tir`` on ``func`` for the host; the best program built, and the intrinsic it uses."""
+    if opts.work_dir is None:
+        opts.work_dir = tempfile.mkdtemp(prefix="amx_search_")
     work_dir = os.path.join(opts.work_dir, name)
     db = search.tune_tir(func, TARGET, work_dir, max_trials_global=opts.trials, num_trials_per_iter=16,
                          num_threads=opts.threads, space=amx_only_space() if opts.amx_only else None,
@@ -233,8 +235,6 @@ def main() -> None:
     parser.add_argument("--dry-run", action="store_true",
                         help="any CPU: descriptions in place of the AMX instructions (timings are not AMX figures)")
     opts = parser.parse_args()
-    if opts.work_dir is None:
-        opts.work_dir = tempfile.mkdtemp(prefix="amx_search_")
     os.environ["TVM_NUM_THREADS"] = str(opts.threads)
     check_assembly()
     emulate = opts.dry_run
