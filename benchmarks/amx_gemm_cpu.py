@@ -169,6 +169,8 @@ def searched(func, opts, name: str):
     work_dir = os.path.join(opts.work_dir, name)
     db = search.tune_tir(func, TARGET, work_dir, max_trials_global=opts.trials, num_trials_per_iter=16,
                          num_threads=opts.threads, space=amx_only_space() if opts.amx_only else None,
+                         strategy_config={"population_size": opts.population,
+                                          "init_min_unmeasured": min(50, opts.population)},
                          progress=False)
     sch = search.compile_tir(db, func, TARGET)
     if sch is None:
@@ -231,10 +233,13 @@ def main() -> None:
     parser.add_argument("--conv-size", type=int, default=CONV[1], help="the conv2d layer's input height and width")
     parser.add_argument("--trials", type=int, default=64, help="programs the search measures per workload")
     parser.add_argument("--amx-only", action="store_true", help="search AMX sketches only")
+    parser.add_argument("--population", type=int, default=None,
+                        help="the evolutionary search's population (default 512; 16 in a dry run)")
     parser.add_argument("--work-dir", default=None, help="the search's folder (default: a temporary one)")
     parser.add_argument("--dry-run", action="store_true",
                         help="any CPU: descriptions in place of the AMX instructions (timings are not AMX figures)")
     opts = parser.parse_args()
+    opts.population = opts.population or (16 if opts.dry_run else 512)
     os.environ["TVM_NUM_THREADS"] = str(opts.threads)
     check_assembly()
     emulate = opts.dry_run
