@@ -171,6 +171,7 @@ def searched(func, opts, name: str):
                          num_threads=opts.threads, space=amx_only_space() if opts.amx_only else None,
                          strategy_config={"population_size": opts.population,
                                           "init_min_unmeasured": min(50, opts.population)},
+                         builder_config={"timeout_s": opts.build_timeout},
                          progress=False)
     sch = search.compile_tir(db, func, TARGET)
     if sch is None:
@@ -233,6 +234,7 @@ def main() -> None:
     parser.add_argument("--conv-size", type=int, default=CONV[1], help="the conv2d layer's input height and width")
     parser.add_argument("--trials", type=int, default=64, help="programs the search measures per workload")
     parser.add_argument("--amx-only", action="store_true", help="search AMX sketches only")
+    parser.add_argument("--build-timeout", type=float, default=120.0, help="seconds per candidate build")
     parser.add_argument("--population", type=int, default=None,
                         help="the evolutionary search's population (default 512; 16 in a dry run)")
     parser.add_argument("--work-dir", default=None, help="the search's folder (default: a temporary one)")
