@@ -1,27 +1,33 @@
 """Intel AMX: u8 x s8 -> s32 and bf16 -> f32 GEMMs (1024^3) and an int8 NHWC conv2d layer, tensorized with AMX
 tiles, next to PyTorch (oneDNN) and the machine's AMX peak.
 
-Run: ``python benchmarks/amx_gemm_cpu.py [--size 1024] [--repeat 10] [--threads 2]``
+Run: ``python benchmarks/amx_gemm_cpu.py [--size 1024] [--conv-size 56] [--repeat 10] [--threads 2] [--trials 64]
+[--amx-only]``
 
-Ours: ``intrinsics.x86_amx_schedule`` (2 x 2 accumulator tiles per block, all 8 tile registers, the K loop
-inside the intrinsic, B pre-packed in the VNNI layout, blocks of C parallel). The conv2d is an im2col GEMM
-(the gather is part of the timed function). PyTorch: ``torch._int_mm`` (s8 x s8: the u8 operand shifted by
--128 and corrected), bf16 ``torch.matmul``, and for the conv2d an f32 channels-last ``conv2d`` and, where it
-runs, the quantized one (both oneDNN; timing only: their outputs are not the s32 sums). The AMX peak: a
-TensorIR kernel of 4 accumulator tiles x ``tdpbusd`` on register-resident A and B tiles per thread, checked
-against the same kernel in C (``benchmarks/c_peaks.py``, gcc -mamx-tile -mamx-int8): equal results, close rates.
+Ours, searched (the headline figure): ``search.tune_tir`` on the plain workloads (``amx_gemm``, the direct
+``conv2d_nhwc_hwio``) for ``llvm -mcpu=native``; the candidate generator matches the AMX intrinsics by itself
+(B packed into the VNNI layout by a copy marked ``layout_rewrite_preproc``, which the timed function runs on
+every call), and AMX competes with AVX-512/VNNI and plain code in the same search (``--amx-only``: AMX sketches
+only). The row names the intrinsic the best program uses. Ours, hand: ``intrinsics.x86_amx_schedule`` (2 x 2
+accumulator tiles, the K loop inside the intrinsic, B pre-packed, blocks of C parallel; the conv2d as an im2col
+GEMM). PyTorch: ``torch._int_mm`` (s8 x s8: the u8 operand shifted by -128 and corrected), bf16
+``torch.matmul``, and for the conv2d the quantized oneDNN conv where it runs, else an f32 channels-last one
+(timing only). The AMX peak: a TensorIR kernel of 4 accumulator tiles x ``tdpbusd`` on register-resident tiles
+per thread, checked against the same kernel in C (``benchmarks/c_peaks.py``): equal results, close rates.
 
-The schedules are always compiled for ``-mcpu=sapphirerapids`` first (the assembly must hold ``tdpbusd``,
-``tdpbf16ps`` and ``ldtilecfg``). On a CPU without AMX the script then says so and exits 0: nothing is
-measured there. ``--dry-run`` runs the whole comparison on any CPU with the descriptions in place of the
-AMX instructions and the peak kernel on the numpy tile model: it checks the script and the numbers, its
-timings are no AMX figures. The search does not produce AMX candidates yet, so there is no "searched" row.
+Everything is first compiled for ``-mcpu=sapphirerapids`` (hand schedules and sampled search candidates: the
+assembly must hold ``tdpbusd``, ``tdpbf16ps`` and ``ldtilecfg``). On a CPU without AMX the script then says so
+and exits 0: nothing is measured there. ``--dry-run`` runs the whole comparison on any CPU with the hand
+schedules' descriptions in place of the AMX instructions and a search for this CPU (no AMX candidates): it
+checks the script and the numbers; its timings are no AMX figures.
 """
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
+import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -36,14 +42,21 @@ from tensorize.target import host_cpu  # noqa: E402
 import intrinsics  # noqa: E402,F401
 from intrinsics.x86_amx import tile_config  # noqa: E402
 from intrinsics.x86_amx_model import bf16_to_f32  # noqa: E402
-from intrinsics.x86_amx_schedule import (amx_conv2d_nhwc, amx_gemm, pack_b, schedule_amx_conv2d,  # noqa: E402
-                                         schedule_amx_gemm)
+from intrinsics.x86_amx_schedule import (amx_conv2d_nhwc, amx_gemm, conv2d_nhwc_hwio, pack_b,  # noqa: E402
+                                         schedule_amx_conv2d, schedule_amx_gemm)
+import search  # noqa: E402
+from search.context import TuneContext  # noqa: E402
+from search.postproc import default_postprocs  # noqa: E402
+from search.schedule_rule import (AddRFactor, AutoInline, MultiLevelTiling, MultiLevelTilingWithIntrin,  # noqa: E402
+                                  ParallelVectorizeUnroll, RandomComputeLocation)
+from search.space_generator import PostOrderApply, sample_candidate  # noqa: E402
 
 from c_peaks import CKernelUnavailable, amx_peak_c, ptr  # noqa: E402
 
 CROSS = "llvm -mcpu=sapphirerapids"
 TARGET = "llvm -mcpu=native"
 CONV = (1, 56, 56, 64, 64, 3, 3)  # N, H, W, CI, CO, KH, KW (stride 1, no padding)
+AMX_NAME = re.compile(r"matmul_\w+_amx")
 
 
 def amx_peak_kernel(steps: int = 1 << 18, threads: int = 2):
@@ -127,7 +140,45 @@ def check_assembly() -> None:
         asm = tvm.build(mod, target=CROSS).get_source("asm")
         missing = [op for op in needed if op not in asm]
         assert not missing, f"the assembly for {CROSS} lacks {missing}"
-    print(f"assembly for {CROSS}: tdpbusd, tdpbf16ps, ldtilecfg and tilezero where expected")
+    int8_dot = r"tdpb[su][su]d"  # tdpbusd, or tdpbsud where the search swaps the operands (C^T = B . A^T)
+    for func, needed in ((amx_gemm(256, 256, 256), int8_dot),
+                         (amx_gemm(256, 256, 256, "bfloat16", "bfloat16"), "tdpbf16ps"),
+                         (conv2d_nhwc_hwio(1, 10, 10, 64, 64, 3, 3), int8_dot)):
+        ctx = TuneContext.create(func, CROSS, seed=0, num_threads=2)
+        sketches = [s for s in PostOrderApply().generate_design_space(ctx) if AMX_NAME.search(str(s.trace))]
+        assert sketches, f"the search space for {CROSS} holds no AMX sketch"
+        asm = tvm.build(sample_candidate(ctx, sketches[0], default_postprocs(ctx), seed=0).mod,
+                        target=CROSS).get_source("asm")
+        assert re.search(needed, asm) and "ldtilecfg" in asm, f"a searched AMX candidate's assembly lacks {needed}"
+    print(f"assembly for {CROSS}: tdpbusd, tdpbf16ps, ldtilecfg and tilezero where expected "
+          "(hand schedules and sampled search candidates)")
+
+
+def amx_only_space() -> PostOrderApply:
+    """The default CPU rules with tensorization restricted to the AMX intrinsics and no untensorized branch."""
+    amx = [name for name in tvm.tir.TensorIntrin.list_names() if name.endswith("_amx")]
+    return PostOrderApply(rules=[AutoInline(), AddRFactor(),
+                                 MultiLevelTilingWithIntrin(intrinsics=amx, keep_untensorized=False),
+                                 MultiLevelTiling(), ParallelVectorizeUnroll(), RandomComputeLocation()])
+
+
+def searched(func, opts, name: str):
+    """``search.tune_tir`` on ``func`` for the host; the best program built, and the intrinsic it uses."""
+    if opts.work_dir is None:
+        opts.work_dir = tempfile.mkdtemp(prefix="amx_search_")
+    work_dir = os.path.join(opts.work_dir, name)
+    db = search.tune_tir(func, TARGET, work_dir, max_trials_global=opts.trials, num_trials_per_iter=16,
+                         num_threads=opts.threads, space=amx_only_space() if opts.amx_only else None,
+                         strategy_config={"population_size": opts.population,
+                                          "init_min_unmeasured": min(50, opts.population)},
+                         builder_config={"timeout_s": opts.build_timeout},
+                         progress=False)
+    sch = search.compile_tir(db, func, TARGET)
+    if sch is None:
+        raise RuntimeError(f"the search found no valid program for {name} (see {work_dir})")
+    text = str(sch.trace)
+    used = sorted(name for name in tvm.tir.TensorIntrin.list_names() if re.search(rf"\b{name}\b", text))
+    return tvm.build(sch.mod, target=TARGET), ", ".join(used) or "no intrinsic"
 
 
 def has_amx() -> bool:
@@ -166,7 +217,7 @@ def torch_rows(a_u8, b_s8, a_bf, b_bf, data, weight, repeat: int, threads: int) 
         torch.backends.quantized.engine = "onednn"
         qx = torch.quantize_per_tensor(xd, 1.0, 0, torch.quint8)
         qw = torch.quantize_per_tensor(wd - 0.0, 1.0, 0, torch.qint8)
-        conv = torch.ao.nn.quantized.Conv2d(CONV[3], CONV[4], CONV[5])
+        conv = torch.ao.nn.quantized.Conv2d(weight.shape[2], weight.shape[3], weight.shape[0])
         conv.set_weight_bias(qw, None)
         conv.scale, conv.zero_point = 64.0, 0
         out["conv_q"] = (time_call(lambda: conv(qx), repeat), None)
@@ -180,9 +231,17 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=1024)
     parser.add_argument("--repeat", type=int, default=10)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--conv-size", type=int, default=CONV[1], help="the conv2d layer's input height and width")
+    parser.add_argument("--trials", type=int, default=64, help="programs the search measures per workload")
+    parser.add_argument("--amx-only", action="store_true", help="search AMX sketches only")
+    parser.add_argument("--build-timeout", type=float, default=120.0, help="seconds per candidate build")
+    parser.add_argument("--population", type=int, default=None,
+                        help="the evolutionary search's population (default 512; 16 in a dry run)")
+    parser.add_argument("--work-dir", default=None, help="the search's folder (default: a temporary one)")
     parser.add_argument("--dry-run", action="store_true",
                         help="any CPU: descriptions in place of the AMX instructions (timings are not AMX figures)")
     opts = parser.parse_args()
+    opts.population = opts.population or (16 if opts.dry_run else 512)
     os.environ["TVM_NUM_THREADS"] = str(opts.threads)
     check_assembly()
     emulate = opts.dry_run
@@ -204,7 +263,8 @@ def main() -> None:
     b = rng.integers(-128, 128, (N, K), dtype=np.int8)
     a_bf = (np.asarray(rng.standard_normal((M, K)), np.float32).view(np.uint32) >> 16).astype(np.uint16)
     b_bf = (np.asarray(rng.standard_normal((N, K)), np.float32).view(np.uint32) >> 16).astype(np.uint16)
-    n, h, w, ci, co, kh, kw = CONV
+    conv_shape = (1, opts.conv_size, opts.conv_size) + CONV[3:]
+    n, h, w, ci, co, kh, kw = conv_shape
     data = rng.integers(0, 256, (n, h, w, ci), dtype=np.uint8)
     weight = rng.integers(-128, 128, (kh, kw, ci, co), dtype=np.int8)
     rows = []  # (name, seconds, ops, torch seconds)
@@ -218,8 +278,14 @@ def main() -> None:
     t_int8 = torch_res.get("int8")
     if t_int8:
         np.testing.assert_array_equal(t_int8[1], expected)
-    rows.append(("u8.s8->s32 GEMM, AMX 2x2 tiles", time_call(lambda: f(A, B, C), opts.repeat), 2.0 * M * N * K,
+    rows.append(("u8.s8->s32 GEMM, hand: AMX 2x2 tiles", time_call(lambda: f(A, B, C), opts.repeat), 2.0 * M * N * K,
                  t_int8[0] if t_int8 else None, "_int_mm"))
+    fs, used = searched(amx_gemm(M, N, K), opts, "gemm_int8")
+    Bs = tvm.nd.array(b)
+    fs(A, Bs, C)
+    np.testing.assert_array_equal(C.numpy(), expected)
+    rows.append((f"u8.s8->s32 GEMM, searched: {used}", time_call(lambda: fs(A, Bs, C), opts.repeat),
+                 2.0 * M * N * K, t_int8[0] if t_int8 else None, "_int_mm"))
 
     fb = tvm.build(schedule_amx_gemm(amx_gemm(M, N, K, "bfloat16", "bfloat16"), emulate=emulate).mod, target=TARGET)
     Ab, Bb = tvm.nd.array(a_bf, dtype="bfloat16"), tvm.nd.array(pack_b(b_bf, 2), dtype="bfloat16")
@@ -228,11 +294,17 @@ def main() -> None:
     ref_bf = bf16_to_f32(a_bf).astype(np.float64) @ bf16_to_f32(b_bf).astype(np.float64).T
     np.testing.assert_allclose(Cb.numpy(), ref_bf, atol=2e-6 * K * np.abs(ref_bf).max())
     t_bf = torch_res.get("bf16")
-    rows.append(("bf16->f32 GEMM, AMX 2x2 tiles", time_call(lambda: fb(Ab, Bb, Cb), opts.repeat), 2.0 * M * N * K,
-                 t_bf[0] if t_bf else None, "bf16 matmul"))
+    rows.append(("bf16->f32 GEMM, hand: AMX 2x2 tiles", time_call(lambda: fb(Ab, Bb, Cb), opts.repeat),
+                 2.0 * M * N * K, t_bf[0] if t_bf else None, "bf16 matmul"))
+    fs, used = searched(amx_gemm(M, N, K, "bfloat16", "bfloat16"), opts, "gemm_bf16")
+    Bbs = tvm.nd.array(b_bf, dtype="bfloat16")
+    fs(Ab, Bbs, Cb)
+    np.testing.assert_allclose(Cb.numpy(), ref_bf, atol=2e-6 * K * np.abs(ref_bf).max())
+    rows.append((f"bf16->f32 GEMM, searched: {used}", time_call(lambda: fs(Ab, Bbs, Cb), opts.repeat),
+                 2.0 * M * N * K, t_bf[0] if t_bf else None, "bf16 matmul"))
 
     oh, ow = h - kh + 1, w - kw + 1
-    conv_sch = schedule_amx_conv2d(amx_conv2d_nhwc(*CONV), emulate=emulate)
+    conv_sch = schedule_amx_conv2d(amx_conv2d_nhwc(*conv_shape), emulate=emulate)
     fc = tvm.build(conv_sch.mod, target=TARGET)
     wk = np.ascontiguousarray(weight.reshape(kh * kw * ci, co).T)
     D, Wt = tvm.nd.array(data), tvm.nd.array(pack_b(wk) if packed_b(conv_sch) else wk)
@@ -242,9 +314,16 @@ def main() -> None:
                    for r in range(kh) for s in range(kw))
     np.testing.assert_array_equal(O.numpy().reshape(n, oh, ow, co), ref_conv)
     t_conv = torch_res.get("conv_q") or torch_res.get("conv_f32")
-    rows.append((f"conv2d NHWC int8 {h}x{w}x{ci}->{co} {kh}x{kw}", time_call(lambda: fc(D, Wt, O), opts.repeat),
-                 2.0 * n * oh * ow * co * kh * kw * ci, t_conv[0] if t_conv else None,
-                 "quantized conv2d" if torch_res.get("conv_q") else "f32 conv2d"))
+    conv_base = "quantized conv2d" if torch_res.get("conv_q") else "f32 conv2d"
+    conv_ops = 2.0 * n * oh * ow * co * kh * kw * ci
+    rows.append((f"conv2d NHWC int8 {h}x{w}x{ci}->{co} {kh}x{kw}, hand", time_call(lambda: fc(D, Wt, O), opts.repeat),
+                 conv_ops, t_conv[0] if t_conv else None, conv_base))
+    fs, used = searched(conv2d_nhwc_hwio(*conv_shape), opts, "conv2d_int8")
+    Ks, Os = tvm.nd.array(weight), tvm.nd.array(np.zeros((n, oh, ow, co), np.int32))
+    fs(D, Ks, Os)
+    np.testing.assert_array_equal(Os.numpy(), ref_conv)
+    rows.append((f"conv2d NHWC int8, searched: {used}", time_call(lambda: fs(D, Ks, Os), opts.repeat),
+                 conv_ops, t_conv[0] if t_conv else None, conv_base))
 
     pa = rng.integers(0, 256, (opts.threads, 32, 64), dtype=np.uint8)
     pb = rng.integers(-128, 128, (opts.threads, 2, 16, 64), dtype=np.int8)
@@ -281,12 +360,12 @@ def main() -> None:
 def print_rows(rows, peak: float, torch_res: dict, opts) -> None:
     print(f"{torch_res.get('note')}; {opts.threads} threads; best of {opts.repeat} runs; "
           f"{torch_res.get('conv_q_note', '')}")
-    print(f"{'variant':44s} {'ms':>8s} {'GOPS':>9s} {'of peak':>8s} {'PyTorch ms':>11s} {'speedup':>8s}  baseline")
+    print(f"{'variant':60s} {'ms':>8s} {'GOPS':>9s} {'of peak':>8s} {'PyTorch ms':>11s} {'speedup':>8s}  baseline")
     for name, seconds, ops, torch_s, baseline in rows:
         gops = ops / seconds / 1e9
         tms = f"{torch_s * 1e3:11.2f}" if torch_s else f"{'-':>11s}"
         speed = f"{torch_s / seconds:8.2f}" if torch_s else f"{'-':>8s}"
-        print(f"{name:44s} {seconds * 1e3:8.2f} {gops:9.1f} {gops / peak:8.1%} {tms} {speed}  {baseline}")
+        print(f"{name:60s} {seconds * 1e3:8.2f} {gops:9.1f} {gops / peak:8.1%} {tms} {speed}  {baseline}")
 
 
 if __name__ == "__main__":

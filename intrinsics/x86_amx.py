@@ -274,7 +274,9 @@ def amx_matmul_intrin(a_dtype: str = "uint8", b_dtype: str = "int8", m_tiles: in
         return name
     extra = {"instruction": instruction, "m_tiles": m_tiles, "n_tiles": n_tiles, "k_steps": k_steps,
              "tiles_used": m_tiles * n_tiles + m_tiles + n_tiles, "b_layout": "vnni_packed",
-             "ops_per_call": 2 * shape[0] * shape[1] * shape[2]}
+             "ops_per_call": 2 * shape[0] * shape[1] * shape[2],
+             # A and C tiles load/store at any row stride: the search uses plain GEMM operands in place
+             "in_place_operands": ("A", "C")}
     desc, impl = _desc(a_dtype, b_dtype, m_tiles, n_tiles, k_steps), _impl(a_dtype, b_dtype, m_tiles, n_tiles, k_steps)
     meta = IntrinMeta(target_kind="llvm", arch="x86_64", features=features, extra=extra)
     if _on_import:

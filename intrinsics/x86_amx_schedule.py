@@ -217,6 +217,47 @@ def amx_conv2d_nhwc(N: int, H: int, W: int, CI: int, CO: int, KH: int, KW: int, 
     return conv
 
 
+def conv2d_nhwc_hwio(N: int, H: int, W: int, CI: int, CO: int, KH: int, KW: int, dtype: str = "uint8",
+                     w_dtype: str = "int8"):
+    """The direct stride-1 NHWC conv2d, ``out[n, h, w, co] += data[n, h + rh, w + rw, ci] * kernel[rh, rw, ci,
+    co]`` (one block ``"conv"``, no im2col stage): the form the search tensorizes by itself (it fuses ``n, h, w``
+    and ``rh, rw, ci`` into the GEMM's M and K and packs the kernel).
+
+    Parameters
+    ----------
+    N, H, W, CI : int
+        Batch, height, width and channels of the input.
+    CO : int
+        Output channels.
+    KH, KW : int
+        The kernel's height and width (no padding: ``OH = H - KH + 1``).
+    dtype, w_dtype : str
+        The data's and the kernel's dtypes, a pair of ``INSTRUCTIONS``.
+
+    Returns
+    -------
+    PrimFunc
+        The convolution, taking ``(data, kernel, out)``.
+    """
+    OH, OW = H - KH + 1, W - KW + 1
+    c_dtype = INSTRUCTIONS[(dtype, w_dtype)][1]
+    zero = T.float32(0) if c_dtype == "float32" else T.int32(0)
+
+    @T.prim_func
+    def conv(data: T.Buffer((N, H, W, CI), dtype), kernel: T.Buffer((KH, KW, CI, CO), w_dtype),
+             out: T.Buffer((N, OH, OW, CO), c_dtype)):
+        T.func_attr({"global_symbol": "main", "tir.noalias": True})
+        for n, h, w, co, rh, rw, ci in T.grid(N, OH, OW, CO, KH, KW, CI):
+            with T.block("conv"):
+                vn, vh, vw, vco, vrh, vrw, vci = T.axis.remap("SSSSRRR", [n, h, w, co, rh, rw, ci])
+                with T.init():
+                    out[vn, vh, vw, vco] = zero
+                out[vn, vh, vw, vco] = out[vn, vh, vw, vco] + T.Cast(c_dtype, data[vn, vh + vrh, vw + vrw, vci]) \
+                    * T.Cast(c_dtype, kernel[vrh, vrw, vci, vco])
+
+    return conv
+
+
 def schedule_amx_conv2d(func, m_tiles: int = 2, n_tiles: int = 2, k_steps: int | None = None,
                         parallel: bool = True, intrin=None, emulate: bool = False) -> Schedule:
     """``schedule_amx_gemm`` on the GEMM of ``amx_conv2d_nhwc``, the im2col gather vectorized and parallel
@@ -276,5 +317,5 @@ def emulation_schedule(func, m_tiles: int = 2, n_tiles: int = 2, k_steps: int | 
     return schedule_amx_gemm(func, m_tiles, n_tiles, k_steps, parallel, emulate=True)
 
 
-__all__ = ["amx_gemm", "amx_conv2d_nhwc", "pack_b", "default_k_steps", "schedule_amx_gemm", "schedule_amx_conv2d",
+__all__ = ["amx_gemm", "amx_conv2d_nhwc", "conv2d_nhwc_hwio", "pack_b", "default_k_steps", "schedule_amx_gemm", "schedule_amx_conv2d",
            "emulation_schedule"]

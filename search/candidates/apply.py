@@ -13,10 +13,15 @@ from tensorize.ir.stmt import BufferStore
 from tensorize.schedule import ScheduleError
 from tensorize.schedule.rv import LoopRV
 
-from .einsum import Einsum, desc_compute_block
+from .einsum import Einsum
+from .packed import desc_view
 from .candidate import TensorizeCandidate, _covered_positions, _operand_dims
 
 logger = logging.getLogger(__name__)
+
+# ``IntrinMeta.extra`` key: the desc operands whose impl reads/writes a tile at any row stride (its buffer
+# declares symbolic strides, last one 1), so a plainly indexed block operand needs no tiled copy
+IN_PLACE_OPERANDS = "in_place_operands"
 
 
 def rewrite_for_candidate(sch, cand: TensorizeCandidate) -> LoopRV:
@@ -34,8 +39,10 @@ def rewrite_for_candidate(sch, cand: TensorizeCandidate) -> LoopRV:
     if len(einsum.order) != len(cand.operands):
         raise ValueError(f"block {cand.block_name!r} accesses {len(einsum.order)} buffers but the candidate expects "
                          f"{len(cand.operands)}; generate candidates again")
-    desc_block, _ = desc_compute_block(TensorIntrin.get(cand.intrin_name).desc)
-    desc = Einsum.of_block(desc_block)
+    intrin = TensorIntrin.get(cand.intrin_name)
+    view = desc_view(intrin.desc)
+    strided = set(intrin.meta.extra.get(IN_PLACE_OPERANDS, ()))  # desc operands the impl reads at any row stride
+    desc, packings = view.einsum, view.packings  # packed operands: logical indices + their packing
     desc_by_name = {b.name: b for b in desc.accesses}
     block_role = {b: name for name, b in ((d, bb) for d, bb in cand.operands)}  # block buffer name -> desc name
     roles = [block_role[b.name] for b in einsum.order]  # role of each buffer, by first-appearance position
@@ -51,9 +58,13 @@ def rewrite_for_candidate(sch, cand: TensorizeCandidate) -> LoopRV:
         o_part, d_part = _operand_dims(desc, desc_by_name[role], cand.mappings, cand.outer_iters, covered[pos])
         target = [(k,) for k in o_part] + [(k,) for m in d_part for k in m.block_iters]
         fused_target = [(k,) for k in o_part] + [tuple(m.block_iters) for m in d_part]
-        if fused_target == target and len(d_part) <= 1 and _plain_access(einsum, buf, [t[0] for t in target]):
+        packed = role in packings  # always copied: the copy is what gets packed
+        if (not packed and fused_target == target and len(d_part) <= 1
+                and _plain_access(einsum, buf, [t[0] for t in target])):
             continue  # already indexed by its iterators in the final order: used in place
-        if pos != 0 and not cand.needs_padding and _usable_in_place(einsum, buf, d_part):
+        if role in strided and fused_target == target and _plain_access(einsum, buf, [t[0] for t in target]):
+            continue  # a row-strided tile of the operand as it is (e.g. AMX's A and C): used in place
+        if pos != 0 and not packed and not cand.needs_padding and _usable_in_place(einsum, buf, d_part):
             continue  # the intrinsic reads one element or one contiguous run of it: no copy needed
         copies.append(("write" if pos == 0 else "read", sch.reindex(block, buf.name)))
         layouts[pos] = [(k,) for k in covered[pos]]
@@ -79,9 +90,12 @@ def rewrite_for_candidate(sch, cand: TensorizeCandidate) -> LoopRV:
     if cand.needs_padding:
         sch.pad_einsum(block, [1] * n_outer + [m.intrin_extent for m in cand.mappings])
 
-    # 4. tiles of the desc's shape, dense in memory.
+    # 4. tiles of the desc's shape, dense in memory (packed operands: the desc's packed layout).
     for pos, role in enumerate(roles):
         o_part, d_part = _operand_dims(desc, desc_by_name[role], cand.mappings, cand.outer_iters, covered[pos])
+        if role in packings:
+            sch.transform_layout(block, _current_name(sch, block, pos), packings[role].index_map(len(o_part)))
+            continue
         if len(d_part) <= 1 or pos not in layouts:
             continue  # the tile is already the innermost, contiguous dimension
         src = [E.Var(f"v{k}", "int32") for k in range(len(o_part) + len(d_part))]

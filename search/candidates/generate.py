@@ -34,7 +34,8 @@ from tensorize.ir import expr as E
 from tensorize.ir.tensor_intrin import TensorIntrin
 
 from .candidate import CandidateList, IterMapping, TensorizeCandidate, _covered_positions, _operand_dims
-from .einsum import Einsum, NotEinsumError, desc_compute_block, match_operands
+from .einsum import Einsum, NotEinsumError, match_operands
+from .packed import desc_view
 
 logger = logging.getLogger(__name__)
 
@@ -56,8 +57,8 @@ def get_tensorize_candidates(sch, block, intrin_name: str, max_candidates: int =
     realize_block = sch.get(block_rv)
     intrin = TensorIntrin.get(intrin_name)
     try:
-        desc_block, desc_loop_order = desc_compute_block(intrin.desc)
-        desc = Einsum.of_block(desc_block)
+        view = desc_view(intrin.desc)  # packed operands read through their logical indices
+        desc_block, desc_loop_order, desc = view.block, view.loop_order, view.einsum
         einsum = Einsum.of_block(realize_block)
         buffer_of = match_operands(desc, einsum)  # desc buffer -> block buffer
     except NotEinsumError as err:
@@ -111,7 +112,7 @@ def get_tensorize_candidates(sch, block, intrin_name: str, max_candidates: int =
             block_name=realize_block.name_hint, func_name=getattr(block_rv, "func_name", None),
             intrin_name=intrin_name, operands=tuple((d.name, b.name) for d, b in buffer_of.items()),
             mappings=tuple(maps), outer_iters=outer, outer_iter_names=tuple(names[k] for k in outer),
-            iter_extents=extents, layouts=_layout_texts(desc, einsum, buffer_of, maps, outer, names))
+            iter_extents=extents, layouts=_layout_texts(desc, einsum, buffer_of, maps, outer, names, view.packings))
         candidates.append((cand.padded_fraction, rank, cand))
     candidates.sort(key=lambda t: (t[0], t[1]))
     return CandidateList([c for _, _, c in candidates[:max_candidates]])
@@ -126,8 +127,9 @@ def _sig_text(sig) -> str:
     return f"{sig[0]} {{{', '.join(sorted(sig[1]))}}}"
 
 
-def _layout_texts(desc, einsum, buffer_of, maps, outer, names) -> tuple:
-    """Per operand: how its copy is laid out, e.g. ``B: (j, k) -> (j // 16, k // 4, j % 16, k % 4)``."""
+def _layout_texts(desc, einsum, buffer_of, maps, outer, names, packings=None) -> tuple:
+    """Per operand: how its copy is laid out, e.g. ``B: (j, k) -> (j // 16, k // 4, j % 16, k % 4)``;
+    a packed operand (``packings``: desc name -> ``PackedLayout``) in the desc's packed layout."""
     texts = []
     for dbuf, bbuf in buffer_of.items():
         covered = _covered_positions(einsum, bbuf)
@@ -135,7 +137,10 @@ def _layout_texts(desc, einsum, buffer_of, maps, outer, names) -> tuple:
         src = [str(ix) for ix in einsum.accesses[bbuf]]
         fused = ["*".join(names[k] for k in m.block_iters) for m in d_part]
         dims = [names[k] for k in o_part] + fused
-        if len(d_part) > 1:
+        if dbuf.name in (packings or {}):
+            packed = packings[dbuf.name].text(fused).split(" -> ")[1][1:-1]
+            dims = [names[k] for k in o_part] + [packed]
+        elif len(d_part) > 1:
             dims = ([names[k] for k in o_part] + [f"{f} // {m.intrin_extent}" for f, m in zip(fused, d_part)]
                     + [f"{f} % {m.intrin_extent}" for f, m in zip(fused, d_part)])
         texts.append((dbuf.name, f"{bbuf.name}[{', '.join(src)}] -> [{', '.join(dims)}]"))

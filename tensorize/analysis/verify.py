@@ -414,7 +414,9 @@ class _Checker(StmtExprVisitor):
         for kind, actual, declared in (("reads", reads, block.reads), ("writes", writes, block.writes)):
             for region in actual:
                 candidates = [d for d in declared if d.buffer is region.buffer]
-                if kind == "reads" and block.init is not None:
+                if kind == "reads" and (block.init is not None or any(
+                        iv.iter_type == E.IterVar.CommReduce for iv in block.iter_vars)):
+                    # a reduction (its update, once decomposed) reads what it accumulates into
                     candidates += [d for d in block.writes if d.buffer is region.buffer]
                 if any(_same_or_inside(d, region) for d in candidates):
                     continue  # the common case, decided without the analyzer
