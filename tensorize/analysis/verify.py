@@ -43,7 +43,7 @@ from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.buffer import Buffer
 from ..ir.function import IRModule, PrimFunc
-from ..ir.functor import StmtExprVisitor
+from ..ir.functor import StmtExprVisitor, post_order_visit
 from ..ir.node import Span
 from .expr_forms import _is_quasi_affine, _show
 from .region_cover import (
@@ -51,6 +51,13 @@ from .region_cover import (
 )
 
 logger = logging.getLogger(__name__)
+
+
+def _has_dependent_extent(value, domains) -> bool:
+    """Whether a variable of ``value`` runs over a domain that is not constant (``T.min(31, 126 - i * 32)``)."""
+    found = []
+    post_order_visit(value, lambda n: found.append(n) if isinstance(n, E.Var) else None)
+    return any(id(v) in domains and _const_range(domains[id(v)]) is None for v in found)
 
 __all__ = ["verify_well_formed", "WellFormedError", "RULES"]
 
@@ -385,6 +392,8 @@ class _Checker(StmtExprVisitor):
                 lo = hi = value.value
             elif isinstance(value, E.Var) and _const_range(self.domains.get(id(value))) is not None:
                 lo, hi = _const_range(self.domains[id(value)])  # the common T.axis.remap case, without the analyzer
+            elif _has_dependent_extent(value, self.domains):
+                continue  # an extent bounded by an outer loop: the constant bound would be too loose to judge
             else:
                 if ana is None:
                     ana = self._analyzer()

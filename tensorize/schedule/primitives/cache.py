@@ -19,7 +19,8 @@ from .cache_placement import (
     region_of, relax_below, scope_children, stage_analyzer, stage_location, storage_scope_error,
     writes_buffer,
 )
-from ..tree import rebuild_scope, replace_buffers, replace_many, scope_parts, top_child
+from ..tree import replace_many
+from ..surgery import rebuild_scope, replace_buffers, scope_parts, top_child
 from ..rv import BlockRV
 
 

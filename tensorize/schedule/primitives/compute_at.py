@@ -12,9 +12,8 @@ from ...ir.stmt import Block, BlockRealize, For, Stmt
 from ..base import ScheduleBase, primitive
 from ..error import ScheduleError
 from ...arith.loop_relax import block_region_in_loops, hull, loop_dom, make_analyzer
-from ..tree import (
-    children_of, conflicts, contains, realize_in_loops, removal_target, remove_stmt, replace_many, replace_stmt, seq,
-)
+from ..tree import replace_many, replace_stmt
+from ..surgery import children_of, conflicts, contains, realize_in_loops, removal_target, remove_stmt, seq
 from ..rv import BlockRV, ExprRV, LoopRV
 
 # The special locations TVM's sample_compute_location returns: "root" (leave the block where it is)

@@ -9,7 +9,8 @@ from ...ir.stmt import For, ForKind, SeqStmt, Stmt
 from ..analysis import COMM_REDUCE, DATA_PAR, block_realizes_under, conjoin, const_value, iter_kind_name, simplify, uses_any
 from ..base import ScheduleBase, primitive
 from ..rv import BlockRV, LoopRV
-from ..tree import replace_many, substitute_in_nest
+from ..tree import replace_many
+from ..surgery import substitute_in_nest
 
 
 def _wider_dtype(dtypes: Sequence[str]) -> str:
