@@ -416,7 +416,7 @@ class _Checker(StmtExprVisitor):
         if _point_accesses_covered(block):
             return  # the common case: straight-line body, every access is a declared point
         try:
-            reads, writes = infer_block_access(block)
+            reads, writes = infer_block_access(block, exclude_written=True)  # an update need not declare its own read
         except Exception as exc:  # noqa: BLE001 - an access the inference cannot model is not a user error here
             logger.debug("access inference failed on block %s: %s", block.name_hint, exc)
             return

@@ -29,6 +29,13 @@ class LoopTransform(ScheduleBase):
     """split, fuse, reorder, merge, add_unit_loop."""
 
     # -- split ----------------------------------------------------------------------------------
+    def _check_plain_loop(self, for_node, prim: str) -> None:
+        """As TVM: split and fuse take loops without annotations or a thread binding."""
+        if for_node.annotations or for_node.thread_binding is not None:
+            what = "annotations" if for_node.annotations else f"a binding to {for_node.thread_binding.thread_tag}"
+            raise self._error(f"{prim}: loop {for_node.loop_var.name} has {what}; {prim} takes loops without "
+                              "annotations or thread bindings (apply them after the loop transformations)", for_node)
+
     @primitive
     def split(self, loop: LoopRV, factors: Sequence, preserve_unit_iters: bool = True,
               disable_predication: bool = False) -> list[LoopRV]:
@@ -77,6 +84,7 @@ class LoopTransform(ScheduleBase):
                     B[vi] = A[vi] + T.float32(1)
         """
         func_name, index, for_node = self._loop(loop)
+        self._check_plain_loop(for_node, "split")
         if not isinstance(factors, (list, tuple)) or not factors:
             raise self._error(f"split needs a non-empty list of factors, got {factors!r}")
         values: list[int | None] = []
@@ -184,6 +192,8 @@ class LoopTransform(ScheduleBase):
         fors = [r[2] for r in resolved]
         if len({id(f) for f in fors}) != len(fors):
             raise self._error("fuse got the same loop twice; pass each loop once, outermost first", fors[0])
+        for f in fors:
+            self._check_plain_loop(f, "fuse")
         for outer, inner in zip(fors, fors[1:]):
             if outer.body is not inner:
                 raise self._error(f"fuse needs consecutive loops, each the only child of the one before: loop "

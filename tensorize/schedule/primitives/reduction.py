@@ -210,7 +210,10 @@ class Reduction(ScheduleBase):
         for f in reversed(inner_loops):
             binding = f.thread_binding if f.kind == ForKind.THREAD_BINDING else None
             stmt = For(loop_map[f.loop_var], f.min, f.extent, f.kind, stmt, thread_binding=binding)
-        update_block = blk.replace(init=None, name_hint=update_name)
+        # As TVM: without its init the update reads what it writes, listed first.
+        read_ids = {id(r.buffer) for r in blk.reads}
+        update_reads = tuple(w for w in blk.writes if id(w.buffer) not in read_ids) + tuple(blk.reads)
+        update_block = blk.replace(init=None, name_hint=update_name, reads=update_reads)
         new_loop = replace_many(for_node, {id(realize): realize.replace(block=update_block)})
         self._replace(func_name, for_node, SeqStmt.flatten(stmt, new_loop))
         self._rename_block_rv(block, update_name)  # the handle follows the renamed block, as TVM's sref does

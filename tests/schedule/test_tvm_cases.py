@@ -1,6 +1,7 @@
-"""compute_inline / reverse_compute_inline on the cases TVM's tests pin: opaque accesses are refused
-(schedule unchanged), a consumer may read the producer's buffer several times at one index, and a
-reshaping read (a bijection onto the buffer) inlines with the flattened index split back."""
+"""Primitives on the cases TVM's own tests pin: compute_inline refuses opaque accesses (schedule
+unchanged), reverse_compute_inline takes repeated reads at one index and reshaping reads, loops with
+annotations or thread bindings are neither split nor fused, and parallel/vectorize need affine,
+complete-or-reduction blocks."""
 import numpy as np
 import pytest
 
@@ -98,3 +99,68 @@ def test_reverse_compute_inline_of_a_reshape_splits_the_flat_index():
     a = np.random.default_rng(1).random((16, 16), dtype="float32")
     _, c = run(sch.mod, a, np.zeros((4, 8, 8), "float32"))
     np.testing.assert_allclose(c, (a * 2).reshape(4, 8, 8), rtol=1e-6)
+
+
+@T.prim_func
+def shift_in_place(A: T.Buffer((16,), "float32")):
+    for i in range(15):
+        with T.block("opaque"):
+            A[i + 1] = A[i + 1] + A[i]
+
+
+def test_vectorize_refuses_a_block_that_reads_what_it_writes():
+    # TVM infers T.reads(A[i:i + 2]) for a block without T.init, so the block is not complete and its
+    # loop cannot be vectorized or parallelized.
+    block = shift_in_place.body.block.body.body.block
+    assert [str(r) for r in block.reads] == ["A[i:i + 2]"]
+    sch = tvm.tir.Schedule(shift_in_place)
+    with pytest.raises(tvm.tir.ScheduleError, match="neither a complete nor a reduction block"):
+        sch.vectorize(sch.get_loops(sch.get_block("opaque"))[0])
+
+
+@T.prim_func
+def annotated(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32")):
+    for i in range(16):
+        for j in T.serial(16, annotations={"note": 1}):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj] = A[vi, vj]
+
+
+def test_split_and_fuse_refuse_annotated_loops():
+    sch = tvm.tir.Schedule(annotated)
+    i, j = sch.get_loops(sch.get_block("B"))
+    with pytest.raises(tvm.tir.ScheduleError, match="loop j has annotations"):
+        sch.split(j, [None, 4])
+    with pytest.raises(tvm.tir.ScheduleError, match="loop j has annotations"):
+        sch.fuse(i, j)
+    assert sch.mod.script() == tvm.tir.Schedule(annotated).mod.script()
+
+
+@T.prim_func
+def rowsum_writes_by_reduce_iter(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16,), "float32")):
+    for i, k in T.grid(16, 16):
+        with T.block("B"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                B[vk] = T.float32(0)
+            B[vk] = B[vk] + A[vi, vk]
+
+
+@T.prim_func
+def rowsum_not_affine(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16,), "float32")):
+    for i, k in T.grid(16, 4):
+        with T.block("B"):
+            vi = T.axis.spatial(16, i)
+            vk = T.axis.reduce(16, k * k)
+            with T.init():
+                B[vi] = T.float32(0)
+            B[vi] = B[vi] + A[vi, vk]
+
+
+@pytest.mark.parametrize("func, message", [(rowsum_writes_by_reduce_iter, "depends on a reduction iterator"),
+                                           (rowsum_not_affine, "not affine in the loops")])
+def test_parallel_needs_affine_compact_blocks(func, message):
+    sch = tvm.tir.Schedule(func)
+    with pytest.raises(tvm.tir.ScheduleError, match=message):
+        sch.parallel(sch.get_loops(sch.get_block("B"))[0])
