@@ -6,7 +6,10 @@ from typing import Sequence
 from ...ir import dtype as dt
 from ...ir import expr as E
 from ...ir.stmt import For, ForKind, SeqStmt, Stmt
-from ..analysis import COMM_REDUCE, DATA_PAR, block_realizes_under, conjoin, const_value, iter_kind_name, simplify, uses_any
+from ..analysis import (
+    COMM_REDUCE, DATA_PAR, block_realizes_under, conjoin, const_value, is_affine_binding, iter_kind_name, simplify,
+    uses_any,
+)
 from ..base import ScheduleBase, primitive
 from ..rv import BlockRV, LoopRV
 from ..tree import replace_many
@@ -310,6 +313,13 @@ class LoopTransform(ScheduleBase):
                     raise self._error(f"block {realize.block.name_hint!r} has the {iter_kind_name(iv.iter_type)} "
                                       f"iterator {iv.var.name} bound to a loop being reordered; only spatial and "
                                       "reduction iterators can be reordered", realize)
+            loops = index.loops_of(realize)
+            if not is_affine_binding(realize, loops):
+                moving = [f for f in loops if f is path[0] or index.is_ancestor(path[0], f)]
+                if not is_affine_binding(realize, moving):
+                    raise self._error(f"reorder: block {realize.block.name_hint!r} has bindings that are not affine "
+                                      f"in the loops being reordered ({', '.join(map(str, realize.iter_values))}); "
+                                      "reorder keeps only affine bindings valid", realize)
         positions = [k for k, p in enumerate(path) if id(p) in given]
         new_path = list(path)
         for pos, f in zip(positions, fors):
