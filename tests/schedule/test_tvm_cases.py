@@ -164,3 +164,34 @@ def test_parallel_needs_affine_compact_blocks(func, message):
     sch = tvm.tir.Schedule(func)
     with pytest.raises(tvm.tir.ScheduleError, match=message):
         sch.parallel(sch.get_loops(sch.get_block("B"))[0])
+
+
+@T.prim_func
+def strided_binding(A: T.Buffer((16, 64), "float32"), B: T.Buffer((16, 64), "float32")):
+    for i, l in T.grid(16, 4):
+        with T.block("B"):
+            vi = T.axis.spatial(16, i)
+            vl = T.axis.spatial(64, l * 16)
+            B[vi, vl] = A[vi, vl] * T.float32(2)
+
+
+@T.prim_func
+def square_plus(A: T.Buffer((14, 4), "float32"), B: T.Buffer((14, 4), "float32")):
+    for v0, v1, v2 in T.grid(3, 4, 4):
+        with T.block("block"):
+            i = T.axis.spatial(14, v0 * v0 + v1)
+            j = T.axis.spatial(4, v2)
+            B[i, j] = A[i, j] + T.float32(1)
+
+
+def test_reorder_needs_affine_bindings_at_least_under_the_moved_loops():
+    sch = tvm.tir.Schedule(strided_binding)
+    i, l = sch.get_loops(sch.get_block("B"))
+    with pytest.raises(tvm.tir.ScheduleError, match="not affine in the loops being reordered"):
+        sch.reorder(l, i)
+    sch = tvm.tir.Schedule(square_plus)
+    v0, v1, v2 = sch.get_loops(sch.get_block("block"))
+    with pytest.raises(tvm.tir.ScheduleError, match="not affine"):
+        sch.reorder(v0, v2, v1)  # v0 * v0 moves with the loops
+    sch.reorder(v2, v1)  # v0 stays outside: the binding is affine in the loops that move
+    assert [sch.get(x).loop_var.name for x in sch.get_loops(sch.get_block("block"))] == ["v0", "v2", "v1"]
