@@ -80,7 +80,7 @@ def _verify(func: PrimFunc, source: Source | None = None, fdef: ast.AST | None =
     try:
         # As TVM's parser: the declared regions are not checked against the accesses here (a
         # schedule primitive or an explicit verify_well_formed call reports them).
-        verify.verify_well_formed(func, skip=("access-region",))
+        verify.verify_well_formed(func, skip=("access-region", "binding-range"))
     except (VerifyError, _DiagnosticError):
         raise
     except (TVMError, ValueError, TypeError, KeyError, IndexError, AttributeError, ArithmeticError) as err:
