@@ -136,7 +136,7 @@ def is_affine_binding(realize: BlockRealize, loops) -> bool:
     from ..ir.structural import structural_equal
 
     return not others and all(
-        any(structural_equal(b, v) for v in realize.iter_values) or _is_plain_sum(b, realize.iter_values, ids)
+        any(structural_equal(b, v, map_free_vars=False) for v in realize.iter_values) or _is_plain_sum(b, realize.iter_values, ids)
         for b in bounded)
 
 

@@ -195,3 +195,68 @@ def test_reorder_needs_affine_bindings_at_least_under_the_moved_loops():
         sch.reorder(v0, v2, v1)  # v0 * v0 moves with the loops
     sch.reorder(v2, v1)  # v0 stays outside: the binding is affine in the loops that move
     assert [sch.get(x).loop_var.name for x in sch.get_loops(sch.get_block("block"))] == ["v0", "v2", "v1"]
+
+
+@T.prim_func
+def init_elsewhere(A: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
+    for i, j, k in T.grid(16, 16, 16):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vj, vi] = C[vj, vi] + A[vi, vk]
+
+
+@T.prim_func
+def parallel_reduce(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16,), "float32")):
+    for i in range(16):
+        for k in T.parallel(16):
+            with T.block("B"):
+                vi, vk = T.axis.remap("SR", [i, k])
+                with T.init():
+                    B[vi] = T.float32(0)
+                B[vi] = B[vi] + A[vi, vk]
+
+
+@T.prim_func
+def half_consumed(A: T.Buffer((16, 16), "float32"), D: T.Buffer((32,), "float32")):
+    C = T.alloc_buffer((32,))
+    for i, k in T.grid(16, 16):
+        with T.block("C"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                C[vi] = T.float32(0)
+            C[vi] = C[vi] + A[vi, vk]
+    for i in range(32):
+        with T.block("D"):
+            vi = T.axis.spatial(32, i)
+            D[vi] = C[vi]
+
+
+@pytest.mark.parametrize("func, message", [
+    (init_elsewhere, "they must write the same element"),
+    (parallel_reduce, "rfactor needs the reduction loops serial"),
+    (half_consumed, "not a stage pipeline"),
+])
+def test_rfactor_checks_tvm_conditions_and_keeps_the_schedule(func, message):
+    sch = tvm.tir.Schedule(func)
+    before = sch.mod.script()
+    block = [b for b in ("C", "B") if b in before and f'T.block("{b}")' in before][0]
+    with pytest.raises(tvm.tir.ScheduleError, match=message):
+        sch.rfactor(sch.get_loops(sch.get_block(block))[-1], 0)
+    assert sch.mod.script() == before
+
+
+def test_rfactor_block_does_not_list_its_accumulator_as_read():
+    @T.prim_func
+    def rowsum(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16,), "float32")):
+        for i, k in T.grid(16, 16):
+            with T.block("B"):
+                vi, vk = T.axis.remap("SR", [i, k])
+                with T.init():
+                    B[vi] = T.float32(0)
+                B[vi] = B[vi] + A[vi, vk]
+
+    sch = tvm.tir.Schedule(rowsum)
+    rf = sch.rfactor(sch.get_loops(sch.get_block("B"))[1], 0)
+    assert [r.buffer.name for r in sch.get(rf).reads] == ["A"]

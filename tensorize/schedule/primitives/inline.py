@@ -311,7 +311,8 @@ class Inline(ScheduleBase):
                               "to inline must be the only one", blk)
         loads = _loads_of(store.value, buf)
         iter_ids = {id(iv.var): iv for iv in blk.iter_vars}
-        if not loads or any(not structural_equal(list(x.indices), list(loads[0].indices)) for x in loads[1:]):
+        if not loads or any(not structural_equal(list(x.indices), list(loads[0].indices), map_free_vars=False)
+                            for x in loads[1:]):
             raise self._error(f"reverse_compute_inline needs the consumer to read {buf.name} at one index; block "
                               f"{blk.name_hint!r} reads it at {len(loads)} places that differ", blk)
         load = loads[0]
