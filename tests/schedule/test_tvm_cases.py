@@ -260,3 +260,27 @@ def test_rfactor_block_does_not_list_its_accumulator_as_read():
     sch = tvm.tir.Schedule(rowsum)
     rf = sch.rfactor(sch.get_loops(sch.get_block("B"))[1], 0)
     assert [r.buffer.name for r in sch.get(rf).reads] == ["A"]
+
+
+def test_removed_handle_cannot_be_used_and_bad_scope_is_refused():
+    sch = tvm.tir.Schedule(two_stages_for_handles)
+    block = sch.get_block("B")
+    sch.remove_rv(block)
+    with pytest.raises(IndexError, match="removed from this schedule"):
+        sch.get(block)
+    assert sch.get(sch.get_block("B")).name_hint == "B"  # a fresh handle works
+    with pytest.raises(tvm.tir.ScheduleError, match="set_scope"):
+        sch.set_scope(sch.get_block("B"), 0, "test_scope")
+
+
+@T.prim_func
+def two_stages_for_handles(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+    B = T.alloc_buffer((8,))
+    for i in range(8):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            B[vi] = A[vi] * T.float32(2)
+    for i in range(8):
+        with T.block("C"):
+            vi = T.axis.spatial(8, i)
+            C[vi] = B[vi] + T.float32(1)

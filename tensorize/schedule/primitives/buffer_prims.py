@@ -15,6 +15,7 @@ from ..tree import replace_many
 from ..surgery import replace_buffers
 from ..rv import BlockRV
 from .cache import Cache, _parse_buffer_arg, new_buffer_like, unique_block_name
+from .cache_placement import storage_scope_error
 
 
 class BufferPrimitives(Cache):
@@ -150,6 +151,9 @@ class BufferPrimitives(Cache):
         "shared")``: ``B = T.alloc_buffer((128, 128), scope="shared")`` and every access uses it.
         """
         func_name, tree, realize = self._block(block)
+        why = storage_scope_error(storage_scope)
+        if why is not None:
+            raise self._error(f"set_scope: {why}", realize)
         buf = self._alloc_write_buffer(func_name, tree, realize, buffer_index, "set_scope")
         if buf.scope() == storage_scope:
             return
