@@ -10,7 +10,7 @@ import importlib
 __version__ = "0.1.0"
 
 _SUBMODULES = {"ir", "tir", "s_tir", "te", "script", "arith", "transform", "schedule", "codegen", "runtime",
-               "target", "nd", "driver", "errors", "testing"}
+               "target", "nd", "driver", "errors", "testing", "topi"}
 # Top-level names TVM users reach for, mapped to the module that defines them.
 _NAMES = {
     "IRModule": ("tensorize.ir", "IRModule"),

@@ -252,13 +252,17 @@ class _AccessCollector(StmtExprVisitor):
         return bounds[0].const < dom.min.value or bounds[1].const > dom.min.value + dom.extent.value - 1
 
 
-def infer_block_access(block: S.Block) -> tuple[list[S.BufferRegion], list[S.BufferRegion]]:
+def infer_block_access(block: S.Block, exclude_written: bool | None = None
+                       ) -> tuple[list[S.BufferRegion], list[S.BufferRegion]]:
     """The ``(reads, writes)`` regions of ``block`` found from its body and ``init``.
 
     Parameters
     ----------
     block : Block
         The block.
+    exclude_written : bool, optional
+        Leave the buffers the block writes out of its reads. By default as TVM's parser: only for a
+        block with ``T.init`` (a reduction's accumulator is not listed as read).
 
     Returns
     -------
@@ -270,5 +274,10 @@ def infer_block_access(block: S.Block) -> tuple[list[S.BufferRegion], list[S.Buf
         collector.visit_stmt(block.init)
     collector.visit_stmt(block.body)
     writes = [access.region() for access in collector.writes.values()]
-    reads = [access.region() for key, access in collector.reads.items() if key not in collector.writes]
+    # As TVM: a block with T.init (a reduction) does not list its accumulator among its reads; a
+    # block without one lists every buffer it reads, written or not.
+    if exclude_written is None:
+        exclude_written = block.init is not None
+    excluded = collector.writes if exclude_written else {}
+    reads = [access.region() for key, access in collector.reads.items() if key not in excluded]
     return reads, writes

@@ -45,6 +45,11 @@ class PrimExpr(Node):
 
     __slots__ = ("dtype",)
 
+    @property
+    def ty(self) -> "ScalarType":
+        """The expression's type, as TVM's ``expr.ty`` (its ``dtype`` is the expression's dtype)."""
+        return ScalarType(self.dtype)
+
     # -- arithmetic -----------------------------------------------------------------------
     def __add__(self, other):
         return _upper.add(self, other)
@@ -274,6 +279,24 @@ class SizeVar(Var):
 
     __slots__ = ()
     _type_key = "tir.SizeVar"
+
+
+class ScalarType:
+    """The type of a scalar expression (TVM's ``PrimType``): just its ``dtype``."""
+
+    __slots__ = ("dtype",)
+
+    def __init__(self, dtype: str):
+        self.dtype = dtype
+
+    def __eq__(self, other):
+        return isinstance(other, ScalarType) and other.dtype == self.dtype
+
+    def __hash__(self):
+        return hash(("ScalarType", self.dtype))
+
+    def __repr__(self):
+        return f"PrimType({self.dtype!r})"
 
 
 class PointerType:

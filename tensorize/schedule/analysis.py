@@ -102,3 +102,88 @@ def block_realizes_under(stmt: Stmt) -> list[BlockRealize]:
     return out
 
 
+
+
+def is_affine_binding(realize: BlockRealize, loops) -> bool:
+    """TVM's affine-binding test, read structurally: every binding of ``realize`` is affine in the
+    variables of ``loops`` (other variables count as constants; ``//`` and ``%`` by constants allowed)
+    with a unit-coefficient term when it uses them, and a predicate that uses them bounds one of the
+    bindings (``T.where(i_0 * 4 + i_1 < 10)`` after a split).
+
+    Parameters
+    ----------
+    realize : BlockRealize
+        The block realize.
+    loops : list of For
+        The loops whose variables are the iterators.
+
+    Returns
+    -------
+    bool
+        True when affine.
+    """
+    ids = {id(f.loop_var) for f in loops}
+    if not ids:
+        return True
+    for value in realize.iter_values:
+        if uses_any(value, ids) and not (_affine_in(value, ids) and _has_unit_term(value, ids)):
+            return False
+    pred = realize.predicate
+    if not uses_any(pred, ids):
+        return True
+    bounded = [c.a for c in _conjuncts(pred) if isinstance(c, (E.LT, E.LE)) and uses_any(c.a, ids)]
+    others = [c for c in _conjuncts(pred) if not isinstance(c, (E.LT, E.LE)) and uses_any(c, ids)]
+    from ..ir.structural import structural_equal
+
+    return not others and all(
+        any(structural_equal(b, v, map_free_vars=False) for v in realize.iter_values) or _is_plain_sum(b, realize.iter_values, ids)
+        for b in bounded)
+
+
+def _conjuncts(pred) -> list:
+    if isinstance(pred, E.And):
+        return _conjuncts(pred.a) + _conjuncts(pred.b)
+    return [pred]
+
+
+def _is_plain_sum(expr, values, ids) -> bool:
+    """Whether ``expr`` is an affine sum of loop variables that all feed one binding (a split's bound)."""
+    used = {i for i in ids if uses_any(expr, {i})}
+    return _affine_in(expr, ids) and any(used <= {i for i in ids if uses_any(v, {i})} for v in values)
+
+
+def _affine_in(expr, ids) -> bool:
+    """Whether ``expr`` is affine in the variables ``ids`` (others are constants)."""
+    if not uses_any(expr, ids):
+        return True
+    if isinstance(expr, E.Var):
+        return True
+    if isinstance(expr, (E.Add, E.Sub)):
+        return _affine_in(expr.a, ids) and _affine_in(expr.b, ids)
+    if isinstance(expr, E.Mul):
+        if not uses_any(expr.a, ids):
+            return _affine_in(expr.b, ids)
+        if not uses_any(expr.b, ids):
+            return _affine_in(expr.a, ids)
+        return False
+    if isinstance(expr, (E.FloorDiv, E.FloorMod)):
+        return isinstance(expr.b, E.IntImm) and expr.b.value > 0 and _affine_in(expr.a, ids)
+    if isinstance(expr, E.Cast):
+        return _affine_in(expr.value, ids)
+    return False
+
+
+def _has_unit_term(expr, ids) -> bool:
+    """Whether the affine ``expr`` has a term that is a loop variable with coefficient 1 (``l * 16``
+    has none: it skips values), looking through ``//`` and ``%``."""
+    if isinstance(expr, E.Var):
+        return id(expr) in ids
+    if isinstance(expr, E.Add):
+        return _has_unit_term(expr.a, ids) or _has_unit_term(expr.b, ids)
+    if isinstance(expr, E.Sub):
+        return _has_unit_term(expr.a, ids)
+    if isinstance(expr, (E.FloorDiv, E.FloorMod)):
+        return _has_unit_term(expr.a, ids)
+    if isinstance(expr, E.Cast):
+        return _has_unit_term(expr.value, ids)
+    return False

@@ -207,6 +207,7 @@ class ScheduleBase:
         new._indices = dict(self._indices)
         new._srefs = {}  # a copy's srefs are its own, as TVM's
         new._block_names = dict(self._block_names)
+        new._removed_rvs = dict(getattr(self, "_removed_rvs", {}))
         return new
 
     @property
@@ -256,6 +257,8 @@ class ScheduleBase:
         >>> sch.get(sch.get_loops(sch.get_block("C"))[2]).extent
         16
         """
+        if id(rv) in getattr(self, "_removed_rvs", ()):
+            raise IndexError(f"{rv!r} was removed from this schedule by remove_rv")
         if isinstance(rv, (BlockRV, str)):
             return self._block(rv)[2].block
         if isinstance(rv, LoopRV):
@@ -291,13 +294,15 @@ class ScheduleBase:
         return self.state.get_sref(rv_or_stmt)
 
     def remove_rv(self, rv) -> None:
-        """Kept for TVM compatibility: handles here hold no resources.
+        """Forget a handle: ``get`` of it raises ``IndexError`` afterwards, as in TVM.
 
         Parameters
         ----------
         rv : BlockRV, LoopRV or ExprRV
-            The handle (ignored).
+            The handle.
         """
+        removed = self.__dict__.setdefault("_removed_rvs", {})
+        removed[id(rv)] = rv  # the handle is kept alive so its id is not reused
 
     def show(self, *args, **kwargs) -> None:
         """Print the module and the trace.

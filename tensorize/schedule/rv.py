@@ -16,13 +16,13 @@ class BlockRV:
     Parameters
     ----------
     name : str
-        The block's name.
+        The block's name (empty for a placeholder that a replayed trace binds).
     func_name : str
         The function's name.
     """
     __slots__ = ("name", "func_name")
 
-    def __init__(self, name: str, func_name: str):
+    def __init__(self, name: str = "", func_name: str = ""):
         self.name, self.func_name = name, func_name
 
     def __repr__(self) -> str:
@@ -41,7 +41,7 @@ class LoopRV:
     """
     __slots__ = ("var", "func_name")
 
-    def __init__(self, var: Var, func_name: str):
+    def __init__(self, var: Var | None = None, func_name: str = ""):
         self.var, self.func_name = var, func_name
 
     def __repr__(self) -> str:
@@ -83,4 +83,4 @@ def rv_prefix(rv) -> str:
     str
         ``'b'``, ``'l'`` or ``'v'``.
     """
-    return {BlockRV: "b", LoopRV: "l", ExprRV: "v"}[type(rv)]
+    return {BlockRV: "b", LoopRV: "l"}.get(type(rv), "v")  # an ExprRV, or a Var standing for one (TVM's form)

@@ -20,8 +20,8 @@ from __future__ import annotations
 from .base import ScheduleBase
 from .primitives.annotation import Annotation
 from .primitives.blockize import Blockize
-from .primitives.cache import Cache
-from .primitives.compute_at import ComputeAt
+from .primitives.buffer_prims import BufferPrimitives
+from .primitives.compute_location import ComputeLocation
 from .primitives.for_kind import ForKindPrimitives
 from .primitives.get_handles import GetHandles
 from .primitives.inline import Inline
@@ -32,8 +32,8 @@ from .primitives.sampling import Sampling
 from .primitives.tensorize import Tensorize
 
 
-class Schedule(GetHandles, Sampling, LoopTransform, ForKindPrimitives, Annotation, Inline, Reduction, ComputeAt,
-               Cache, Layout, Blockize, Tensorize, ScheduleBase):
+class Schedule(GetHandles, Sampling, LoopTransform, ForKindPrimitives, Annotation, Inline, Reduction, ComputeLocation,
+               BufferPrimitives, Layout, Blockize, Tensorize, ScheduleBase):
     """A schedule of ``mod`` (``tvm.tir.Schedule``): the primitives, the current module
     (``sch.mod``) and the replayable ``trace``.
 

@@ -80,6 +80,37 @@ class ScheduleState:
         return sref
 
 
+    def _get_cached_flags(self, block_sref: StmtSRef):
+        """TVM's cached flags of a block (``affine_binding``, ``region_cover``, ``stage_pipeline``).
+
+        Parameters
+        ----------
+        block_sref : StmtSRef
+            The sref of a block of the current module.
+
+        Returns
+        -------
+        CachedFlags
+            The flags.
+        """
+        from .state_flags import compute_flags
+
+        block = block_sref.stmt
+        if not isinstance(block, Block):
+            raise TypeError(f"cached flags belong to blocks, not to a {type(block).__name__}")
+        mod = self.mod
+        cache = getattr(self, "_flags", None)
+        if cache is None or cache[0] is not mod:
+            table = {}
+            for func in mod.functions.values():
+                if hasattr(func, "body"):
+                    table.update(compute_flags(func.body))
+            cache = self._flags = (mod, table)
+        if id(block) not in cache[1]:
+            raise ValueError(f"block {block.name_hint!r} is not in the schedule's current module")
+        return cache[1][id(block)]
+
+
 class _Holder:
     """The module and sref table of a ScheduleState made without a Schedule."""
 

@@ -20,16 +20,15 @@ True
 """
 from __future__ import annotations
 
-from ..errors import TVMTypeError
-
 import functools
 import json
 from typing import Any, Callable
 
+from .instruction import METHOD_ALIASES, SAMPLING_KINDS, Instruction, InstructionKind
 from .rv import RV_TYPES, BlockRV, ExprRV, LoopRV, rv_prefix
-
-# Instruction kinds whose outputs depend on a random decision.
-SAMPLING_KINDS = {"sample_perfect_tile", "sample_categorical", "sample_compute_location", "sample_partitioned_tile"}
+from .trace_args import (  # noqa: F401  (register_codec: the public way to teach traces a type)
+    _flatten_outputs, _from_json, _map_rvs, _py, _to_json, register_codec,
+)
 
 
 class _Resample:
@@ -46,115 +45,61 @@ RESAMPLE = _Resample()
 # ``primitive`` decorator: the printed trace passes those arguments positionally, as the call takes them.
 VAR_POSITIONAL: dict[str, str] = {}
 
-# Argument types that serialise themselves: name -> (type, to_json, from_json).
-_CODECS: dict[str, tuple[type, Callable[[Any], Any], Callable[[Any], Any]]] = {}
 
-
-def register_codec(name: str, cls: type, to_json: Callable[[Any], Any], from_json: Callable[[Any], Any]) -> None:
-    """Teach traces to serialise arguments of type ``cls`` (index maps, ...).
+class Trace:
+    """The instructions applied so far, in order, with the decisions of the sampling ones.
 
     Parameters
     ----------
-    name : str
-        The tag of the type in JSON.
-    cls : type
-        The argument type.
-    to_json : callable
-        Turns a value into JSON-ready data.
-    from_json : callable
-        Turns that data back into a value.
+    insts : list of Instruction, optional
+        The instructions.
+    decisions : dict of Instruction to any, optional
+        Decisions of sampling instructions (TVM's ``Trace(insts, decisions)``).
     """
-    _CODECS[name] = (cls, to_json, from_json)
 
-
-class InstructionKind:
-    """The kind of an instruction, by name (``InstructionKind.get("Split")``); ``is_pure``: it only
-    reads the schedule (handles, sampling), so a trace may drop it when its outputs go unused."""
-
-    __slots__ = ("name",)
-    _PURE = frozenset({"GetBlock", "GetSBlock", "GetLoops", "GetChildBlocks", "GetProducers", "GetConsumers",
-                       "SamplePerfectTile", "SampleCategorical", "SampleComputeLocation"})
-
-    def __init__(self, name: str):
-        self.name = name
-
-    @staticmethod
-    def get(name: str) -> "InstructionKind":
-        """The instruction kind named ``name`` (TVM's registry lookup).
-
-        Parameters
-        ----------
-        name : str
-            The kind, e.g. ``"Split"``.
-
-        Returns
-        -------
-        InstructionKind
-            Equal to every other kind of that name.
-
-        Examples
-        --------
-        >>> InstructionKind.get("GetLoops").is_pure, InstructionKind.get("Split").is_pure
-        (True, False)
-        """
-        return InstructionKind(name)
-
-    @property
-    def is_pure(self) -> bool:
-        """Whether the instruction only reads the schedule (handles, sampling), so an unused one may be dropped."""
-        return self.name in self._PURE
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, InstructionKind) and other.name == self.name
-
-    def __hash__(self) -> int:
-        return hash(self.name)
-
-    def __repr__(self) -> str:
-        return f"InstructionKind({self.name})"
-
-
-class Instruction:
-    """One applied primitive: ``kind`` (the Schedule method name), ``args`` (keyword arguments in
-    signature order, RVs included), ``outputs`` (RVs it produced) and, for sampling, ``decision``."""
-
-    __slots__ = ("kind", "args", "outputs", "decision")
-
-    def __init__(self, kind: str, args: dict[str, Any], outputs: list, decision: Any = None):
-        self.kind, self.args, self.outputs, self.decision = kind, args, outputs, decision
-
-    def __repr__(self) -> str:
-        return f"Instruction({self.kind})"
-
-
-def _flatten_outputs(result) -> list:
-    if result is None:
-        return []
-    if isinstance(result, RV_TYPES):
-        return [result]
-    if isinstance(result, (list, tuple)):
-        out = []
-        for r in result:
-            out.extend(_flatten_outputs(r))
-        return out
-    return []
-
-
-class Trace:
-    """The instructions applied so far, in order."""
-
-    def __init__(self, insts: list[Instruction] | None = None):
+    def __init__(self, insts: list[Instruction] | None = None, decisions: dict | None = None):
         self.insts: list[Instruction] = list(insts or [])
+        for inst, decision in (decisions or {}).items():
+            inst.decision = decision
 
-    def append(self, inst: Instruction) -> None:
+    def append(self, inst: Instruction, decision: Any = None) -> None:
         """Add an instruction at the end.
 
         Parameters
         ----------
         inst : Instruction
             The instruction.
+        decision : any, optional
+            Its decision (sampling instructions).
         """
+        if decision is not None:
+            inst.decision = decision
         self.insts.append(inst)
+
+    def pop(self) -> Instruction | None:
+        """Remove and return the last instruction (None when the trace is empty).
+
+        Returns
+        -------
+        Instruction or None
+            The removed instruction.
+        """
+        return self.insts.pop() if self.insts else None
+
+    def get_decision(self, inst: Instruction) -> Any:
+        """The decision of ``inst`` (None for an instruction that samples nothing).
+
+        Parameters
+        ----------
+        inst : Instruction
+            An instruction of this trace.
+
+        Returns
+        -------
+        any
+            Its decision.
+        """
+        return inst.decision
 
     @property
     def decisions(self) -> dict[Instruction, Any]:
@@ -172,7 +117,7 @@ class Trace:
         Trace
             The copy.
         """
-        return Trace([Instruction(i.kind, dict(i.args), list(i.outputs), i.decision) for i in self.insts])
+        return Trace([i.copy() for i in self.insts])
 
     def with_decision(self, inst: Instruction, decision: Any, remove_postproc: bool = False) -> "Trace":
         """A copy where ``inst`` (by position) takes ``decision``.
@@ -191,7 +136,7 @@ class Trace:
         Trace
             The new trace.
         """
-        pos = self.insts.index(inst)
+        pos = next(i for i, x in enumerate(self.insts) if x is inst)
         new = self.copy()
         new.insts[pos].decision = decision
         if remove_postproc:
@@ -212,6 +157,30 @@ class Trace:
                 break
             insts.append(inst)
         return Trace(insts)
+
+    def simplified(self, remove_postproc: bool) -> "Trace":
+        """A copy without the pure instructions (handle lookups, sampling) whose outputs nothing uses,
+        and without post-processing when ``remove_postproc``.
+
+        Parameters
+        ----------
+        remove_postproc : bool
+            Drop ``enter_postproc`` and what follows it.
+
+        Returns
+        -------
+        Trace
+            The simplified trace.
+        """
+        insts = (self.without_postproc() if remove_postproc else self).insts
+        used: set[int] = set()
+        kept: list[Instruction] = []
+        for inst in reversed(insts):
+            if inst.is_pure and inst.kind != "enter_postproc" and not any(id(o) in used for o in inst.outputs):
+                continue
+            kept.append(inst)
+            _collect_rvs(list(inst.args.values()), used)
+        return Trace([i.copy() for i in reversed(kept)])
 
     # -- naming of RVs --------------------------------------------------------------------
     def _names(self) -> dict[int, str]:
@@ -256,8 +225,9 @@ class Trace:
         return lines
 
     def __str__(self) -> str:
-        return "# from tensorize import tir\ndef apply_trace(sch: tir.Schedule) -> None:\n" + "".join(
-            f"  {line}\n" for line in self.as_python()) if self.insts else "def apply_trace(sch):\n  pass\n"
+        lines = self.as_python() or ["pass"]
+        return "\n".join(["# from tvm import s_tir", "def apply_trace(sch: s_tir.Schedule) -> None:"]
+                         + [f"  {line}" for line in lines])
 
     def show(self) -> None:
         """Print the trace as a Python function ``apply_trace(sch)``."""
@@ -282,9 +252,13 @@ class Trace:
         trace = self.without_postproc() if remove_postproc else self
         insts, decisions = [], []
         for i, inst in enumerate(trace.insts):
-            insts.append([inst.kind, {k: _to_json(v, names) for k, v in inst.args.items()}, [],
-                          [names[id(o)] for o in inst.outputs]])
-            if inst.kind in SAMPLING_KINDS:
+            outputs = [names[id(o)] for o in inst.outputs]
+            if inst.tvm_form is not None:  # built TVM's way: TVM's [kind, inputs, attrs, outputs]
+                kind, inputs, attrs = inst.tvm_form
+                insts.append([kind, [_tvm_input_json(v, names) for v in inputs], list(attrs), outputs])
+            else:
+                insts.append([inst.kind, {k: _to_json(v, names) for k, v in inst.args.items()}, [], outputs])
+            if inst.kind in SAMPLING_KINDS and inst.decision is not None:
                 decisions.append([i, _to_json(inst.decision, names)])
         return [insts, decisions]
 
@@ -296,7 +270,7 @@ class Trace:
         str
             The JSON text.
         """
-        return json.dumps(self.as_json())
+        return json.dumps(self.as_json(), default=lambda v: getattr(v, "value", str(v)))
 
     @staticmethod
     def from_json(data) -> "Trace":
@@ -337,15 +311,18 @@ class Trace:
             decisions = {int(i): d for i, d in decisions_json}
             rvs: dict[str, Any] = {}
             insts = []
-            for i, (kind, args, _attrs, outputs) in enumerate(insts_json):
+            for i, (kind, args, attrs, outputs) in enumerate(insts_json):
+                if isinstance(args, list):  # TVM's form: [kind, inputs, attrs, outputs]
+                    outs = [_placeholder(name, rvs) for name in outputs]
+                    inputs = [_tvm_input_from_json(v, rvs) for v in args]
+                    inst = Instruction(InstructionKind.get(kind), inputs=inputs, attrs=attrs, outputs=outs)
+                    inst.decision = _from_json(decisions[i], rvs) if i in decisions else None
+                    insts.append(inst)
+                    continue
                 if not isinstance(kind, str) or not kind.isidentifier() or kind.startswith("_") \
                         or not isinstance(args, dict) or not all(isinstance(k, str) for k in args):
                     raise TraceError(f"instruction {i} is not [kind, {{argument: value}}, [], [outputs]]")
-                outs = []
-                for name in outputs:
-                    rv = {"b": BlockRV("", ""), "l": LoopRV(None, ""), "v": ExprRV(0)}[name[0]]
-                    rvs[name] = rv
-                    outs.append(rv)
+                outs = [_placeholder(name, rvs) for name in outputs]
                 decision = _from_json(decisions[i], rvs) if i in decisions else None
                 insts.append(Instruction(kind, {k: _from_json(v, rvs) for k, v in args.items()}, outs, decision))
         except TraceError:
@@ -353,6 +330,19 @@ class Trace:
         except (ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError) as err:
             raise TraceError(f"not a trace in Trace.as_json() form ({type(err).__name__}: {err})") from None
         return Trace(insts)
+
+    @staticmethod
+    def apply_json_to_schedule(json_obj, sch) -> None:
+        """Replay a trace given as ``as_json()`` output (or its JSON text) on ``sch``.
+
+        Parameters
+        ----------
+        json_obj : list or str
+            The trace in JSON form.
+        sch : Schedule
+            A schedule of the program the trace was recorded on.
+        """
+        Trace.from_json(json_obj).apply_to_schedule(sch)
 
     # -- replay -----------------------------------------------------------------------------
     def apply_to_schedule(self, sch, remove_postproc: bool = False,
@@ -415,6 +405,7 @@ def _instruction_kinds(cls: type) -> frozenset:
 
 def _primitive(sch, kind: str):
     """The schedule method of a trace instruction: only primitives (and ``enter_postproc``) replay."""
+    kind = METHOD_ALIASES.get(kind, kind)
     if not isinstance(kind, str) or kind.startswith("_") or kind not in _instruction_kinds(type(sch)) \
             or not callable(getattr(sch, kind, None)):
         from .error import TraceError
@@ -440,68 +431,37 @@ def _returns_list(inst: Instruction) -> bool:
                          "sample_perfect_tile", "sample_partitioned_tile", "get_output_blocks")
 
 
-def _map_rvs(value, rv_map):
+def _collect_rvs(values, out: set[int]) -> None:
+    for v in values:
+        if isinstance(v, RV_TYPES):
+            out.add(id(v))
+        elif isinstance(v, (list, tuple)):
+            _collect_rvs(v, out)
+        elif isinstance(v, dict):
+            _collect_rvs(list(v.values()), out)
+
+
+def _placeholder(name: str, rvs: dict):
+    """A fresh handle for output ``name`` of a trace read from JSON (bound when the trace replays)."""
+    rv = {"b": BlockRV, "l": LoopRV, "v": lambda: ExprRV(0)}[name[0]]()
+    rvs[name] = rv
+    return rv
+
+
+def _tvm_input_json(value, names):
+    """An input of a TVM-form instruction as TVM writes it: handles by name, strings quoted."""
     if isinstance(value, RV_TYPES):
-        mapped = rv_map.get(id(value))
-        if mapped is None:
-            from .error import TraceError
-
-            raise TraceError(f"trace uses {value!r} before any instruction produced it")
-        return mapped
-    if isinstance(value, list):
-        return [_map_rvs(v, rv_map) for v in value]
-    if isinstance(value, tuple):
-        return tuple(_map_rvs(v, rv_map) for v in value)
-    return value
-
-
-def _py(value, names) -> str:
-    if isinstance(value, RV_TYPES):
-        return names.get(id(value), repr(value))
+        return names[id(value)]
     if isinstance(value, str):
         return json.dumps(value)
     if isinstance(value, (list, tuple)):
-        inner = ", ".join(_py(v, names) for v in value)
-        return f"[{inner}]"
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{_py(k, names)}: {_py(v, names)}" for k, v in value.items()) + "}"
-    for _name, (cls, to_json, _from) in _CODECS.items():
-        if isinstance(value, cls):
-            return str(value)
-    return repr(value)
+        return [_tvm_input_json(v, names) for v in value]
+    return getattr(value, "value", value)
 
 
-def _to_json(value, names):
-    if isinstance(value, RV_TYPES):
-        return {"rv": names[id(value)]}
-    if isinstance(value, (list, tuple)):
-        return [_to_json(v, names) for v in value]
-    if isinstance(value, dict):
-        return {"dict": [[_to_json(k, names), _to_json(v, names)] for k, v in value.items()]}
-    for name, (cls, to_json, _from) in _CODECS.items():
-        if isinstance(value, cls):
-            return {"codec": name, "value": to_json(value)}
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    from ..ir.expr import FloatImm, IntImm
-
-    if isinstance(value, (IntImm, FloatImm)):
-        return {"imm": value.dtype, "value": value.value}
-    raise TVMTypeError(f"cannot serialise a trace argument of type {type(value).__name__}; register a codec")
-
-
-def _from_json(value, rvs):
-    if isinstance(value, dict):
-        if "rv" in value:
-            return rvs[value["rv"]]
-        if "dict" in value:
-            return {_from_json(k, rvs): _from_json(v, rvs) for k, v in value["dict"]}
-        if "codec" in value:
-            return _CODECS[value["codec"]][2](value["value"])
-        if "imm" in value:
-            from ..ir.expr import make_const
-
-            return make_const(value["imm"], value["value"])
+def _tvm_input_from_json(value, rvs):
+    if isinstance(value, str):
+        return rvs[value] if value in rvs else json.loads(value)
     if isinstance(value, list):
-        return [_from_json(v, rvs) for v in value]
+        return [_tvm_input_from_json(v, rvs) for v in value]
     return value

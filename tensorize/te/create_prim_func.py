@@ -223,7 +223,7 @@ class _FillAccess(StmtExprMutator):
     def visit_block_(self, op):
         op = super().visit_block_(op)
         # The same inference the TVMScript parser uses, so te and parsed programs get identical regions.
-        reads, writes = infer_block_access(op)
+        reads, writes = infer_block_access(op, exclude_written=True)
         return op.replace(reads=tuple(reads), writes=tuple(writes))
 
 

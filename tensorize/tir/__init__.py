@@ -30,6 +30,8 @@ def __getattr__(name):
         from .. import schedule
 
         return schedule
+    if name == "Expr":  # current Apache TVM's name for PrimExpr in annotations
+        return PrimExpr
     if name == "IndexMap":
         from ..arith.index_map import IndexMap
 

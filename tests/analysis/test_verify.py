@@ -132,6 +132,21 @@ def test_non_affine_binding_range_is_not_checked_as_tvm():
     verify_well_formed(non_affine)
 
 
+def test_binding_under_an_extent_bounded_by_an_outer_loop_is_accepted():
+    # The inner extent shrinks with the outer loop (the last tile of 127 rows is 31 long); a constant
+    # bound of i * 32 + j would wrongly reach 128, so the verifier leaves such bindings to the schedule.
+    @T.prim_func
+    def tiled(A: T.Buffer((127, 8), "float32"), B: T.Buffer((127, 8), "float32")):
+        for i in range(4):
+            for j, k in T.grid(T.min(31, 126 - i * 32) + 1, 8):
+                with T.block("B"):
+                    vi = T.axis.spatial(127, i * 32 + j)
+                    vj = T.axis.spatial(8, k)
+                    B[vi, vj] = A[vi, vj]
+
+    verify_well_formed(tiled)
+
+
 def test_binding_outside_domain():
     @T.prim_func(check_well_formed=False)
     def shifted(A: T.Buffer((130,), "float32"), C: T.Buffer((128,), "float32")):
@@ -462,3 +477,20 @@ def test_access_region_fast_path_matches_full_check():
 
     with pytest.raises(WellFormedError, match=r"reads A\[vi, 0:8\] but declares A\[vi, 0:4\]"):
         verify_well_formed(short)
+
+
+def test_parser_leaves_declared_regions_unchecked_as_tvm():
+    # TVM's parser accepts a block that writes outside its T.writes (its rfactor tests parse one to
+    # check that rfactor rejects it); an explicit verify_well_formed call still reports it.
+    @T.prim_func
+    def shifted_write(A: T.Buffer((8,), "float32"), B: T.Buffer((9,), "float32")):
+        for i in range(8):
+            with T.block("B"):
+                vi = T.axis.spatial(8, i)
+                T.reads(A[vi])
+                T.writes(B[vi])
+                B[vi + 1] = A[vi]
+
+    with pytest.raises(WellFormedError, match=r"block 'B' writes B\[vi \+ 1\] but declares B\[vi\]"):
+        verify_well_formed(shifted_write)
+    assert verify_well_formed(shifted_write, skip=("access-region",))

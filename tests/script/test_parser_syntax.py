@@ -151,7 +151,9 @@ def test_inferred_regions_relax_inner_loops():
                     B[vo, j] = B[vo, j] + A[vo * 4 + ii, j]
 
     block = inner_block(f)
-    (read,), (write,) = block.reads, block.writes
+    # As TVM: a block without T.init lists the buffer it updates among its reads too.
+    (acc, read), (write,) = block.reads, block.writes
+    assert acc.buffer.name == "B" and int(acc.region[1].extent) == 64
     assert read.buffer.name == "A"
     assert int(read.region[0].extent) == 4 and int(read.region[1].extent) == 64
     assert structural_equal(read.region[0].min, block.iter_vars[0].var * 4)

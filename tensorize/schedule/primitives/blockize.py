@@ -15,7 +15,8 @@ from ...ir.stmt import Block, BlockRealize, BufferRegion, For, SeqStmt, Stmt
 from ...ir.structural import structural_equal
 from ..base import ScheduleBase, primitive
 from ...arith.loop_relax import hull, make_analyzer, relax_region
-from ..tree import StmtIndex, replace_many, seq
+from ..tree import StmtIndex, replace_many
+from ..surgery import seq
 from ..rv import BlockRV
 
 

@@ -24,7 +24,8 @@ from ...ir.buffer import Buffer
 from ...ir.stmt import Block, BlockRealize, BufferRegion, BufferStore, For, Stmt, stmt_list
 from ...arith import Analyzer
 from ...arith.loop_relax import block_region_in_loops, loop_dom
-from ..tree import StmtIndex, realize_in_loops, rebuild_scope, replace_many, seq, top_child
+from ..tree import StmtIndex, replace_many
+from ..surgery import realize_in_loops, rebuild_scope, seq, top_child
 
 # The storage ranks TVM's runtime knows (``runtime::StorageScope``); a tag may follow after a dot.
 _STORAGE_RANKS = ("global", "shared", "warp", "local", "wmma", "m16n8k8", "mma", "texture", "metal")

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ...ir import expr as E
+from ...analysis.expr_forms import _is_quasi_affine
 from ...ir.stmt import ForKind
 from ..analysis import COMM_REDUCE, DATA_PAR, block_realizes_under, iter_kind_name, uses_any
 from ..base import ScheduleBase, primitive
@@ -9,6 +10,30 @@ from ..rv import LoopRV
 
 THREAD_TAGS = ("blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y", "threadIdx.z",
                "vthread", "vthread.x", "vthread.y", "vthread.z")
+
+
+def _dataflow_problem(realize) -> str | None:
+    """Why a block under a loop to parallelize breaks TVM's rules, or None: its bindings must be
+    quasi-affine, and it must be complete (spatial, not reading what it writes) or a reduction whose
+    writes are indexed by spatial iterators only."""
+    block = realize.block
+    for iv, value in zip(block.iter_vars, realize.iter_values):
+        if not _is_quasi_affine(value):
+            return f"binds iterator {iv.var.name} to {value}, which is not affine in the loops"
+    kinds = {iv.iter_type for iv in block.iter_vars}
+    if kinds - {DATA_PAR, COMM_REDUCE}:
+        return "has iterators that are neither spatial nor reduction"
+    reduce_ids = {id(iv.var) for iv in block.iter_vars if iv.iter_type == COMM_REDUCE}
+    if reduce_ids or block.init is not None:
+        for region in block.writes:
+            if any(uses_any(r.min, reduce_ids) or uses_any(r.extent, reduce_ids) for r in region.region):
+                return f"writes {region.buffer.name} at an index that depends on a reduction iterator"
+        return None
+    written = {id(r.buffer) for r in block.writes}
+    clash = next((r.buffer.name for r in block.reads if id(r.buffer) in written), None)
+    if clash is not None:
+        return f"reads {clash}, which it writes, so it is neither a complete nor a reduction block"
+    return None
 
 
 class ForKindPrimitives(ScheduleBase):
@@ -19,6 +44,10 @@ class ForKindPrimitives(ScheduleBase):
         bound to a ``threadIdx`` loop only (cross-thread reduction)."""
         loop_id = {id(for_node.loop_var)}
         for realize in block_realizes_under(for_node.body):
+            reason = _dataflow_problem(realize)
+            if reason is not None:
+                raise self._error(f"cannot {what} loop {for_node.loop_var.name}: block {realize.block.name_hint!r} "
+                                  f"under it {reason}", realize)
             for iv, value in zip(realize.block.iter_vars, realize.iter_values):
                 if not uses_any(value, loop_id):
                     continue

@@ -3,12 +3,14 @@ from __future__ import annotations
 
 from ...ir import expr as E
 from ...ir.functor import StmtExprMutator, post_order_visit, substitute
-from ...ir.stmt import BlockRealize, BufferStore, For, SeqStmt
+from ...ir.structural import structural_equal
+from ...ir.stmt import Block, BlockRealize, BufferStore, For, SeqStmt
 from ...arith import Analyzer
 from ...arith.linear import affine_lin
 from ...arith.block_regions import detect_block_regions
 from ..analysis import DATA_PAR, simplify
 from ..base import ScheduleBase, primitive
+from ..error import ScheduleError
 from ..rv import BlockRV
 from ..tree import replace_many
 
@@ -17,6 +19,24 @@ def _loads_of(node, buffer) -> list[E.BufferLoad]:
     found: list[E.BufferLoad] = []
     post_order_visit(node, lambda n: found.append(n) if isinstance(n, E.BufferLoad) and n.buffer is buffer else None)
     return found
+
+
+def _opaque_user(root, buffer) -> str | None:
+    """The name of a block that touches ``buffer`` other than by loads and stores (its data pointer
+    in an expression, as ``access_ptr``, or a ``match_buffer`` of it), or None."""
+    pending: list[bool] = []
+    found: list[str] = []
+
+    def visit(node):
+        if node is buffer.data:
+            pending.append(True)
+        elif isinstance(node, Block):
+            if pending or any(m.source.buffer is buffer for m in node.match_buffers):
+                found.append(node.name_hint)
+            pending.clear()
+
+    post_order_visit(root, visit)
+    return found[0] if found else None
 
 
 class _InlineRewriter(StmtExprMutator):
@@ -204,6 +224,10 @@ class Inline(ScheduleBase):
         if len(writers) != 1:
             raise self._error(f"compute_inline: buffer {buf.name} is written by {len(writers)} blocks; inline "
                               "needs a single producer", blk)
+        opaque = _opaque_user(index.root, buf)
+        if opaque is not None:
+            raise self._error(f"compute_inline: block {opaque!r} accesses {buf.name} opaquely (its data pointer or "
+                              f"a match_buffer), so the reads of {buf.name} cannot all be replaced", blk)
         removable = _removable_root(index, realize)
         if removable is None:
             raise self._error(f"compute_inline: block {blk.name_hint!r} is the only statement of its scope and "
@@ -287,20 +311,29 @@ class Inline(ScheduleBase):
                               "to inline must be the only one", blk)
         loads = _loads_of(store.value, buf)
         iter_ids = {id(iv.var): iv for iv in blk.iter_vars}
-        if len(loads) != 1:
-            raise self._error(f"reverse_compute_inline needs a single read of {buf.name} in the consumer; block "
-                              f"{blk.name_hint!r} has {len(loads)}", blk)
+        if not loads or any(not structural_equal(list(x.indices), list(loads[0].indices), map_free_vars=False)
+                            for x in loads[1:]):
+            raise self._error(f"reverse_compute_inline needs the consumer to read {buf.name} at one index; block "
+                              f"{blk.name_hint!r} reads it at {len(loads)} places that differ", blk)
         load = loads[0]
         if not (isinstance(realize.predicate, E.IntImm) and realize.predicate.value):
             raise self._error("reverse_compute_inline needs a consumer without a predicate", blk)
-        axes = self._injective_read(blk, load, buf)
-        vmap, conds = _invert_read(axes, p_store.indices, iter_ids)
+        tidy = simplify  # the store indices of an axis-by-axis inverse simplify; a reshape's stay as TVM writes them
+        try:
+            axes = self._injective_read(blk, load, buf)
+            vmap, conds = _invert_read(axes, p_store.indices, iter_ids)
+        except ScheduleError:
+            vmap, conds = _invert_bijective_read(blk, load, buf, p_store.indices), []
+            if vmap is None:
+                vmap, tidy = _invert_linearized_read(blk, load, buf, p_store.indices), (lambda e: e)
+            if vmap is None:
+                raise
         predicate = self._producer_predicate(producer, conds, blk)
         removable = _removable_root(index, realize)
         if removable is None:
             raise self._error(f"reverse_compute_inline: block {blk.name_hint!r} cannot be removed from its scope", blk)
         new_value = substitute(_replace_load(store.value, buf, p_store.value), vmap)
-        new_store = BufferStore(store.buffer, new_value, [simplify(substitute(i, vmap)) for i in store.indices])
+        new_store = BufferStore(store.buffer, new_value, [tidy(substitute(i, vmap)) for i in store.indices])
         p_blk = producer.block.replace(body=new_store)
         reads, writes = detect_block_regions(p_blk)
         p_blk = p_blk.replace(reads=tuple(reads), writes=tuple(writes))
@@ -308,6 +341,82 @@ class Inline(ScheduleBase):
         body = replace_many(index.root, {id(removable): None, id(producer): new_producer})
         body = _InlineRewriter(buf, lambda idx: E.BufferLoad(buf, idx), set()).visit(body)
         self._set_body(func_name, body)
+
+
+def _invert_bijective_read(blk, load, buf, producer_indices) -> dict | None:
+    """The consumer's iterators through the producer's store indices when the read is a bijection from
+    the consumer's iteration domain onto the whole buffer (``B[(i * 32 + j) // 128, (i * 32 + j) % 128]``),
+    or None when it is not one."""
+    from ...arith.index_map import IndexMap
+
+    if any(not (isinstance(iv.dom.min, E.IntImm) and iv.dom.min.value == 0) for iv in blk.iter_vars):
+        return None
+    shape = [iv.dom.extent for iv in blk.iter_vars]
+    imap = IndexMap([iv.var for iv in blk.iter_vars], list(load.indices))
+    try:
+        if not imap.is_bijective_on(shape) or not structural_equal(imap.map_shape(shape), list(buf.shape)):
+            return None
+        inverse = imap.inverse(shape)
+    except (ValueError, TypeError):
+        return None
+    values = inverse.map_indices(list(producer_indices))
+    return {iv.var: simplify(v) for iv, v in zip(blk.iter_vars, values)}
+
+
+def _invert_linearized_read(blk, load, buf, producer_indices) -> dict | None:
+    """The consumer's iterators through the producer's store indices when the read, flattened
+    row-major, is ``sum(scale_k * v_k)`` with the scales a mixed radix of the iterators' extents
+    covering the whole buffer (a reshape): ``v_k = (flat // scale_k) % extent_k``. None otherwise."""
+    shape = list(buf.shape)
+    if not all(isinstance(x, E.IntImm) for x in shape) or len(shape) != len(load.indices):
+        return None
+    strides, acc = [], 1
+    for x in reversed(shape):
+        strides.append(acc)
+        acc *= x.value
+    strides.reverse()
+
+    def flat(indices):
+        total = E.make_const(indices[0].dtype, 0)
+        for i, st in zip(indices, strides):
+            total = E.add(total, E.mul(i, st))
+        return simplify(total)
+
+    lin = affine_lin(flat(list(load.indices)))
+    if lin is None or lin.const != 0:
+        return None
+    coeff_of = {id(v): c for v, c in lin.terms.values()}
+    vmap, radix = {}, []
+    for iv in blk.iter_vars:
+        ext = iv.dom.extent
+        if not (isinstance(iv.dom.min, E.IntImm) and iv.dom.min.value == 0 and isinstance(ext, E.IntImm)):
+            return None
+        if id(iv.var) not in coeff_of:
+            if ext.value != 1:
+                return None
+            vmap[iv.var] = E.make_const(iv.var.dtype, 0)
+            continue
+        radix.append((coeff_of.pop(id(iv.var)), ext.value, iv.var))
+    if coeff_of:
+        return None  # the read uses a variable that is not an iterator of the consumer
+    radix.sort(key=lambda r: r[0])
+    expect = 1
+    for coeff, ext, _var in radix:
+        if coeff != expect:
+            return None
+        expect *= ext
+    if expect != acc:
+        return None
+    p_flat = None  # innermost axis first, as TVM writes the flattened index: vj + vi * 128
+    for i, st in reversed(list(zip(producer_indices, strides))):
+        term = i if st == 1 else E.mul(i, st)
+        p_flat = term if p_flat is None else E.add(p_flat, term)
+    for k, (coeff, ext, var) in enumerate(radix):
+        value = p_flat if coeff == 1 else E.floordiv(p_flat, coeff)
+        if k != len(radix) - 1:
+            value = E.floormod(value, ext)
+        vmap[var] = value
+    return vmap
 
 
 def _invert_read(axes, producer_indices, iter_ids) -> tuple[dict, list]:

@@ -14,7 +14,8 @@ from ...arith.index_map import IndexMap
 from ...ir.stmt import Block, BlockRealize, BufferRegion, BufferStore, For, IfThenElse, Stmt
 from ..base import ScheduleBase, primitive
 from ...arith.loop_relax import make_analyzer, relax_expr
-from ..tree import StmtIndex, rebuild_scope, removal_target, scope_parts, top_child
+from ..tree import StmtIndex
+from ..surgery import rebuild_scope, removal_target, scope_parts, top_child
 from ..rv import BlockRV
 from ..trace import register_codec
 from .cache import _parse_buffer_arg, unique_block_name

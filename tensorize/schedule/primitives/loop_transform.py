@@ -6,10 +6,14 @@ from typing import Sequence
 from ...ir import dtype as dt
 from ...ir import expr as E
 from ...ir.stmt import For, ForKind, SeqStmt, Stmt
-from ..analysis import COMM_REDUCE, DATA_PAR, block_realizes_under, conjoin, const_value, iter_kind_name, simplify, uses_any
+from ..analysis import (
+    COMM_REDUCE, DATA_PAR, block_realizes_under, conjoin, const_value, is_affine_binding, iter_kind_name, simplify,
+    uses_any,
+)
 from ..base import ScheduleBase, primitive
 from ..rv import BlockRV, LoopRV
-from ..tree import replace_many, substitute_in_nest
+from ..tree import replace_many
+from ..surgery import substitute_in_nest
 
 
 def _wider_dtype(dtypes: Sequence[str]) -> str:
@@ -28,6 +32,13 @@ class LoopTransform(ScheduleBase):
     """split, fuse, reorder, merge, add_unit_loop."""
 
     # -- split ----------------------------------------------------------------------------------
+    def _check_plain_loop(self, for_node, prim: str) -> None:
+        """As TVM: split and fuse take loops without annotations or a thread binding."""
+        if for_node.annotations or for_node.thread_binding is not None:
+            what = "annotations" if for_node.annotations else f"a binding to {for_node.thread_binding.thread_tag}"
+            raise self._error(f"{prim}: loop {for_node.loop_var.name} has {what}; {prim} takes loops without "
+                              "annotations or thread bindings (apply them after the loop transformations)", for_node)
+
     @primitive
     def split(self, loop: LoopRV, factors: Sequence, preserve_unit_iters: bool = True,
               disable_predication: bool = False) -> list[LoopRV]:
@@ -76,6 +87,7 @@ class LoopTransform(ScheduleBase):
                     B[vi] = A[vi] + T.float32(1)
         """
         func_name, index, for_node = self._loop(loop)
+        self._check_plain_loop(for_node, "split")
         if not isinstance(factors, (list, tuple)) or not factors:
             raise self._error(f"split needs a non-empty list of factors, got {factors!r}")
         values: list[int | None] = []
@@ -183,6 +195,8 @@ class LoopTransform(ScheduleBase):
         fors = [r[2] for r in resolved]
         if len({id(f) for f in fors}) != len(fors):
             raise self._error("fuse got the same loop twice; pass each loop once, outermost first", fors[0])
+        for f in fors:
+            self._check_plain_loop(f, "fuse")
         for outer, inner in zip(fors, fors[1:]):
             if outer.body is not inner:
                 raise self._error(f"fuse needs consecutive loops, each the only child of the one before: loop "
@@ -299,6 +313,13 @@ class LoopTransform(ScheduleBase):
                     raise self._error(f"block {realize.block.name_hint!r} has the {iter_kind_name(iv.iter_type)} "
                                       f"iterator {iv.var.name} bound to a loop being reordered; only spatial and "
                                       "reduction iterators can be reordered", realize)
+            loops = index.loops_of(realize)
+            if not is_affine_binding(realize, loops):
+                moving = [f for f in loops if f is path[0] or index.is_ancestor(path[0], f)]
+                if not is_affine_binding(realize, moving):
+                    raise self._error(f"reorder: block {realize.block.name_hint!r} has bindings that are not affine "
+                                      f"in the loops being reordered ({', '.join(map(str, realize.iter_values))}); "
+                                      "reorder keeps only affine bindings valid", realize)
         positions = [k for k, p in enumerate(path) if id(p) in given]
         new_path = list(path)
         for pos, f in zip(positions, fors):

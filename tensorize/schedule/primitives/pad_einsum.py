@@ -15,7 +15,7 @@ from ...ir.op import if_then_else
 from ...ir.stmt import Block, BlockRealize, BufferRegion, BufferStore, For, Stmt
 from ..base import ScheduleBase, primitive
 from ...arith.loop_relax import make_analyzer
-from ..tree import removal_target, replace_buffers, replace_in_scope, seq
+from ..surgery import removal_target, replace_buffers, replace_in_scope, seq
 from ..rv import BlockRV
 from .cache import new_buffer_like
 

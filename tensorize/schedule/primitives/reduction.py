@@ -4,6 +4,7 @@ from __future__ import annotations
 from ...ir import expr as E
 from ...ir.buffer import Buffer
 from ...ir.functor import substitute
+from ...ir.structural import structural_equal
 from ...ir.stmt import Block, BlockRealize, BufferStore, For, ForKind, SeqStmt
 from ...arith.block_regions import detect_block_regions
 from ..analysis import COMM_REDUCE, DATA_PAR, const_value, uses_any, var_ids
@@ -98,6 +99,9 @@ def _reads(expr, buffer) -> bool:
 
 def _with_regions(block: Block) -> Block:
     reads, writes = detect_block_regions(block)
+    if block.init is not None:  # as TVM: a reduction does not list its accumulator among its reads
+        written = {id(w.buffer) for w in writes}
+        reads = [r for r in reads if id(r.buffer) not in written]
     return block.replace(reads=tuple(reads), writes=tuple(writes))
 
 
@@ -210,13 +214,53 @@ class Reduction(ScheduleBase):
         for f in reversed(inner_loops):
             binding = f.thread_binding if f.kind == ForKind.THREAD_BINDING else None
             stmt = For(loop_map[f.loop_var], f.min, f.extent, f.kind, stmt, thread_binding=binding)
-        update_block = blk.replace(init=None, name_hint=update_name)
+        # As TVM: without its init the update reads what it writes, listed first.
+        read_ids = {id(r.buffer) for r in blk.reads}
+        update_reads = tuple(w for w in blk.writes if id(w.buffer) not in read_ids) + tuple(blk.reads)
+        update_block = blk.replace(init=None, name_hint=update_name, reads=update_reads)
         new_loop = replace_many(for_node, {id(realize): realize.replace(block=update_block)})
         self._replace(func_name, for_node, SeqStmt.flatten(stmt, new_loop))
         self._rename_block_rv(block, update_name)  # the handle follows the renamed block, as TVM's sref does
         return BlockRV(init_name, func_name)
 
     # -- rfactor ------------------------------------------------------------------------------
+    def _check_rfactor_block(self, index, realize, rf_loop, store) -> None:
+        """TVM's conditions on the block and loops of rfactor: a reduction block (affine bindings,
+        writes indexed by spatial iterators, the init writing where the update writes) in a scope
+        that is a stage pipeline, under serial loops none bound to both spatial and reduction iterators."""
+        from ..analysis import is_affine_binding
+        from ..state_flags import compute_flags
+
+        blk = realize.block
+        loops = index.loops_of(realize)
+        if not is_affine_binding(realize, loops):
+            raise self._error(f"rfactor: block {blk.name_hint!r} has bindings that are not affine in its loops", blk)
+        reduce_ids = {id(iv.var) for iv in blk.iter_vars if iv.iter_type == COMM_REDUCE}
+        spatial_ids = {id(iv.var) for iv in blk.iter_vars if iv.iter_type != COMM_REDUCE}
+        if any(uses_any(i, reduce_ids) for i in store.indices):
+            raise self._error(f"rfactor: block {blk.name_hint!r} writes {store.buffer.name} at an index that depends "
+                              "on a reduction iterator, so it is not a reduction block", blk)
+        init = blk.init
+        if isinstance(init, BufferStore) and (init.buffer is not store.buffer or not structural_equal(
+                list(init.indices), list(store.indices), map_free_vars=False)):
+            raise self._error(f"rfactor: the init of block {blk.name_hint!r} writes {init.buffer.name}"
+                              f"{list(map(str, init.indices))} but the update writes {store.buffer.name}"
+                              f"{list(map(str, store.indices))}; they must write the same element", blk)
+        for f in loops:
+            fid = {id(f.loop_var)}
+            bound = [iv.var for iv, v in zip(blk.iter_vars, realize.iter_values) if uses_any(v, fid)]
+            if any(id(v) in reduce_ids for v in bound) and any(id(v) in spatial_ids for v in bound):
+                raise self._error(f"rfactor: loop {f.loop_var.name} is bound to both spatial and reduction "
+                                  f"iterators of block {blk.name_hint!r}", f)
+            if any(id(v) in reduce_ids for v in bound) and f.kind != ForKind.SERIAL:
+                raise self._error(f"rfactor: loop {f.loop_var.name} is {f.kind.name.lower()}; rfactor needs the "
+                                  "reduction loops serial", f)
+        scope = index.parent_block_realize(realize)
+        if scope is not None and not compute_flags(index.root)[id(scope.block)].stage_pipeline:
+            raise self._error(f"rfactor: the scope of block {blk.name_hint!r} is not a stage pipeline (a consumer "
+                              "reads more than its producers write, or a block writes what an earlier one read)",
+                              blk)
+
     @primitive
     def rfactor(self, loop: LoopRV, factor_axis: int) -> BlockRV:
         """Factor a reduction over ``loop``: a new block ``<name>_rf`` computes partial results
@@ -278,6 +322,7 @@ class Reduction(ScheduleBase):
             reducer, store, rhs = _match_reduction(blk)
         except ValueError as err:
             raise self._error(f"rfactor cannot factor block {blk.name_hint!r}: {err}", blk) from None
+        self._check_rfactor_block(index, realize, rf_loop, store)
         rf_id = {id(rf_loop.loop_var)}
         touches_reduce = False
         for iv, v in zip(blk.iter_vars, realize.iter_values):

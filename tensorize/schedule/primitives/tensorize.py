@@ -14,7 +14,7 @@ from ...ir import stmt as S
 from ...ir.buffer import Buffer
 from ...ir.tensor_intrin import TensorIntrin
 from ..base import ScheduleBase, primitive
-from ..tree import BufferReplacer
+from ..surgery import BufferReplacer
 from ..rv import BlockRV, LoopRV
 from .tensorize_match import BufferMatch, DescMatcher, TensorizeMismatch
 

@@ -9,7 +9,7 @@ import ast
 
 from ...ir import dtype as dt
 from ...ir.buffer import Buffer
-from ...ir.expr import IterVar, PointerType, PrimExpr, Range, Var, convert, make_const
+from ...ir.expr import Cast, IterVar, PointerType, PrimExpr, Range, Var, convert, make_const
 from ...arith.linear import simplify_linear
 from ...ir.stmt import Allocate, AttrStmt, BufferStore, DeclBuffer, LetStmt, MatchBufferRegion
 from .. import tir as T
@@ -107,6 +107,8 @@ class AssignStatements:
             value = make_const(store_dtype, value.value)
         if not isinstance(value, PrimExpr):
             raise self.error(node, f"cannot store a {type(value).__name__} into buffer {buffer.name!r}")
+        if value.dtype != store_dtype and dt.lanes_of(value.dtype) == dt.lanes_of(store_dtype):
+            value = Cast(store_dtype, value)  # as TVM: a store casts its value to the buffer's dtype
         return BufferStore(buffer, value, indices, span=self.source.span(node))
 
     def assign(self, node, target, value, rest):
