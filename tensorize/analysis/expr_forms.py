@@ -57,3 +57,7 @@ def _show(e) -> str:
     if op is not None:
         return f"{_show(e.a)} {op} {_show(e.b)}"
     return type(e).__name__
+
+
+def _name(v) -> str:
+    return getattr(v, "name", None) or type(v).__name__

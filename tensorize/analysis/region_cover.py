@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ..ir import expr as E
 from ..ir import stmt as S
+from ..ir.functor import post_order_visit
 from .expr_forms import _attains_bounds, _show
 
 
@@ -179,3 +180,10 @@ def _cover_verdict(ana, outer: S.BufferRegion, inner: S.BufferRegion):
                            or access.max_value + i.extent.value > hull_hi.max_value):
                 return False
     return True if covered else None
+
+
+def _has_dependent_extent(value, domains) -> bool:
+    """Whether a variable of ``value`` runs over a domain that is not constant (``T.min(31, 126 - i * 32)``)."""
+    found = []
+    post_order_visit(value, lambda n: found.append(n) if isinstance(n, E.Var) else None)
+    return any(id(v) in domains and _const_range(domains[id(v)]) is None for v in found)

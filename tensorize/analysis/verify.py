@@ -37,48 +37,24 @@ from typing import Any
 from ..arith import Analyzer
 from ..arith.block_access import infer_block_access
 from ..arith.bound import ConstIntBound
-from ..errors import VerifyError
 from ..ir import dtype as dt
 from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.buffer import Buffer
 from ..ir.function import IRModule, PrimFunc
-from ..ir.functor import StmtExprVisitor, post_order_visit
-from ..ir.node import Span
-from .expr_forms import _is_quasi_affine, _show
+from ..ir.functor import StmtExprVisitor
+from ..errors import VerifyError  # noqa: F401  (re-exported: callers catch it from here)
+from .verify_error import RULES, WellFormedError
+from .expr_forms import _is_quasi_affine, _name, _show
 from .region_cover import (
-    _const_range, _cover_verdict, _point_accesses_covered, _region_text, _same_or_inside, _single_loop_var,
+    _const_range, _cover_verdict, _has_dependent_extent, _point_accesses_covered, _region_text, _same_or_inside,
+    _single_loop_var,
 )
 
 logger = logging.getLogger(__name__)
 
 
-def _has_dependent_extent(value, domains) -> bool:
-    """Whether a variable of ``value`` runs over a domain that is not constant (``T.min(31, 126 - i * 32)``)."""
-    found = []
-    post_order_visit(value, lambda n: found.append(n) if isinstance(n, E.Var) else None)
-    return any(id(v) in domains and _const_range(domains[id(v)]) is None for v in found)
-
 __all__ = ["verify_well_formed", "WellFormedError", "RULES"]
-
-RULES = ("binding-extent", "undefined-variable", "access-region", "store-dtype", "affine-binding",
-         "iterator-scope", "duplicate-definition")
-
-
-class WellFormedError(VerifyError):
-    """A broken well-formedness rule: ``rule`` (one of ``RULES``), ``span`` (or None) and ``line``."""
-
-    def __init__(self, rule: str, message: str, span: Span | None = None, func_name: str | None = None):
-        self.rule, self.span, self.message = rule, span, message
-        self.line = span.line if span is not None else None
-        where = f"{span.source_name}:{span.line}:{span.column}: " if span is not None else ""
-        in_func = f" (in function {func_name!r})" if func_name and span is None else ""
-        super().__init__(f"{where}error: [{rule}] {message}{in_func}")
-
-
-def _name(v) -> str:
-    return getattr(v, "name", None) or type(v).__name__
-
 
 class _Frame:
     __slots__ = ("vars", "barrier")

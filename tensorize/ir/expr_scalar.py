@@ -13,6 +13,7 @@ from typing import Any
 from ..errors import TVMValueError
 from . import dtype as dt
 from .node import Node, _set
+from .types import PointerType, ScalarType
 
 
 class _Upper:
@@ -279,42 +280,6 @@ class SizeVar(Var):
 
     __slots__ = ()
     _type_key = "tir.SizeVar"
-
-
-class ScalarType:
-    """The type of a scalar expression (TVM's ``PrimType``): just its ``dtype``."""
-
-    __slots__ = ("dtype",)
-
-    def __init__(self, dtype: str):
-        self.dtype = dtype
-
-    def __eq__(self, other):
-        return isinstance(other, ScalarType) and other.dtype == self.dtype
-
-    def __hash__(self):
-        return hash(("ScalarType", self.dtype))
-
-    def __repr__(self):
-        return f"PrimType({self.dtype!r})"
-
-
-class PointerType:
-    """The type of a buffer's data pointer: element dtype and storage scope (``"global"``, ``"shared"``, ...)."""
-
-    __slots__ = ("element_dtype", "storage_scope")
-
-    def __init__(self, element_dtype: str, storage_scope: str = "global"):
-        self.element_dtype, self.storage_scope = element_dtype, storage_scope or "global"
-
-    def __eq__(self, other):
-        return isinstance(other, PointerType) and (self.element_dtype, self.storage_scope) == (other.element_dtype, other.storage_scope)
-
-    def __hash__(self):
-        return hash((self.element_dtype, self.storage_scope))
-
-    def __repr__(self):
-        return f"PointerType({self.element_dtype!r}, {self.storage_scope!r})"
 
 
 # Values that need no check or normalisation when building an IntImm of the common dtypes.
