@@ -36,6 +36,8 @@ def _check(M, N, K, tmp_path, samples, padded=True):
     assert sketches, f"no tensorized sketch among intrinsics {ctx.intrinsics}"
     intrins = {name for name, _ in sketches}
     assert any("dot_8x4_u8i8s32_avx2" in name or "avx2" in name for name in intrins), intrins
+    # On an AVX-512 host the 16-lane dots compete too (and pad 1000); the claim is about the 8-lane AVX2 dot.
+    sketches = [(name, sch) for name, sch in sketches if "avx2" in name]
     postprocs = default_postprocs(ctx)
     cands = []
     for seed in range(samples):
