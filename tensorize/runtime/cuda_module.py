@@ -6,6 +6,7 @@ Without cupy or without a GPU, building and reading the source work; calling a f
 """
 from __future__ import annotations
 
+import glob
 import logging
 import os
 import shutil
@@ -55,17 +56,37 @@ def _require_cupy():
 
 
 def cuda_include_dir() -> str | None:
-    """The CUDA toolkit's include folder (beside ``nvcc``), which NVRTC needs for ``mma.h``.
+    """The CUDA toolkit's include folder (the one holding ``cuda_fp16.h``), which NVRTC needs for ``mma.h``.
+
+    Looked for under ``$CUDA_HOME``/``$CUDA_PATH``, beside ``nvcc`` (its real path and the path it is
+    called by), in ``/usr/local/cuda*`` and in the ``nvidia`` pip packages.
 
     Returns
     -------
     str or None
-        The folder, or None when ``nvcc`` is not on the PATH.
+        The folder, or None when no CUDA headers are found.
+
+    Examples
+    --------
+    >>> path = cuda_include_dir()
+    >>> path is None or os.path.isfile(os.path.join(path, "cuda_fp16.h"))
+    True
     """
+    roots = [os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH")]
     nvcc = shutil.which("nvcc")
     if nvcc:
-        path = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(nvcc))), "include")
-        if os.path.isdir(path):
+        roots += [os.path.dirname(os.path.dirname(os.path.realpath(nvcc))), os.path.dirname(os.path.dirname(nvcc))]
+    roots += ["/usr/local/cuda"] + sorted(glob.glob("/usr/local/cuda-*"), reverse=True)
+    candidates = [os.path.join(root, "include") for root in roots if root]
+    try:
+        import nvidia  # the CUDA wheels (nvidia-cuda-runtime, cuda-toolkit) keep headers in their packages
+
+        for base in getattr(nvidia, "__path__", []):
+            candidates += sorted(glob.glob(os.path.join(base, "*", "include")))
+    except ImportError:
+        pass
+    for path in candidates:
+        if os.path.isfile(os.path.join(path, "cuda_fp16.h")):
             return path
     return None
 
@@ -116,6 +137,13 @@ class CUDASourceModule:
         """
         return getattr(self.target, "arch", "") or "sm_80"
 
+    def _check_device_arch(self, cupy) -> None:
+        wanted = int("".join(ch for ch in self.arch() if ch.isdigit()) or 0)
+        device = int(cupy.cuda.Device().compute_capability)
+        if wanted > device:
+            raise TVMError(f"the target asks for {self.arch()} but the GPU is sm_{device}: build for "
+                           f"'cuda -arch=sm_{device}' (or an older architecture)")
+
     def kernel(self, name: str):
         """The compiled kernel ``name`` (the source is compiled by NVRTC on the first call).
 
@@ -131,7 +159,10 @@ class CUDASourceModule:
         """
         cupy = _require_cupy()
         if self._module is None:
-            options = ["-std=c++17", f"--gpu-architecture={self.arch().replace('sm_', 'compute_')}"]
+            # cupy adds the current device's architecture itself (a second -arch only draws a warning); a
+            # target that asks for a newer one than the device has cannot run there.
+            self._check_device_arch(cupy)
+            options = ["-std=c++17"]
             include = cuda_include_dir()
             if include:
                 options.append(f"-I{include}")

@@ -30,7 +30,6 @@ _THREAD_TAGS = ("blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "thread
 STATIC_SHARED_LIMIT = 48 * 1024  # bytes of static __shared__ per block; beyond it shared memory is dynamic
 HEADER = """#include <cuda_fp16.h>
 #include <mma.h>
-#include <cstdint>
 """
 
 
