@@ -94,7 +94,7 @@ def vnni_schedule(M: int, N: int, K: int, mr: int = 4, nb: int = 4) -> "tvm.tir.
 def vnni_peak_kernel(chains: int = VNNI_CHAINS, steps: int = 1 << 20, threads: int = 2):
     """``threads`` parallel copies of ``chains`` independent vpdpbusd accumulator chains, ``steps`` long,
     on one register-resident A (broadcast) and B: what the VNNI units can do at most. Every chain adds
-    the same dot product, so ``C[t, c, i] = C0 + steps * sum_k A[t, k] * B[t, i, k]``."""
+    the same dot product, so ``C[t, c, i] = steps * sum_k A[t, k] * B[t, i, k]``."""
 
     @T.prim_func
     def peak(A: T.Buffer((threads, 4), "uint8"), B: T.Buffer((threads, 16, 4), "int8"),
@@ -103,6 +103,8 @@ def vnni_peak_kernel(chains: int = VNNI_CHAINS, steps: int = 1 << 20, threads: i
         for t, s, c, i, k in T.grid(threads, steps, chains, 16, 4):
             with T.block("C"):
                 vt, vs, vc, vi, vk = T.axis.remap("SRSSR", [t, s, c, i, k])
+                with T.init():  # the local accumulators of cache_write start from zero, not from memory
+                    C[vt, vc, vi] = 0
                 C[vt, vc, vi] = C[vt, vc, vi] + T.Cast("int32", A[vt, vk]) * T.Cast("int32", B[vt, vi, vk])
 
     sch = tvm.tir.Schedule(peak)

@@ -84,7 +84,8 @@ class _RegionCollector(StmtExprVisitor):
 
     A buffer's accesses are relaxed over the loops inside its allocation block only (the loops
     around that block stay symbolic): the stack of loops is cut at the depth where the block
-    registered the buffer.
+    registered the buffer. A ``shared`` buffer is one per thread block, so the loops bound to
+    ``threadIdx`` around its allocation are relaxed too (TVM's rule for thread-visible storage).
     """
 
     _methods: dict = {}
@@ -93,6 +94,8 @@ class _RegionCollector(StmtExprVisitor):
         self.buffers: dict[int, Buffer] = {}
         self.depth: dict[int, int] = {}
         self.stack: list[tuple[int, tuple]] = []
+        self.thread_loops: list[bool] = []  # per stack entry: bound to threadIdx
+        self.shared: set[int] = set()
         self.bounds: dict[int, list] = {}
         self.failed: dict[int, set] = {}
         self.blocks: list[tuple[S.Block, list[int]]] = []   # allocation blocks and their buffers, in order
@@ -118,7 +121,11 @@ class _RegionCollector(StmtExprVisitor):
             merged[axis] = (lo_b if dlo.const < 0 else lo_a, hi_b if dhi.const > 0 else hi_a)
 
     def _doms(self, key: int) -> dict:
-        return dict(self.stack[self.depth[key]:])
+        depth = self.depth[key]
+        doms = dict(self.stack[depth:])
+        if key in self.shared:
+            doms.update(entry for entry, bound in zip(self.stack[:depth], self.thread_loops) if bound)
+        return doms
 
     def _point(self, buffer, indices):
         key = id(buffer.data)
@@ -153,8 +160,11 @@ class _RegionCollector(StmtExprVisitor):
 
     def visit_for_(self, op):
         self.stack.append((id(op.loop_var), (op.min, op.extent)))
+        self.thread_loops.append(op.kind == S.ForKind.THREAD_BINDING and op.thread_binding is not None
+                                 and op.thread_binding.thread_tag.startswith("threadIdx"))
         super().visit_for_(op)
         self.stack.pop()
+        self.thread_loops.pop()
 
     def visit_block_(self, op):
         for r in list(op.reads) + list(op.writes):
@@ -167,6 +177,8 @@ class _RegionCollector(StmtExprVisitor):
                 key = id(buf.data)
                 self.buffers[key], self.depth[key] = buf, len(self.stack)
                 self.bounds[key], self.failed[key] = [None] * buf.ndim, set()
+                if buf.scope().startswith("shared"):
+                    self.shared.add(key)
             self.blocks.append((op, [id(b.data) for b in mine]))
         super().visit_block_(op)
 

@@ -9,6 +9,11 @@ For example::
 
     root: alloc B; for i: { for j: B[j] = ...; for j: C[i, j] = B[j] }
     becomes: for i: with T.block(""): alloc B; ...   (B allocated per i)
+
+A GPU ``shared`` buffer is placed the same way, as in TVM, also inside loops bound to ``threadIdx`` (a
+fetch at the reduction loop ``k0`` under the warp loops): compaction relaxes the thread loops around it
+(one buffer per thread block) but not the serial loops, so it holds one ``k0`` step, not the whole
+reduction.
 """
 from __future__ import annotations
 
@@ -105,18 +110,6 @@ class _Placer(StmtExprMutator):
         return new
 
 
-def _above_threads(path: list, scope: str) -> list:
-    """A GPU ``shared`` buffer is one per thread block: it is allocated above the loops bound to
-    ``threadIdx`` (so that compaction covers every thread's part), never inside them."""
-    if not scope.startswith("shared"):
-        return path
-    for k, node in enumerate(path):
-        if isinstance(node, S.For) and node.kind == S.ForKind.THREAD_BINDING and node.thread_binding is not None \
-                and node.thread_binding.thread_tag.startswith("threadIdx"):
-            return path[:k]
-    return path
-
-
 def plan_buffer_allocation(func):
     """``func`` with each ``alloc_buffer`` moved to the lowest statement enclosing its uses (the PrimFunc-level form of ``PlanAndUpdateBufferAllocationLocation``).
 
@@ -138,7 +131,6 @@ def plan_buffer_allocation(func):
         path = collector.paths.get(key)
         if path is None:
             continue  # never used: leave it where it is
-        path = _above_threads(path, buffer.scope())
         target = path[-1] if path else None
         if target is None:
             # The outermost scope: the root block if the function has one.

@@ -132,3 +132,21 @@ def test_shared_memory_above_48kb_is_dynamic(tmp_path):
     small = tvm.build(_big_shared(16), target="cuda -arch=sm_80")
     assert "__shared__ alignas(16) float S[4096];" in small.imported_modules[0].get_source()
     assert [k.shared_bytes for k in small.launches("main")] == [0]
+
+
+@pytest.mark.parametrize("in_dtype,out_dtype", CASES)
+def test_shared_tiles_hold_one_reduction_step_of_the_block_tile(in_dtype, out_dtype):
+    """The fetches sit at the reduction loop under the warp loops (threadIdx.y/z): the shared tiles are
+    relaxed over the warps (one tile per thread block) but not over the reduction, as in TVM. Before, they
+    held the whole K extent (512 KiB at 4096^3: the launch failed)."""
+    warps, tiles, k_tiles = (2, 2), (2, 2), 2
+    sch = mma_gemm(gemm(4096, 4096, 4096, in_dtype, out_dtype), in_dtype, out_dtype, warps=warps, warp_tiles=tiles,
+                   k_tiles=k_tiles)
+    rt = tvm.build(sch.mod, target="cuda -arch=sm_90")
+    source = rt.imported_modules[0].get_source()
+    kt = (32 if in_dtype == "int8" else 16) * k_tiles
+    c_type = "half" if in_dtype == "float16" else "signed char"
+    rows = 16 * warps[0] * tiles[0]
+    assert f"__shared__ alignas(16) {c_type} A_shared[{rows * kt}];" in source
+    assert f"__shared__ alignas(16) {c_type} B_shared[{kt * 16 * warps[1] * tiles[1]}];" in source
+    assert [k.shared_bytes for k in rt.launches("main")] == [0]  # static: well under 48 KB

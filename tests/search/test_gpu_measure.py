@@ -1,6 +1,7 @@
 """The CUDA builder and runner: artifacts compiled by nvcc and loaded back; without a GPU the runner says so."""
 from __future__ import annotations
 
+import math
 import shutil
 
 import numpy as np
@@ -71,6 +72,10 @@ def test_tune_tir_on_a_cuda_target(tmp_path):
     db = tune_tir(te.create_prim_func([A, B, C]), "cuda -arch=sm_90", str(tmp_path), max_trials_global=2,
                   num_trials_per_iter=2, strategy="random", cost_model=None, progress=False)
     records = db.get_all_tuning_records()
-    assert len(records) == 2
-    if not gpu_available():  # built by the cuda builder (nvcc), refused by the runner with the reason
+    report = db.tuning_report
+    # the two trials, plus the re-measurement of the valid ones (only where a GPU ran them)
+    assert len(records) == 2 + len(report.remeasured)
+    if gpu_available():
+        assert report.valid >= 1 and report.remeasured and math.isfinite(report.best_secs)
+    else:  # built by the cuda builder (nvcc), refused by the runner with the reason
         assert db.tuning_report.failed == {"run": 2}

@@ -8,7 +8,7 @@ picks one of the loops where ``compute_at`` applies (or the special root/inline 
 from __future__ import annotations
 
 from ...ir import expr as E
-from ...ir.stmt import Block, BlockRealize, For, Stmt
+from ...ir.stmt import Block, BlockRealize, For, ForKind, Stmt
 from ..base import ScheduleBase, primitive
 from ...arith.loop_relax import block_region_in_loops, hull, loop_dom, make_analyzer
 from ..tree import replace_many, replace_stmt
@@ -279,7 +279,10 @@ class ComputeAt(ScheduleBase):
             for region in (s.block.writes if reverse else s.block.reads):
                 if id(region.buffer) not in own:
                     continue
-                rng = block_region_in_loops(s, region, dom, ana)
+                # As TVM: storage the threads share is filled for all of them, so the thread loops above
+                # the target loop are relaxed too (a shared tile covers the thread block, not one warp).
+                visible = _thread_visible_loops(outer, region.buffer.scope())
+                rng = block_region_in_loops(s, region, {**loop_dom(visible), **dom} if visible else dom, ana)
                 key = id(region.buffer)
                 needed[key] = rng if key not in needed else hull(needed[key], rng, ana)
         # Solve the moved block's iterator ranges from its own accesses of those buffers.
@@ -344,6 +347,19 @@ class ComputeAt(ScheduleBase):
                 preds.append(E.LT(value, dom_hi))
             bindings.append(value)
         return realize_in_loops(bindings, preds, blk, loops)
+
+
+def _thread_visible_loops(loops: list, scope: str) -> list:
+    """The loops among ``loops`` bound to threads that all see one buffer of ``scope``: ``threadIdx.*`` for
+    ``shared``, ``threadIdx.x`` (the lanes) for ``warp``, none otherwise."""
+    if scope.startswith("shared"):
+        prefix = "threadIdx"
+    elif scope == "warp":
+        prefix = "threadIdx.x"
+    else:
+        return []
+    return [f for f in loops if f.kind == ForKind.THREAD_BINDING and f.thread_binding is not None
+            and f.thread_binding.thread_tag.startswith(prefix)]
 
 
 def index_is_inside(tree, realize: BlockRealize, loop_stmt: For) -> bool:
