@@ -34,8 +34,9 @@ from tests.codegen.gpu_schedules import gemm, wmma_gemm  # noqa: E402
 from tests.codegen.mma_schedules import mma_gemm  # noqa: E402
 
 logger = logging.getLogger("gpu_gemm")
-CONFIGS = [dict(warps=w, warp_tiles=t, k_tiles=k) for w, t, k in
-           itertools.product([(2, 2), (2, 4), (4, 2)], [(1, 1), (2, 2), (2, 4), (4, 2)], [1, 2])]
+# larger tiles first: ``--max-configs N`` keeps the N most promising
+CONFIGS = [dict(warps=w, warp_tiles=t, k_tiles=k) for t, w, k in
+           itertools.product([(4, 2), (2, 4), (2, 2), (1, 1)], [(2, 4), (4, 2), (2, 2)], [2, 1])]
 SCHEDULES = {"wmma": wmma_gemm, "mma.sync": mma_gemm}
 
 
@@ -102,7 +103,7 @@ def cublas(cupy, a, b, in_dtype, out_dtype):
         return (lambda: cupy.matmul(a32, b32)), "cupy.matmul int32 (CUDA cores)"
 
 
-def measure(n, in_dtype, out_dtype, arch, repeat, trials, work_dir):
+def measure(n, in_dtype, out_dtype, arch, repeat, trials, work_dir, max_configs=None):
     import cupy
 
     a, b = _inputs(cupy, n, in_dtype)
@@ -130,7 +131,7 @@ def measure(n, in_dtype, out_dtype, arch, repeat, trials, work_dir):
 
     for kind in SCHEDULES:
         best = None
-        for config in CONFIGS:
+        for config in CONFIGS[:max_configs]:
             secs = run(f"{kind} {config}", hand_schedule(kind, n, in_dtype, out_dtype, config))
             if secs is not None and (best is None or secs < best[0]):
                 best = (secs, config)
@@ -193,6 +194,8 @@ def main(argv=None) -> int:
     parser.add_argument("--work-dir", default=None, help="the search's folder (default: a temporary one)")
     parser.add_argument("--out", help="write the results as JSON to this file")
     parser.add_argument("--check", action="store_true", help="build every variant and compile it with nvcc")
+    parser.add_argument("--max-configs", type=int, default=None,
+                        help="hand schedules: try only the first N tile configurations (largest tiles first)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     if args.check:
@@ -201,7 +204,7 @@ def main(argv=None) -> int:
         print("no CUDA GPU visible to cupy here: nothing to measure (install cupy-cuda13x and run on a GPU node)")
         return 0
     work_dir = args.work_dir or tempfile.mkdtemp(prefix="gpu_gemm_")
-    rows = [measure(args.size, dt, ot, args.arch, args.repeat, args.trials, work_dir)
+    rows = [measure(args.size, dt, ot, args.arch, args.repeat, args.trials, work_dir, args.max_configs)
             for dt, ot in (("float16", "float32"), ("int8", "int32"))]
     if args.out:
         with open(args.out, "w") as f:
