@@ -23,6 +23,7 @@ import tempfile
 from typing import Any, Callable, Mapping
 
 from ..errors import TVMAttributeError, TVMError, TVMValueError
+from .ndarray import Tensor
 from .signature import FunctionSignature
 
 logger = logging.getLogger(__name__)
@@ -35,6 +36,7 @@ class PackedFunc:
     def __init__(self, name: str, signature: FunctionSignature, address: int | None, module: "Module"):
         self.name, self.signature, self.address, self.module = name, signature, address, module
         self._cfunc = None
+        self._last = None  # (the tensors of the last call, its prepared run)
         if address:
             prototype = ctypes.CFUNCTYPE(ctypes.c_int32, *signature.c_argtypes)
             self._cfunc = prototype(address)
@@ -73,6 +75,17 @@ class PackedFunc:
         return run
 
     def __call__(self, *args) -> None:
+        # Calling again with the very same tensors (a benchmark loop, a model's layers) reuses the checked
+        # and converted arguments: a Tensor's storage never changes, and the cache holds the tensors alive.
+        if args and all(type(a) is Tensor for a in args):
+            last = self._last
+            if last is not None and len(last[0]) == len(args) and all(a is b for a, b in zip(last[0], args)):
+                last[1]()
+                return
+            run = self.prepare(*args)
+            self._last = (args, run)
+            run()
+            return
         self.prepare(*args)()
 
     def __repr__(self) -> str:
