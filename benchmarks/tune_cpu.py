@@ -9,7 +9,9 @@ int8 GEMM, channels-last ``conv2d``), numpy (OpenBLAS; this script unsets ``OPEN
 ``OPENBLAS_L2_SIZE`` in its own process so OpenBLAS picks its best kernel) and, when ``apache-tvm`` is
 installed, TVM MetaSchedule with the same budget. Every row is timed the same way: blocks of calls
 per library with a pause between libraries (two spinning thread pools slow each other when they
-alternate call by call), the median of ``--repeat`` blocks.
+alternate call by call), the median of ``--repeat`` blocks. Ours and PyTorch alternate over three
+such rounds and each reports the median round, so a change of the machine's speed during the run
+(frequency, other tenants) moves both sides of the ratio.
 
 Each workload's weight (GEMM ``B``, the convolution kernels) is marked layout-free (the function attribute
 ``layout_free_buffers``), as a model's constant weights are: the search may pack it into the blocked
@@ -53,6 +55,9 @@ SHAPES = {"gemm": "1024", "gemm_int8": "1024", "conv2d": "resnet_56", "dep_conv"
 #: time of this thread, which every library's kernel runs in when it has one thread: on a machine shared
 #: with other jobs it leaves out the time slices the kernel lost.
 CLOCK = {"fn": time.perf_counter}
+
+
+ROUNDS = 3  # alternating rounds of ours and PyTorch
 
 
 def block_time(fn, repeat: int, min_secs: float = 0.2) -> float:
@@ -199,14 +204,21 @@ def run_workload(name: str, trials: int, repeat: int, work_root: str, strategy_c
     expected = w.reference(*inputs)
     if not np.allclose(out.numpy(), expected, rtol=1e-3, atol=1e-3):
         return {"workload": name, "error": "the tuned program disagrees with numpy"}
-    ours = block_time(lambda: lib(*args, out), repeat)
+    # Ours and PyTorch alternate over ROUNDS rounds (each a block_time): a drift of the machine's speed
+    # during the run then moves both, not just whichever ran second.
+    torch_kernel = torch_call(name, inputs, w.params)
+    ours_rounds, torch_rounds = [], []
+    for _ in range(ROUNDS):
+        ours_rounds.append(block_time(lambda: lib(*args, out), repeat))
+        if torch_kernel is not None:
+            torch_rounds.append(block_time(torch_kernel[1], repeat))
+    ours = float(np.median(ours_rounds))
     row = {"workload": name, "shape": w.shape_name, "flops": w.flops, "ours_s": ours, "trials": report.trials,
            "valid": report.valid, "tuning_s": report.seconds["total"], "split": dict(report.seconds),
-           "trial_90": report.trial_reaching(0.9), "baselines": {}}
-    torch_kernel = torch_call(name, inputs, w.params)
+           "trial_90": report.trial_reaching(0.9), "baselines": {}, "ours_rounds_s": ours_rounds}
     if torch_kernel is not None:
-        label, fn = torch_kernel
-        row["baselines"][label] = block_time(fn, repeat)
+        row["baselines"][torch_kernel[0]] = float(np.median(torch_rounds))
+        row["torch_rounds_s"] = torch_rounds
     if name != "gemm_int8":  # OpenBLAS has no int8 GEMM; numpy's int32 matmul is not a fair peer
         row["baselines"]["numpy"] = numpy_time(lambda: w.reference(*inputs), repeat, num_threads)
     if with_tvm:
