@@ -47,9 +47,16 @@ def hand_schedule(kind, n, in_dtype, out_dtype, config):
 def searched_schedule(n, in_dtype, out_dtype, arch, trials, work_dir):
     from search.tune import compile_tir, tune_tir
 
+    import yaml
+
+    # the search parameters of configs/search/evolutionary.yaml, as the CPU benchmarks use them (the class
+    # defaults are MetaSchedule's population of 512: minutes of Python replay per round)
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+    with open(os.path.join(root, "configs", "search", "evolutionary.yaml")) as f:
+        strategy_config = yaml.safe_load(f)["strategy"]
     mod = gemm(n, n, n, in_dtype, out_dtype)
     db = tune_tir(mod, f"cuda -arch={arch}", work_dir, max_trials_global=trials, num_trials_per_iter=min(16, trials),
-                  builder="cuda", runner="cuda", progress=False)
+                  builder="cuda", runner="cuda", progress=False, strategy_config=strategy_config)
     return compile_tir(db, mod, f"cuda -arch={arch}")
 
 

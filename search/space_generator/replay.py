@@ -53,5 +53,9 @@ def replay_candidate(ctx, trace: Trace, postprocs, decision_provider=None, seed:
 
 def sample_candidate(ctx, sketch: Schedule | Trace, postprocs, seed: int | None = None) -> Schedule:
     """A fresh random candidate of a sketch: ``replay_candidate`` with every decision resampled."""
+    from .gpu_tiles import resample_provider
+
     trace = sketch.trace if isinstance(sketch, Schedule) else sketch
-    return replay_candidate(ctx, trace, postprocs, decision_provider=resample, seed=seed)
+    if seed is None:
+        seed = ctx.rng.randrange(1 << 31)
+    return replay_candidate(ctx, trace, postprocs, decision_provider=resample_provider(ctx, trace, seed), seed=seed)

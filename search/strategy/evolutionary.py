@@ -22,6 +22,8 @@ import time
 
 import numpy as np
 
+from ..schedule_rule.gpu_limits import is_gpu_target
+from ..space_generator.gpu_tiles import tilings_fit
 from .base import Candidate, SearchStrategy
 from .registry import STRATEGIES
 
@@ -125,7 +127,10 @@ class EvolutionarySearch(SearchStrategy):
             acc += prob
             if x <= acc:
                 break
-        return mutator.apply(parent.trace, self.ctx, self.ctx.rng)
+        trace = mutator.apply(parent.trace, self.ctx, self.ctx.rng)
+        if trace is not None and is_gpu_target(self.ctx.target) and not tilings_fit(trace):
+            return None  # a thread block over the limits: dropped before the costly replay
+        return trace
 
     def _generation(self, population: list[Candidate], cumulative: np.ndarray) -> list[Candidate]:
         """One generation of ``population_size`` children. Every open slot draws a parent and

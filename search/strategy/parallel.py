@@ -27,7 +27,9 @@ import numpy as np
 
 from tensorize.ir.structural import structural_hash
 from tensorize.schedule import ScheduleError
-from tensorize.schedule.trace import RESAMPLE, Trace
+from tensorize.schedule.trace import Trace
+
+from ..space_generator.gpu_tiles import resample_provider
 
 logger = logging.getLogger(__name__)
 
@@ -89,9 +91,9 @@ def replay_job(ctx, space, features, job) -> tuple[ReplayResult, object]:
         ``(result, schedule)``: a ``ReplayResult`` and the schedule (None when invalid).
     """
     trace_json, resample, seed = job
-    provider = (lambda inst, decision: RESAMPLE) if resample else None
     try:
         trace = trace_json if isinstance(trace_json, Trace) else Trace.from_json(trace_json)
+        provider = resample_provider(ctx, trace, seed) if resample else None
         sch = space.replay(ctx, trace, space.postprocs, decision_provider=provider, seed=seed)
         key = structural_hash(sch.mod)
         feats = features.extract_keyed(ctx, [sch], [key])[0] if features is not None else None

@@ -174,3 +174,33 @@ def test_operator_suite_gets_tensor_core_candidates(name, tmp_path):
         cpu = replay_candidate(ctx, sketch.trace, emulate_posts, decision_provider=lambda inst, d: RESAMPLE, seed=0)
         got = _emulated(cpu, inputs + [np.zeros(w.output_shape(), "float16")])
         np.testing.assert_allclose(got.astype("float32"), expect, rtol=2e-2, atol=2e-2 * float(np.abs(expect).max()))
+
+
+def _cuda_core_sketch(ctx):
+    return next(s for s in PostOrderApply().generate_design_space(ctx)
+                if not any(AUTO_TENSORIZE in r[0].block.annotations for r in s._index("main").blocks.values()))
+
+
+def test_gpu_tilings_are_drawn_together_within_the_block_limits():
+    """Fresh CUDA candidates draw their spatial tilings jointly (threads per block <= 1024, a thread's tile
+    <= 256 elements): most samples of a 1024^3 GEMM pass verify_gpu_code (drawn one split at a time, half
+    did), and a mutated trace over the limits is recognised without replaying it."""
+    from search.space_generator import sample_candidate
+    from search.space_generator.gpu_tiles import tilings_fit
+
+    ctx = TuneContext.create(gemm(1024, 1024, 1024, "float32", "float32"), "cuda -arch=sm_90", seed=0)
+    sketch = _cuda_core_sketch(ctx)
+    valid = []
+    for seed in range(12):
+        try:
+            valid.append(sample_candidate(ctx, sketch, default_postprocs(ctx), seed=seed))
+        except Exception:  # noqa: BLE001 - a sample a postprocessor rejects
+            pass
+    assert len(valid) >= 8, f"only {len(valid)} of 12 samples are valid"
+    assert all(tilings_fit(sch.trace) for sch in valid)
+    tiles = [inst for inst in sketch.trace.insts if inst.kind == "sample_perfect_tile" and len(inst.decision) == 5]
+    wide = sketch.trace.with_decision(tiles[0], [1, 1, 1024, 1, 1])
+    wide = wide.with_decision(next(i for i in wide.insts if i.kind == "sample_perfect_tile"
+                                   and len(i.decision) == 5 and i is not wide.insts[sketch.trace.insts.index(tiles[0])]),
+                              [1, 1, 2, 512, 1])
+    assert not tilings_fit(wide)
