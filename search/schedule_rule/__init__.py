@@ -28,7 +28,7 @@ def default_rules(ctx) -> list[ScheduleRule]:
     target gets ``default_gpu_rules(ctx)``."""
     if ctx is not None and is_gpu_target(ctx.target):
         return default_gpu_rules(ctx)
-    rules: list[ScheduleRule] = [AutoInline(), AddRFactor()]
+    rules: list[ScheduleRule] = [AutoInline(pad_branch=True), AddRFactor()]
     if ctx is not None and ctx.intrinsics:
         rules.append(MultiLevelTilingWithIntrin())
     rules += [MultiLevelTiling(), ParallelVectorizeUnroll(), RandomComputeLocation()]

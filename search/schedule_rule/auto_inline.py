@@ -24,16 +24,19 @@ class AutoInline(ScheduleRule):
     disallow_if_then_else : bool
         Keep blocks with ``if_then_else`` (padding) as separate stages.
 
-    Padding is never inlined into a reduction (a convolution): its condition would be evaluated
-    at every multiply-add of the inner loop. It stays a stage of its own that
-    ``random_compute_location`` places, or goes into a layout copy (a spatial consumer).
+    Padding feeding a reduction (a convolution) stays a stage of its own that
+    ``random_compute_location`` places (its condition would otherwise be evaluated at every multiply-add);
+    with ``pad_branch`` the rule also returns a second sketch where it is inlined, which wins where the
+    condition does not depend on the vectorised axis (a depthwise convolution's channels: one scalar
+    branch per output pixel, contiguous vector loads).
     """
 
     def __init__(self, into_consumer: bool = True, into_producer: bool = False,
-                 disallow_if_then_else: bool = False):
+                 disallow_if_then_else: bool = False, pad_branch: bool = False):
         self.into_consumer = into_consumer
         self.into_producer = into_producer
         self.disallow_if_then_else = disallow_if_then_else
+        self.pad_branch = pad_branch
 
     def apply(self, sch, block, ctx):
         """See ``ScheduleRule.apply``: the schedules ``sch`` branches into for ``block``."""
@@ -45,7 +48,14 @@ class AutoInline(ScheduleRule):
         output = is_output_block(sch, block)
         consumers = sch.get_consumers(block)
         if has_if_then_else(blk) and any(not is_spatial(sch.get(c)) for c in consumers):
-            return [sch]
+            if not self.pad_branch or output or not self.into_consumer:
+                return [sch]
+            branch = sch.copy()
+            try:
+                branch.compute_inline(block)
+            except ScheduleError:
+                return [sch]
+            return [sch, branch]
         try:
             if self.into_consumer and not output and consumers:
                 sch.compute_inline(block)

@@ -115,3 +115,21 @@ def test_default_rules_add_intrinsic_tiling_only_with_intrinsics():
     names = lambda ctx: [r.registered_name for r in default_rules(ctx)]  # noqa: E731
     assert "multi_level_tiling_with_intrin" not in names(host)
     assert "multi_level_tiling_with_intrin" in names(vnni)
+
+
+def test_padding_into_a_convolution_is_a_second_sketch():
+    """The CPU rules keep a convolution's padding as a stage (placed by random_compute_location) and also
+    branch into a sketch with it inlined (a depthwise convolution's best program on AVX-512)."""
+    from experiments.workloads import get_workload
+    from tensorize import te
+
+    w = get_workload("dep_conv", "mobilenet_112", "float32")
+    ctx = TuneContext.create(te.create_prim_func(w.args), HOST, intrinsics=(), seed=0)
+    space = PostOrderApply().generate_design_space(ctx)
+    with_pad = [s for s in space if "pad" in _blocks(s)]
+    inlined = [s for s in space if "pad" not in _blocks(s)]
+    assert with_pad and inlined and len(with_pad) == len(inlined)
+    sch = Schedule(ctx.mod)
+    assert AutoInline().apply(sch, sch.get_block("pad"), ctx) == [sch]  # off by default, as MetaSchedule
+    branches = AutoInline(pad_branch=True).apply(sch, sch.get_block("pad"), ctx)
+    assert len(branches) == 2 and "pad" in _blocks(branches[0]) and "pad" not in _blocks(branches[1])
