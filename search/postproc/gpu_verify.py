@@ -5,7 +5,7 @@ from tensorize.errors import TVMError
 
 from ..schedule_rule.gpu_limits import GPULimits
 from .base import POSTPROCS, Postproc, PostprocError
-from .gpu_quick_limits import quick_resources
+from .gpu_quick_limits import threads_per_block
 
 __all__ = ["VerifyGPUCode"]
 
@@ -30,7 +30,7 @@ class VerifyGPUCode(Postproc):
 
         limits = GPULimits.of(ctx.target)
         for func_name in sch.mod.function_names():  # threads per block read off the IR: no lowering needed
-            threads = quick_resources(sch.mod[func_name]).threads
+            threads = threads_per_block(sch.mod[func_name])
             if threads > limits.max_threads_per_block:
                 raise PostprocError(f"{func_name}: {threads} threads per block, the target allows "
                                     f"{limits.max_threads_per_block}")

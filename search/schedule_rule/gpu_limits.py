@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tensorize.target import sm_version  # noqa: F401  (re-exported: the search's callers import it from here)
+
 __all__ = ["GPULimits", "is_gpu_target", "sm_version"]
 
 # opt-in shared memory per block (bytes) by compute capability
@@ -34,24 +36,6 @@ def is_gpu_target(target) -> bool:
         True for kind ``cuda``/``nvptx``.
     """
     return target is not None and getattr(getattr(target, "kind", None), "name", None) in ("cuda", "nvptx")
-
-
-def sm_version(target) -> int:
-    """The compute capability of ``target`` as an int (``sm_90`` -> 90; 80 when the target names none).
-
-    Parameters
-    ----------
-    target : Target
-        A CUDA target.
-
-    Returns
-    -------
-    int
-        The version.
-    """
-    arch = str(getattr(target, "arch", "") or "sm_80")
-    digits = "".join(c for c in arch.split("_")[-1] if c.isdigit())
-    return int(digits) if digits else 80
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from math import prod
 from tensorize.schedule.primitives.sampling import perfect_tilings
 from tensorize.schedule.trace import RESAMPLE, Trace
 
-__all__ = ["joint_tile_provider", "resample_provider", "tilings_fit", "GPU_TILE_LEVELS"]
+__all__ = ["joint_tile_provider", "tilings_fit", "GPU_TILE_LEVELS"]
 
 GPU_TILE_LEVELS = 5  # CUDA cores: blockIdx, vthread, threadIdx, inner, innermost
 WARP_TILE_LEVELS = 3  # Tensor Cores (no 5-level tiling in the trace): blockIdx, warps, fragments
@@ -37,10 +37,6 @@ def _layout(trace: Trace):
                      for inst in trace.insts):
         return three, 1, (2,), 32
     return [], 0, (), 1
-
-
-def _gpu_tiles(trace: Trace) -> list:
-    return _layout(trace)[0]
 
 
 def _fits(tilings, layout, max_threads: int, max_thread_elements: int) -> bool:
@@ -112,28 +108,3 @@ def joint_tile_provider(trace: Trace, seed: int, max_threads: int = 1024, max_th
         return chosen.get(id(inst), RESAMPLE)
 
     return provider
-
-
-def resample_provider(ctx, trace: Trace, seed: int):
-    """The provider that draws every decision of ``trace`` afresh for ``ctx``: jointly drawn GPU tilings
-    on a CUDA target, each decision on its own otherwise.
-
-    Parameters
-    ----------
-    ctx : TuneContext
-        The task (its target decides).
-    trace : Trace
-        The trace to replay.
-    seed : int
-        Seeds the joint draw.
-
-    Returns
-    -------
-    callable
-        ``(inst, old_decision) -> decision | RESAMPLE``.
-    """
-    from ..schedule_rule.gpu_limits import is_gpu_target
-
-    if ctx is not None and is_gpu_target(ctx.target):
-        return joint_tile_provider(trace, seed)
-    return lambda inst, decision: RESAMPLE

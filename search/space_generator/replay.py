@@ -4,12 +4,38 @@ from __future__ import annotations
 from tensorize.schedule import Schedule
 from tensorize.schedule.trace import RESAMPLE, Trace
 
-__all__ = ["replay_candidate", "sample_candidate", "resample"]
+from ..schedule_rule.gpu_limits import is_gpu_target
+from .gpu_tiles import joint_tile_provider
+
+__all__ = ["replay_candidate", "sample_candidate", "resample", "resample_provider"]
 
 
 def resample(inst, decision):
     """A ``decision_provider`` that draws every decision afresh."""
     return RESAMPLE
+
+
+def resample_provider(ctx, trace: Trace, seed: int):
+    """The ``decision_provider`` that draws every decision of ``trace`` afresh for ``ctx``: on a CUDA target
+    the spatial tilings jointly, within the per-block limits (``gpu_tiles``); otherwise ``resample``.
+
+    Parameters
+    ----------
+    ctx : TuneContext
+        The task (its target decides).
+    trace : Trace
+        The trace to replay.
+    seed : int
+        Seeds the joint draw.
+
+    Returns
+    -------
+    callable
+        ``(inst, old_decision) -> decision | RESAMPLE``.
+    """
+    if ctx is not None and is_gpu_target(ctx.target):
+        return joint_tile_provider(trace, seed)
+    return resample
 
 
 def replay_candidate(ctx, trace: Trace, postprocs, decision_provider=None, seed: int | None = None) -> Schedule:
@@ -53,8 +79,6 @@ def replay_candidate(ctx, trace: Trace, postprocs, decision_provider=None, seed:
 
 def sample_candidate(ctx, sketch: Schedule | Trace, postprocs, seed: int | None = None) -> Schedule:
     """A fresh random candidate of a sketch: ``replay_candidate`` with every decision resampled."""
-    from .gpu_tiles import resample_provider
-
     trace = sketch.trace if isinstance(sketch, Schedule) else sketch
     if seed is None:
         seed = ctx.rng.randrange(1 << 31)

@@ -29,7 +29,7 @@ from tensorize.ir.structural import structural_hash
 from tensorize.schedule import ScheduleError
 from tensorize.schedule.trace import Trace
 
-from ..space_generator.gpu_tiles import resample_provider
+from ..space_generator.replay import resample_provider
 
 logger = logging.getLogger(__name__)
 

@@ -73,6 +73,13 @@ class For(Stmt):
         _set(self, "annotations", _frozen(annotations))
         _set(self, "span", span)
 
+    @property
+    def thread_tag(self) -> str:
+        """The thread this loop is bound to (``"threadIdx.x"``, ``"blockIdx.y"``, ...); ``""`` when unbound."""
+        if self.kind != ForKind.THREAD_BINDING or self.thread_binding is None:
+            return ""
+        return self.thread_binding.thread_tag
+
 
 class While(Stmt):
     """``while condition: body``."""

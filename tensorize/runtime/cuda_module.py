@@ -13,6 +13,7 @@ import shutil
 from dataclasses import dataclass
 
 from ..errors import TVMError
+from ..target import sm_version
 
 logger = logging.getLogger(__name__)
 
@@ -138,7 +139,7 @@ class CUDASourceModule:
         return getattr(self.target, "arch", "") or "sm_80"
 
     def _check_device_arch(self, cupy) -> None:
-        wanted = int("".join(ch for ch in self.arch() if ch.isdigit()) or 0)
+        wanted = sm_version(self.target)
         device = int(cupy.cuda.Device().compute_capability)
         if wanted > device:
             raise TVMError(f"the target asks for {self.arch()} but the GPU is sm_{device}: build for "

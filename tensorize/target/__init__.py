@@ -14,7 +14,7 @@ tensorize.errors.TargetError: -mcpu='znver44' is not a CPU LLVM knows for x86_64
 from ..errors import TargetError
 from .cpus import CPU_FEATURES, cpu_features
 from .llvm import host_cpu, host_triple, llvm_tables
-from .target import Target, TargetKind, create, resolve
+from .target import Target, TargetKind, create, resolve, sm_version
 
-__all__ = ["Target", "TargetKind", "TargetError", "create", "resolve", "host_cpu", "host_triple", "llvm_tables",
+__all__ = ["Target", "TargetKind", "TargetError", "create", "resolve", "sm_version", "host_cpu", "host_triple", "llvm_tables",
            "cpu_features", "CPU_FEATURES"]

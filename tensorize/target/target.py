@@ -326,6 +326,24 @@ def _parse(text: str) -> tuple[TargetKind, dict]:
     return kind, attrs
 
 
+def sm_version(target) -> int:
+    """The compute capability of ``target`` as an int (``sm_90`` -> 90; 80 when the target names none).
+
+    Parameters
+    ----------
+    target : Target
+        A CUDA target.
+
+    Returns
+    -------
+    int
+        The version.
+    """
+    arch = str(getattr(target, "arch", "") or "sm_80")
+    digits = "".join(c for c in arch.split("_")[-1] if c.isdigit())
+    return int(digits) if digits else 80
+
+
 def create(target: "str | Mapping | Target") -> Target:
     """``tvm.target.create``: the same as ``Target(target)``.
 
@@ -360,4 +378,4 @@ def resolve(target: "str | Mapping | Target | None") -> Target:
     return create(target)
 
 
-__all__ = ["Target", "TargetKind", "create", "resolve", "host_cpu", "host_triple", "TargetError"]
+__all__ = ["Target", "TargetKind", "create", "resolve", "sm_version", "host_cpu", "host_triple", "TargetError"]

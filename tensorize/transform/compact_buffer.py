@@ -160,8 +160,7 @@ class _RegionCollector(StmtExprVisitor):
 
     def visit_for_(self, op):
         self.stack.append((id(op.loop_var), (op.min, op.extent)))
-        self.thread_loops.append(op.kind == S.ForKind.THREAD_BINDING and op.thread_binding is not None
-                                 and op.thread_binding.thread_tag.startswith("threadIdx"))
+        self.thread_loops.append(op.thread_tag.startswith("threadIdx"))
         super().visit_for_(op)
         self.stack.pop()
         self.thread_loops.pop()

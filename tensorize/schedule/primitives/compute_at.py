@@ -8,7 +8,7 @@ picks one of the loops where ``compute_at`` applies (or the special root/inline 
 from __future__ import annotations
 
 from ...ir import expr as E
-from ...ir.stmt import Block, BlockRealize, For, ForKind, Stmt
+from ...ir.stmt import Block, BlockRealize, For, Stmt
 from ..base import ScheduleBase, primitive
 from ...arith.loop_relax import block_region_in_loops, hull, loop_dom, make_analyzer
 from ..tree import replace_many, replace_stmt
@@ -358,8 +358,7 @@ def _thread_visible_loops(loops: list, scope: str) -> list:
         prefix = "threadIdx.x"
     else:
         return []
-    return [f for f in loops if f.kind == ForKind.THREAD_BINDING and f.thread_binding is not None
-            and f.thread_binding.thread_tag.startswith(prefix)]
+    return [f for f in loops if f.thread_tag.startswith(prefix)]
 
 
 def index_is_inside(tree, realize: BlockRealize, loop_stmt: For) -> bool:
