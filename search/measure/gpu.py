@@ -5,8 +5,9 @@ The builder writes each candidate's CUDA C and launch plan (kernels, grids, bloc
 a JSON artifact and, when ``nvcc`` is installed, compiles the source for the target's architecture
 (a candidate nvcc rejects fails its build). The runner needs cupy and a visible GPU: it compiles the
 artifact through NVRTC, runs it once on the workload's random inputs, compares the outputs with the
-untransformed program's (computed on the CPU), then times it with CUDA events. Without a GPU every
-run fails with an error that says so.
+untransformed program's, then times it with CUDA events. The reference outputs are computed once per
+workload on the GPU (the untransformed program with its spatial loops bound to blocks x threads), or on
+the CPU where that fails. Without a GPU every run fails with an error that says so.
 
 >>> builder = GPUBuilder()                                                     # doctest: +SKIP
 >>> builds = builder.build([MeasureCandidate(sch.mod)], "cuda -arch=sm_90")    # doctest: +SKIP
@@ -33,7 +34,47 @@ from .inputs import WorkloadData, fresh_arguments, prepare_workload
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["GPUBuilder", "GPURunner", "load_artifact"]
+__all__ = ["GPUBuilder", "GPURunner", "load_artifact", "thread_bound_program"]
+
+
+def thread_bound_program(mod, threads: int = 128):
+    """``mod`` unchanged but for its top-level blocks' leading spatial loops, each fused and bound to
+    ``blockIdx.x`` x ``threadIdx.x``: the untransformed program as a (slow, plain) GPU kernel.
+
+    Parameters
+    ----------
+    mod : IRModule or PrimFunc
+        The workload.
+    threads : int
+        Threads per CUDA block.
+
+    Returns
+    -------
+    IRModule
+        The bound program.
+
+    Raises
+    ------
+    TVMError
+        A block has no spatial loop to bind.
+
+    Examples
+    --------
+    >>> from tensorize import te
+    >>> A = te.placeholder((100, 8), name="A")
+    >>> B = te.compute((100,), lambda i: A[i, 0] + A[i, 7], name="B")
+    >>> 'thread_binding(128, thread="threadIdx.x")' in thread_bound_program(te.create_prim_func([A, B])).script()
+    True
+    """
+    from tensorize.schedule import Schedule
+
+    from ..schedule_rule.gpu_auto_bind import bind_block
+
+    sch = Schedule(mod)
+    for block in sch.get_child_blocks(sch.get_block("root")):
+        if not bind_block(sch, block, threads):
+            raise TVMError(f"block {sch.get(block).name_hint!r} has no spatial loop to bind to GPU threads")
+    return sch.mod
 
 
 class GPUBuilder(Builder):
@@ -153,22 +194,47 @@ class GPURunner(Runner):
         self.work_dir = os.path.abspath(work_dir) if work_dir else tempfile.mkdtemp(prefix="tensorize-cuda-run-")
         self.number, self.repeat, self.min_repeat_ms, self.seed = number, repeat, min_repeat_ms, seed
         self.timeout_s = timeout_s
+        self.reference_threads = 128
+        self._target = None
         self._workloads: dict[int, tuple[object, WorkloadData]] = {}
 
-    @staticmethod
-    def _reference(mod, args, outputs):
-        import tensorize as tvm
+    def _reference(self, mod, args, outputs):
+        """The untransformed program's outputs: on the GPU when one is visible (its blocks' spatial loops
+        bound to blocks x threads, nothing else changed), else built for and run on the CPU.
 
+        A naive CPU build is far too slow for the GPU's workloads (a 4096^3 GEMM's loop nest runs for
+        minutes in one thread), so the CPU is only the fallback."""
+        import tensorize as tvm
+        from tensorize.runtime.cuda_module import cupy_or_none
+
+        cupy = cupy_or_none()
+        if cupy is not None and self._target is not None:
+            try:
+                return self._gpu_reference(cupy, mod, args, outputs)
+            except Exception as err:  # noqa: BLE001 - fall back to the CPU whatever the GPU path raised
+                logger.warning("computing the reference on the GPU failed (%s); computing it on the CPU", err)
         rt = tvm.build(mod, target="llvm")
         nd = [tvm.nd.array(a) for a in fresh_arguments(args, outputs)]
         rt(*nd)
         return [nd[i].numpy() for i in outputs]
+
+    def _gpu_reference(self, cupy, mod, args, outputs):
+        import tensorize as tvm
+
+        rt = tvm.build(thread_bound_program(mod, self.reference_threads), target=self._target)
+        func = rt["main"] if "main" in rt._functions else next(iter(rt._functions.values()))
+        device_args = [cupy.asarray(a) for a in fresh_arguments(args, outputs)]
+        func(*device_args)
+        cupy.cuda.Device().synchronize()
+        logger.info("computed the reference outputs on the GPU")
+        return [cupy.asnumpy(device_args[i]) for i in outputs]
 
     def workload(self, ctx) -> WorkloadData:
         """The inputs and CPU reference outputs of ``ctx.mod`` (computed once, cached in ``work_dir``)."""
         cached = self._workloads.get(id(ctx.mod))
         if cached is not None and cached[0] is ctx.mod:
             return cached[1]
+        self._target = ctx.target
         data = prepare_workload(ctx.mod, self.work_dir, self.seed, self._reference)
         self._workloads[id(ctx.mod)] = (ctx.mod, data)
         return data

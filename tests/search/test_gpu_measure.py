@@ -79,3 +79,39 @@ def test_tune_tir_on_a_cuda_target(tmp_path):
         assert report.valid >= 1 and report.remeasured and math.isfinite(report.best_secs)
     else:  # built by the cuda builder (nvcc), refused by the runner with the reason
         assert db.tuning_report.failed == {"run": 2}
+
+
+def test_reference_program_binds_every_block_and_computes_the_same():
+    """The runner's GPU reference is the untransformed program with its spatial loops bound to threads;
+    emulated on the CPU it gives numpy's result (a reduction, a non-dividing extent, two blocks)."""
+    from search.measure.gpu import thread_bound_program
+    from tensorize.transform.gpu_emulation import emulate_gpu
+
+    A = te.placeholder((50, 30), "float16", name="A")
+    B = te.placeholder((30, 30), "float16", name="B")
+    k = te.reduce_axis((0, 30), name="k")
+    C = te.compute((50, 30), lambda i, j: te.sum(A[i, k].astype("float32") * B[k, j].astype("float32"), axis=k),
+                   name="C")
+    D = te.compute((50, 30), lambda i, j: C[i, j] * 2.0, name="D")
+    bound = thread_bound_program(te.create_prim_func([A, B, D]), threads=128)
+    text = bound.script()
+    assert text.count('T.thread_binding(128, thread="threadIdx.x")') == 2
+    assert 'T.thread_binding(12, thread="blockIdx.x")' in text  # 1500 iterations over 128 threads
+    rng = np.random.default_rng(0)
+    a, b = rng.uniform(-1, 1, (50, 30)).astype("float16"), rng.uniform(-1, 1, (50, 30)).astype("float16")
+    d = tvm.nd.array(np.zeros((50, 30), "float32"))
+    tvm.build(emulate_gpu(bound), target="llvm")(tvm.nd.array(a), tvm.nd.array(b[:30]), d)
+    np.testing.assert_allclose(d.numpy(), 2 * a.astype("float32") @ b[:30].astype("float32"), rtol=1e-5, atol=1e-5)
+
+
+def test_reference_program_rejects_a_block_without_spatial_loops():
+    from search.measure.gpu import thread_bound_program
+
+    A = te.placeholder((64,), name="A")
+    k = te.reduce_axis((0, 64), name="k")
+    S = te.compute((1,), lambda _: te.sum(A[k], axis=k), name="S")
+    func = te.create_prim_func([A, S])
+    sch = tir.Schedule(func)
+    sch.reorder(*reversed(sch.get_loops(sch.get_block("S"))))  # the reduction loop leads
+    with pytest.raises(tvm.TVMError, match="no spatial loop to bind"):
+        thread_bound_program(sch.mod)
