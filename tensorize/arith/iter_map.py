@@ -163,6 +163,8 @@ class _Rewriter:
         if ext % c2 != 0:
             raise IterMapError(f"extent {ext} is not divisible by {c2}; the split does not partition the iterator")
         if is_div:
+            if ext == c2:  # floordiv(i, 4) with i < 4: always 0, no iterator left (not a piece of extent 1)
+                return [], b2 // c2
             return [IterSplitExpr(split.source, lf * c2, ext // c2, 1, split.dtype)], b2 // c2
         return [IterSplitExpr(split.source, lf, c2, scale, split.dtype)], 0
 
