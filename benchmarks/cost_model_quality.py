@@ -1,6 +1,6 @@
 """How well the cost models rank held-out candidates: pairwise accuracy, top-1/top-5 recall, speed.
 
-Run: ``python benchmarks/cost_model_quality.py [--per-workload 150] [--splits 5] [--seed 0]``
+Run: ``python benchmarks/cost_model_quality.py [--per-workload 150] [--splits 5] [--seed 0] [--train-sizes 16,32]``
 or   ``python benchmarks/cost_model_quality.py --database tuning.jsonl`` (records of a tuning run).
 
 Without ``--database`` the script makes its own records: random but valid schedules of a 256^3 fp32
@@ -16,7 +16,9 @@ Features come from ``search.feature`` ("per_store"). For each of ``--splits`` ra
 table gives, averaged over splits and workloads: pairwise ranking accuracy (pairs of held-out
 candidates with different times, ordered as their times are), top-1 recall (the held-out best is the
 model's first pick), top-5 recall (share of the true 5 fastest among the model's 5 picks), training
-and prediction time.
+and prediction time. ``--train-sizes`` adds the regime of a 64-trial search: models trained on 16..64
+records, scoring the rest (pairwise accuracy, recall of the 16 fastest among the model's 16 picks, and
+how close the best of those picks is to the true best).
 """
 from __future__ import annotations
 
@@ -239,6 +241,34 @@ def evaluate(records, feats, splits: int, seed: int):
     return rows
 
 
+def evaluate_small(records, feats, sizes, draws: int, seed: int, pick: int = 16):
+    """The models trained on only ``n`` records (what the search has after its first rounds), scoring the
+    rest of the workload: pairwise accuracy, recall of the true ``pick`` fastest among the model's ``pick``
+    picks, and the best of those picks relative to the true best (1.0: the batch holds the best)."""
+    rows = {}
+    for n in sizes:
+        for model_name in ("lgbm_rank", "lgbm_reg"):
+            acc, recall, best = [], [], []
+            for (name, ctx, _s, secs, _t), X in zip(records, feats):
+                if len(secs) < n + pick:
+                    continue
+                for draw in range(draws):
+                    rng = np.random.default_rng(seed * 1000 + draw)
+                    ctx.rng = random.Random(seed * 1000 + draw)
+                    perm = rng.permutation(len(secs))
+                    train, test = perm[:n], perm[n:]
+                    model = COST_MODELS.create(model_name)
+                    model.update(ctx, list(X[train]), list(secs[train]))
+                    scores = np.asarray(model.predict(ctx, list(X[test])))
+                    acc.append(pairwise_accuracy(scores, secs[test]))
+                    recall.append(top_k_recall(scores, secs[test], pick))
+                    picked = test[np.argsort(-scores, kind="stable")[:pick]]
+                    best.append(float(np.min(secs[test]) / np.min(secs[picked])))
+            if acc:
+                rows[(n, model_name)] = (np.nanmean(acc), np.mean(recall), np.mean(best))
+    return rows
+
+
 def gemm1024_feature_time(reps: int = 30) -> tuple[float, float]:
     """Median ms to lower and to extract features of a 1024^3 GEMM candidate (tiled, parallel, vectorized)."""
     func, _, _ = gemm(1024)
@@ -272,6 +302,9 @@ def main() -> None:
     parser.add_argument("--database", help="a JSON-lines tuning database to read records from instead")
     parser.add_argument("--save-features", help="write the records' features and times to this .npz")
     parser.add_argument("--features", help="evaluate on features and times saved by --save-features")
+    parser.add_argument("--train-sizes", default="16,32,48,64",
+                        help="also train on this few records (random draws) and score the rest ('' to skip)")
+    parser.add_argument("--draws", type=int, default=20, help="random draws per training size")
     args = parser.parse_args()
     logging.basicConfig(level=logging.ERROR)
     start = time.perf_counter()
@@ -302,6 +335,13 @@ def main() -> None:
           f"{'train s':>8} {'predict ms/cand':>15}")
     for name, (acc, t1, t5, tr, pr) in rows.items():
         print(f"{name:<10} {acc:>12.3f} {t1:>12.3f} {t5:>12.3f} {tr:>8.3f} {pr:>15.4f}")
+    sizes = [int(x) for x in args.train_sizes.split(",") if x.strip()]
+    small = evaluate_small(records, feats, sizes, args.draws, args.seed) if sizes else {}
+    if small:
+        print(f"\ntrained on n records ({args.draws} random draws), scoring the rest; a batch = the model's 16 picks")
+        print(f"{'n':>4} {'model':<10} {'pairwise acc':>12} {'top-16 recall':>13} {'batch best / true best':>22}")
+        for (n, name), (acc, rec, best) in small.items():
+            print(f"{n:>4} {name:<10} {acc:>12.3f} {rec:>13.3f} {best:>22.3f}")
     print(f"\ntotal {time.perf_counter() - start:.1f} s")
 
 
