@@ -1,9 +1,10 @@
 """``Call`` expressions to LLVM: math, bit operations, LLVM intrinsics by name, extern C functions,
 ``if_then_else``, ``reinterpret`` and pointer builtins.
 
-Math maps to LLVM intrinsics (``llvm.exp.f32``; the backend turns the ones without instructions
-into libm calls), to libm directly for functions LLVM has no intrinsic for (``erf``, ``log1p``, ...;
-vectors call them lane by lane), or expands (``sigmoid``, ``rsqrt``, ``isnan``). float16 and
+Math maps to LLVM intrinsics (``llvm.sin.f32``; the backend turns the ones without instructions
+into libm calls), to libm directly for functions LLVM has no intrinsic for (``log1p``, ...; vectors
+call them lane by lane), or expands (``sigmoid``, ``rsqrt``, ``isnan``; float32 ``exp`` and ``erf`` as
+vectorizable polynomials, ``fast_math.py``). float16 and
 bfloat16 math runs in float32.
 """
 from __future__ import annotations
@@ -13,6 +14,7 @@ import llvmlite.ir as ir
 from ...errors import TVMError
 from ...ir import dtype as dt
 from ...ir import expr as E
+from .fast_math import fast_math
 from .scalable import is_scalable_intrinsic
 from .types import F32, I1, I32, constant, element_type, llvm_type, type_suffix
 
@@ -78,6 +80,9 @@ def _math_in(cg, short: str, args: list, dtype: str) -> ir.Value:
     value_type = args[0].type
     if short in _EXPANDED_MATH:
         return _EXPANDED_MATH[short](cg, args, dtype)
+    expanded = fast_math(cg, short, args, dtype)
+    if expanded is not None:
+        return expanded
     if short in _INTRINSIC_MATH:
         return cg.call_overloaded(_INTRINSIC_MATH[short], value_type, [value_type] * len(args), args,
                                   arg_types_for_name=(value_type,))
