@@ -6,8 +6,8 @@
    reduction is register-tiled (up to 4 rows of the second-to-last spatial axis x up to 16 lanes
    of the last), its reduction loops between the outer tile loops and the register tile, the outer
    spatial loops fused and parallel; an elementwise epilogue is computed at the tile (so conv +
-   bias + relu is one pass over the output); a reduction without epilogue accumulates in a local
-   cache; spatial blocks are split by the lanes, vectorized inside, parallel outside;
+   bias + relu is one pass over the output); the tile accumulates in a local buffer (registers),
+   which the epilogue reads; spatial blocks are split by the lanes, vectorized inside, parallel outside;
 2. *simple*: only the parallel outer loops and the inlining;
 3. the program as ``te`` made it.
 
@@ -26,19 +26,26 @@ logger = logging.getLogger(__name__)
 __all__ = ["default_schedules", "tiled_schedule", "simple_schedule"]
 
 
-def _divisor(n: int, limit: int, prefer: int = 1) -> int:
-    """The largest divisor of ``n`` that is at most ``limit``, a multiple of ``prefer`` when one exists."""
-    divisors = [d for d in range(1, min(n, limit) + 1) if n % d == 0]
-    preferred = [d for d in divisors if d % prefer == 0]
-    return max(preferred or divisors)
+def _vector_width(n: int, lanes: int) -> int:
+    """The widest of ``2 * lanes``, ``lanes``, ``lanes / 2``, ... down to 2 that divides ``n`` (1 if none).
+
+    Only whole or power-of-two parts of a register: LLVM splits a 24- or 25-lane vector into pieces
+    with a shuffle per element (a 1x1 convolution to 24 channels ran at a tenth of its speed)."""
+    width = 2 * lanes
+    while width >= 2:
+        if n % width == 0:
+            return width
+        width //= 2
+    return 1
 
 
 def _register_tile(last: int, rows_extent: int, lanes: int, registers: int = 12) -> tuple[int, int]:
     """(vector width, rows) of the accumulator tile: ``rows`` x ``vec`` floats in at most
-    ``registers`` vector registers, the vector width a divisor of ``last``, the rows a divisor of
-    their extent when one of at least 3 exists, else 4 rows with a guard on the last tile."""
+    ``registers`` vector registers, the vector width a divisor of ``last`` made of whole registers
+    or a power-of-two part of one, the rows a divisor of their extent when one of at least 3
+    exists, else 4 rows with a guard on the last tile."""
     best = None
-    for vec in sorted({d for d in (2 * lanes, lanes) if last % d == 0} or {_divisor(last, 2 * lanes, lanes)},
+    for vec in sorted({d for d in (2 * lanes, lanes) if last % d == 0} or {_vector_width(last, lanes)},
                       reverse=True):
         regs = max(1, vec // lanes)
         for rows in range(min(rows_extent, registers // regs), 0, -1):
@@ -48,7 +55,7 @@ def _register_tile(last: int, rows_extent: int, lanes: int, registers: int = 12)
                         best = (rows, vec)
                 break
     if best is None:
-        return _divisor(last, 2 * lanes, lanes), min(4, rows_extent)
+        return _vector_width(last, lanes), min(4, rows_extent)
     return best[1], best[0]
 
 
@@ -95,7 +102,7 @@ def _schedule_spatial(sch: Schedule, block, lanes: int) -> None:
     if not loops:
         return
     last = _extent(sch, loops[-1])
-    vec = _divisor(last, 2 * lanes, lanes) if last > 1 else 1
+    vec = _vector_width(last, lanes) if last > 1 else 1
     if vec > 1 and vec < last:
         outer_last, inner = sch.split(loops[-1], factors=[None, vec])
         _parallel_prefix(sch, list(loops[:-1]) + [outer_last])
@@ -132,13 +139,19 @@ def _schedule_reduction(sch: Schedule, block, epilogue, lanes: int) -> None:
         r_i = None
         sch.reorder(s_o, *reduce, s_i)
         outer = []
+    # The tile accumulates in a local buffer: LLVM keeps it in registers, where a global one (which it
+    # cannot prove apart from the inputs) costs a load and a store per multiply-add.
+    cache = sch.cache_write(block, 0, "local")
+    sch.reverse_compute_at(cache, s_o)
+    last_block = cache
     if epilogue is not None:
         sch.reverse_compute_at(epilogue, s_o)
-        tail = sch.get_loops(epilogue)[len(outer) + 1:]
-    else:
-        cache = sch.cache_write(block, 0, "local")
-        sch.reverse_compute_at(cache, s_o)
-        tail = sch.get_loops(cache)[len(outer) + 1:]
+        try:  # the epilogue reads the tile straight from the local buffer
+            sch.compute_inline(cache)
+        except Exception:  # noqa: BLE001 - the copy stays: still one pass over the tile, in cache
+            logger.debug("cannot inline the accumulator copy of %s", _name(block))
+        last_block = epilogue
+    tail = sch.get_loops(last_block)[len(outer) + 1:]
     _parallel_prefix(sch, outer)
     if reduce:
         sch.decompose_reduction(block, reduce[0])
