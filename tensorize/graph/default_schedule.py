@@ -5,7 +5,8 @@
 1. *tiled*: spatial blocks that are not the output are inlined (padding, broadcasts); each
    reduction is register-tiled (up to 4 rows of the second-to-last spatial axis x up to 16 lanes
    of the last), its reduction loops between the outer tile loops and the register tile, the outer
-   spatial loops fused and parallel; an elementwise epilogue is computed at the tile (so conv +
+   spatial loops fused and parallel; a row reduction (softmax, layer norm) accumulates ``lanes``
+   partial results in a vector (rfactor) where its length divides; an elementwise epilogue is computed at the tile (so conv +
    bias + relu is one pass over the output); the tile accumulates in a local buffer (registers),
    which the epilogue reads; spatial blocks are split by the lanes, vectorized inside, parallel outside;
 2. *simple*: only the parallel outer loops and the inlining;
@@ -114,6 +115,25 @@ def _schedule_spatial(sch: Schedule, block, lanes: int) -> None:
         _parallel_prefix(sch, list(loops[:-1]) or list(loops))
 
 
+def _vectorize_row_reduction(sch: Schedule, block, lanes: int) -> None:
+    """Split a row reduction's innermost loop by ``lanes`` and rfactor the lanes out: ``lanes`` partial
+    results accumulate in a vector (a float sum is not reassociated by LLVM, so the plain loop stays
+    scalar, with its ``exp`` or other inlined math), then one short loop combines them. Left as it is
+    where the loop does not divide or the reduction cannot be factored."""
+    loops = sch.get_loops(block)
+    if not loops or _extent(sch, loops[-1]) % lanes or _extent(sch, loops[-1]) < 2 * lanes:
+        return
+    if not _is_reduction(sch, block):
+        return
+    _, inner = sch.split(loops[-1], factors=[None, lanes])
+    try:
+        factored = sch.rfactor(inner, factor_axis=0)
+    except Exception:  # noqa: BLE001 - e.g. a reduction rfactor does not support: the loop stays scalar
+        logger.debug("cannot rfactor the row reduction %s", _name(block))
+        return
+    sch.vectorize(sch.get_loops(factored)[-1])
+
+
 def _schedule_reduction(sch: Schedule, block, epilogue, lanes: int) -> None:
     """Register-tile ``block``; compute ``epilogue`` (or a write cache) at the tile."""
     loops = sch.get_loops(block)
@@ -122,6 +142,7 @@ def _schedule_reduction(sch: Schedule, block, epilogue, lanes: int) -> None:
     last = _extent(sch, spatial[-1]) if spatial else 1
     if ns == 0 or last < 4:  # a row reduction (softmax, mean): parallel rows
         _parallel_prefix(sch, spatial)
+        _vectorize_row_reduction(sch, block, lanes)
         if epilogue is not None:
             _schedule_spatial(sch, epilogue, lanes)
         return
