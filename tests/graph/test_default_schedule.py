@@ -55,3 +55,31 @@ def test_softmax_row_reductions_accumulate_in_vectors():
     tvm.build(sch.mod, target="llvm")(tvm.nd.array(a), got)
     e = np.exp(a - a.max(axis=1, keepdims=True))
     np.testing.assert_allclose(got.numpy(), e / e.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-6)
+
+
+def test_dense_weight_panel_is_packed_when_its_rows_alias_and_not_for_a_convolution():
+    """A dense layer whose weight rows are 4 KiB apart (1024 float32 columns) copies each column tile's
+    panel into a contiguous buffer at the column loop; a convolution (image rows around the column
+    tile) and a small dense layer keep the plain layout."""
+    def dense(n_cols):
+        a = te.placeholder((64, 32), name="a")
+        w = te.placeholder((32, n_cols), name="w")
+        k = te.reduce_axis((0, 32), name="k")
+        c = te.compute((64, n_cols), lambda i, j: te.sum(a[i, k] * w[k, j], axis=k), name="c")
+        return te.create_prim_func([a, w, c])
+
+    sch = tiled_schedule(dense(1024), lanes=16)
+    assert 'T.block("w_global")' in sch.mod.script()
+    rng = np.random.default_rng(0)
+    a, w = rng.standard_normal((64, 32)).astype("float32"), rng.standard_normal((32, 1024)).astype("float32")
+    got = tvm.nd.array(np.zeros((64, 1024), "float32"))
+    tvm.build(sch.mod, target="llvm")(tvm.nd.array(a), tvm.nd.array(w), got)
+    np.testing.assert_allclose(got.numpy(), a @ w, rtol=1e-4, atol=1e-4)
+    assert "w_global" not in tiled_schedule(dense(96), lanes=16).mod.script()
+
+    data = te.placeholder((1, 8, 8, 32), name="data")
+    weight = te.placeholder((32, 1024), name="weight")
+    rc = te.reduce_axis((0, 32), name="rc")
+    conv = te.compute((1, 8, 8, 1024), lambda n, y, x, c: te.sum(data[n, y, x, rc] * weight[rc, c], axis=rc),
+                      name="conv")
+    assert "weight_global" not in tiled_schedule(te.create_prim_func([data, weight, conv]), lanes=16).mod.script()
