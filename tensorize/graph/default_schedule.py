@@ -58,7 +58,10 @@ def _register_tile(last: int, rows_extent: int, lanes: int, registers: int = 12)
                         best = (rows, vec)
                 break
     if best is None:
-        return _vector_width(last, lanes), min(4, rows_extent)
+        vec = _vector_width(last, lanes)
+        if vec < lanes // 2 and last > lanes:  # an odd extent (197 tokens): whole registers, the last one masked
+            vec = lanes
+        return vec, min(4, rows_extent)
     return best[1], best[0]
 
 

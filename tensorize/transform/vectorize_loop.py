@@ -3,7 +3,9 @@
 The loop variable becomes ``Ramp(min, 1, lanes)``; invariant operands are ``Broadcast``; loads and
 stores take vector indices; element-wise operations work on vector dtypes. A loop whose body cannot
 be vectorized (control flow or a scalar store that depends on the loop variable, nested allocation,
-calls with side effects) stays a serial loop and the reason is logged.
+calls with side effects) stays a serial loop and the reason is logged. An ``if`` whose condition
+is index arithmetic on the loop variable (no load) and that guards only stores (a split that does
+not divide) becomes masked stores and loads.
 
 For example::
 
@@ -18,7 +20,7 @@ from ..ir import dtype as dt
 from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.expr import IntImm
-from ..ir.functor import StmtExprMutator, uses_var
+from ..ir.functor import StmtExprMutator, post_order_visit, uses_var
 from .pass_infra import PassContext, func_pass
 
 logger = logging.getLogger(__name__)
@@ -226,8 +228,33 @@ class _Vectorizer(StmtExprMutator):
 
     def visit_if_then_else_(self, op):
         if uses_var(op.condition, lambda v: v is self.var or id(v) in self.let_vars):
+            if op.else_case is None and not _reads_memory(op.condition):
+                return self._predicated(op)
             raise CannotVectorize("an if-condition depends on the loop variable (data-dependent control flow)")
         return super().visit_if_then_else_(op)
+
+    def _predicated(self, op):
+        """``if cond: stores`` with a lane-dependent ``cond`` (the guard of a split that does not divide,
+        e.g. 197 columns in tiles of 16): masked stores, and masked loads where a load's index varies
+        across lanes, so no lane outside the guard touches memory. Inside, only stores, sequences and
+        ``if``s on lane-invariant conditions (a reduction's init) are allowed."""
+        mask = broadcast_to(self.visit_expr(op.condition), self.n)
+        return self._masked(op.then_case, mask)
+
+    def _masked(self, stmt, mask):
+        if isinstance(stmt, S.SeqStmt):
+            return S.SeqStmt([self._masked(st, mask) for st in stmt.seq])
+        if isinstance(stmt, S.IfThenElse) and stmt.else_case is None and not uses_var(
+                stmt.condition, lambda v: v is self.var or id(v) in self.let_vars):
+            return S.IfThenElse(stmt.condition, self._masked(stmt.then_case, mask), None)
+        if not isinstance(stmt, S.BufferStore):
+            raise CannotVectorize(f"a lane-dependent if guards a {type(stmt).__name__}, not only buffer stores")
+        new = self.visit_buffer_store_(stmt)
+        if not any(lanes(i) > 1 for i in new.indices):
+            raise CannotVectorize(f"a guarded store to {stmt.buffer.name} does not vary across lanes")
+        value = _MaskLoads(mask).visit_expr(new.value)
+        predicate = mask if new.predicate is None else vector_binary(E.And, mask, new.predicate)
+        return S.BufferStore(new.buffer, value, new.indices, predicate)
 
     def visit_while_(self, op):
         raise CannotVectorize("while loops are not vectorized")
@@ -256,6 +283,28 @@ class _Vectorizer(StmtExprMutator):
 
     def visit_assert_stmt_(self, op):
         raise CannotVectorize("asserts are not vectorized")
+
+
+def _reads_memory(expr) -> bool:
+    found = []
+    post_order_visit(expr, lambda n: found.append(n) if isinstance(n, E.BufferLoad) else None)
+    return bool(found)
+
+
+class _MaskLoads(StmtExprMutator):
+    """Vector loads (an index that varies across lanes) get ``mask`` as their predicate."""
+
+    _methods: dict = {}
+
+    def __init__(self, mask):
+        self.mask = mask
+
+    def visit_buffer_load_(self, op):
+        op = super().visit_buffer_load_(op)
+        if not any(lanes(i) > 1 for i in op.indices):
+            return op
+        predicate = self.mask if op.predicate is None else vector_binary(E.And, self.mask, op.predicate)
+        return E.BufferLoad(op.buffer, op.indices, predicate)
 
 
 class _LoopVectorizer(StmtExprMutator):

@@ -219,3 +219,27 @@ def test_pass_context_and_sequential():
         tvm.transform.PassContext(config={"tir.no_such_option": 1})
     with pytest.raises(ValueError, match="phase"):
         tvm.transform.PassContext(config={"tir.add_lower_pass": [(7, late)]})
+
+
+def test_vectorize_masks_the_guard_of_a_split_that_does_not_divide():
+    """``j`` split by 16 over 197 columns: the guard ``j_0 * 16 + j_1 < 197`` becomes masked loads and
+    stores (the reduction's init inside it stays an ``if`` on the invariant ``k == 0``)."""
+    from tensorize import te, tir
+
+    A, B = te.placeholder((5, 24), name="A"), te.placeholder((24, 197), name="B")
+    k = te.reduce_axis((0, 24), name="k")
+    C = te.compute((5, 197), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
+    sch = tir.Schedule(te.create_prim_func([A, B, C]))
+    i, j, kk = sch.get_loops(sch.get_block("C"))
+    jo, ji = sch.split(j, [None, 16])
+    sch.reorder(i, jo, kk, ji)
+    sch.vectorize(ji)
+    low = tvm.lower(sch.mod)["main"]
+    assert all(loop.kind != S.ForKind.VECTORIZED for loop in nodes_of(low, S.For))
+    stores = [s for s in nodes_of(low, S.BufferStore) if s.predicate is not None]
+    assert len(stores) == 2  # the init and the update, both masked
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((5, 24)).astype("float32"), rng.standard_normal((24, 197)).astype("float32")
+    out = tvm.nd.array(np.zeros((5, 197), "float32"))
+    tvm.build(sch.mod, target="llvm")(tvm.nd.array(a), tvm.nd.array(b), out)
+    np.testing.assert_allclose(out.numpy(), a @ b, rtol=1e-5, atol=1e-5)
