@@ -121,12 +121,13 @@ def _schedule_spatial(sch: Schedule, block, lanes: int) -> None:
 
 
 def _vectorize_row_reduction(sch: Schedule, block, lanes: int) -> None:
-    """Split a row reduction's innermost loop by ``lanes`` and rfactor the lanes out: ``lanes`` partial
-    results accumulate in a vector (a float sum is not reassociated by LLVM, so the plain loop stays
-    scalar, with its ``exp`` or other inlined math), then one short loop combines them. Left as it is
-    where the loop does not divide or the reduction cannot be factored."""
+    """Split a row reduction's innermost loop by ``lanes`` (the last piece masked where it does not
+    divide) and rfactor the lanes out: ``lanes`` partial results accumulate in a vector (a float sum
+    is not reassociated by LLVM, so the plain loop stays scalar, with its ``exp`` or other inlined
+    math), then one short loop combines them. Left as it is for a row shorter than two vectors or a
+    reduction rfactor cannot factor."""
     loops = sch.get_loops(block)
-    if not loops or _extent(sch, loops[-1]) % lanes or _extent(sch, loops[-1]) < 2 * lanes:
+    if not loops or _extent(sch, loops[-1]) < 2 * lanes:
         return
     if not _is_reduction(sch, block):
         return

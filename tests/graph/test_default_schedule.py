@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import tensorize as tvm
 from tensorize import te
@@ -35,23 +36,24 @@ def test_conv1x1_to_24_channels_with_epilogue_accumulates_locally_in_8_lane_vect
     np.testing.assert_allclose(got.numpy(), (d @ w) * s + 1.0, rtol=1e-4, atol=1e-4)
 
 
-def test_softmax_row_reductions_accumulate_in_vectors():
+@pytest.mark.parametrize("cols", [64, 197])
+def test_softmax_row_reductions_accumulate_in_vectors(cols):
     """The max and the sum of exp of a softmax row are rfactored into 16 lanes and vectorized (a float
-    sum is not reassociated by LLVM, so the plain loop stays scalar)."""
+    sum is not reassociated by LLVM, so the plain loop stays scalar); 197 columns mask the last lanes."""
     from tensorize import tir
 
-    x = te.placeholder((4, 64), name="x")
-    k = te.reduce_axis((0, 64), name="k")
+    x = te.placeholder((4, cols), name="x")
+    k = te.reduce_axis((0, cols), name="k")
     # reduced with keepdims, as the ONNX importer writes a softmax: (rows, 1)
     mx = te.compute((4, 1), lambda i, _: te.max(x[i, k], axis=k), name="mx")
-    k2 = te.reduce_axis((0, 64), name="k2")
+    k2 = te.reduce_axis((0, cols), name="k2")
     sm = te.compute((4, 1), lambda i, _: te.sum(tir.exp(x[i, k2] - mx[i, 0]), axis=k2), name="sm")
-    out = te.compute((4, 64), lambda i, j: tir.exp(x[i, j] - mx[i, 0]) / sm[i, 0], name="out")
+    out = te.compute((4, cols), lambda i, j: tir.exp(x[i, j] - mx[i, 0]) / sm[i, 0], name="out")
     sch = tiled_schedule(te.create_prim_func([x, out]), lanes=16)
     text = sch.mod.script()
     assert 'T.block("mx_rf")' in text and 'T.block("sm_rf")' in text and text.count("T.vectorized(16)") >= 2
-    a = np.random.default_rng(0).standard_normal((4, 64)).astype("float32")
-    got = tvm.nd.array(np.zeros((4, 64), "float32"))
+    a = np.random.default_rng(0).standard_normal((4, cols)).astype("float32") * 4
+    got = tvm.nd.array(np.zeros((4, cols), "float32"))
     tvm.build(sch.mod, target="llvm")(tvm.nd.array(a), got)
     e = np.exp(a - a.max(axis=1, keepdims=True))
     np.testing.assert_allclose(got.numpy(), e / e.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-6)
