@@ -1,18 +1,24 @@
-"""``tvm.tirx``: current Apache TVM's name for ``tvm.tir``; this module *is* ``tensorize.tir``.
+"""``tvm.tirx``: current Apache TVM's name for ``tvm.tir``, with the same names and submodules.
 
-Importing it replaces itself in ``sys.modules`` by ``tensorize.tir`` and its submodules, so
-``from tensorize.tirx.expr import IntImm`` and ``tensorize.tirx.For`` name the same objects as
+``from tensorize import tirx`` gives ``tensorize.tir`` itself; importing this module (as
+``from tensorize.tirx.expr import IntImm`` does) makes its submodules ``expr``, ``stmt_functor``,
+``analysis`` and ``transform`` importable under ``tensorize.tirx`` too, as the very modules of
 ``tensorize.tir``.
 
->>> import tensorize.tirx, tensorize.tir
->>> tensorize.tirx is tensorize.tir
+>>> from tensorize.tirx.expr import IntImm
+>>> import tensorize.tir
+>>> IntImm is tensorize.tir.IntImm and tensorize.tirx.For is tensorize.tir.For
 True
 """
 import sys
 
 from . import tir as _tir
+from .tir import *  # noqa: F401,F403
 from .tir import analysis, expr, stmt_functor, transform
 
 for _sub in (analysis, expr, stmt_functor, transform):
     sys.modules[f"{__name__}.{_sub.__name__.rpartition('.')[2]}"] = _sub
-sys.modules[__name__] = _tir
+
+
+def __getattr__(name):
+    return getattr(_tir, name)
