@@ -83,8 +83,8 @@ def test_compute_at_errors_leave_schedule_unchanged():
     sch = tvm.tir.Schedule(two_stage)
     i, j = sch.get_loops(sch.get_block("B"))
     before, n = sch.mod, len(sch.trace)
-    # B's consumer C is not under B's own loop.
-    with pytest.raises(ScheduleError, match="consumers of block 'B' must be under loop"):
+    # j is B's own loop (TVM: "is an ancestor of block").
+    with pytest.raises(ScheduleError, match="loop j is an ancestor of block 'B'"):
         sch.compute_at(sch.get_block("B"), j)
     unchanged(sch, before, n + 1)  # get_block above was recorded, the failed primitive was not
     # C is an output block: compute_at would compute only part of it.

@@ -165,3 +165,46 @@ def test_reindex_rejects_two_reads_of_one_buffer_with_different_indices():
     i, j = multiple_read.body.block.body.loop_var, multiple_read.body.block.body.body.loop_var
     assert structural_equal(i + j, i + j, map_free_vars=False)
     assert not structural_equal(i + j, j + i, map_free_vars=False) and structural_equal(i + j, j + i)
+
+
+@T.prim_func
+def two_writers_one_loop(A: T.Buffer((128, 128), "float32"), C: T.Buffer((128, 128), "float32")):
+    B = T.alloc_buffer((128, 128))
+    for i in range(128):
+        for j in range(64):
+            with T.block("B_0"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj] = A[vi, vj] * T.float32(2)
+        for j in range(64):
+            with T.block("B_1"):
+                vi = T.axis.spatial(128, i)
+                vj = T.axis.spatial(128, j + 64)
+                B[vi, vj] = A[vi, vj] * T.float32(2)
+    for i, j in T.grid(128, 128):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = B[vi, vj] + T.float32(1)
+
+
+def test_compute_at_refuses_a_block_that_shares_its_output_and_its_own_loop():
+    # TVM: a scope without compact dataflow ("complete block"), and a loop above the block itself.
+    sch = tvm.s_tir.Schedule(two_writers_one_loop)
+    before = sch.mod
+    with pytest.raises(tvm.s_tir.ScheduleError, match="not a complete block.*'B_1' also writes buffer 'B'"):
+        sch.compute_at("B_0", sch.get_loops("C")[0])
+    assert sch.mod is before
+    sch = tvm.s_tir.Schedule(two_elementwise)
+    with pytest.raises(tvm.s_tir.ScheduleError, match="loop i is an ancestor of block 'B'"):
+        sch.compute_at("B", sch.get_loops("B")[0])
+    assert structural_equal(sch.mod["main"], two_elementwise)
+
+
+def test_tirx_and_tensor_intrin_name_modules_import():
+    from tensorize.s_tir.tensor_intrin.arm_cpu import ARM_DOT_4x4_i8_SDOT_INTRIN
+    from tensorize.s_tir.tensor_intrin.x86 import VNNI_DOT_16x4_INTRIN
+    from tensorize.tirx.expr import IntImm
+    from tensorize import tirx
+
+    assert IntImm is tvm.tir.IntImm and tirx.For is tvm.tir.For
+    assert tvm.tir.TensorIntrin.get(VNNI_DOT_16x4_INTRIN) is not None
+    assert tvm.tir.TensorIntrin.get(ARM_DOT_4x4_i8_SDOT_INTRIN) is not None

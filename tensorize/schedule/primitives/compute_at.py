@@ -169,6 +169,10 @@ class ComputeAt(ScheduleBase):
         if index_is_inside(tree, realize, loop_stmt):
             raise self._error(f"{name}: loop {loop.var.name} is inside block {blk.name_hint!r} (an ancestor of block "
                               f"{blk.name_hint!r}); the target loop must be outside the block", realize)
+        if tree.is_ancestor(loop_stmt, realize):
+            raise self._error(f"{name}: loop {loop.var.name} is an ancestor of block {blk.name_hint!r}; the target "
+                              "loop must be a loop of the block's consumers (producers), not of the block itself",
+                              loop_stmt)
         scope = tree.parent_block_realize(realize)
         if tree.parent_block_realize(loop_stmt) is not scope:
             raise self._error(f"{name}: block {blk.name_hint!r} and loop {loop.var.name} are not in the same block "
@@ -220,6 +224,14 @@ class ComputeAt(ScheduleBase):
                     lo = max(lo, pos + 1)
                 else:
                     hi = min(hi, pos)
+        # Another block of the scope writing what the moved block writes: no compact dataflow.
+        own_writes = {id(w.buffer) for w in blk.writes}
+        for s in siblings:
+            shared = [w.buffer.name for w in s.block.writes if id(w.buffer) in own_writes]
+            if s is not realize and shared:
+                raise self._error(f"{name}: block {blk.name_hint!r} is not a complete block of its scope: block "
+                                  f"{s.block.name_hint!r} also writes buffer {shared[0]!r}, so the scope does not "
+                                  "have compact dataflow; merge the writers into one block first", realize)
         # Blocks outside the loop that the move would jump over must not depend on the moved block.
         for s in siblings:
             if s is realize or contains(tree, loop_stmt, s):
