@@ -208,3 +208,67 @@ def test_tirx_and_tensor_intrin_name_modules_import():
     assert IntImm is tvm.tir.IntImm and tirx.For is tvm.tir.For
     assert tvm.tir.TensorIntrin.get(VNNI_DOT_16x4_INTRIN) is not None
     assert tvm.tir.TensorIntrin.get(ARM_DOT_4x4_i8_SDOT_INTRIN) is not None
+
+
+@T.prim_func
+def symbolic_copy(a: T.handle, b: T.handle, n: T.int32):
+    A = T.match_buffer(a, (128, n))
+    B = T.match_buffer(b, (128, n))
+    for i, k in T.grid(128, n):
+        with T.block("B"):
+            vi, vk = T.axis.remap("SS", [i, k])
+            B[vi, vk] = A[vi, vk] * T.float32(2)
+
+
+@T.prim_func
+def symbolic_copy_split(a: T.handle, b: T.handle, n: T.int32):
+    A = T.match_buffer(a, (128, n))
+    B = T.match_buffer(b, (128, n))
+    for i, k_0, k_1 in T.grid(128, 10, (n + 9) // 10):
+        with T.block("B"):
+            vi = T.axis.spatial(128, i)
+            vk = T.axis.spatial(n, k_0 * ((n + 9) // 10) + k_1)
+            T.where(k_0 * ((n + 9) // 10) + k_1 < n)
+            B[vi, vk] = A[vi, vk] * T.float32(2)
+
+
+@T.prim_func
+def symbolic_copy_fused(a: T.handle, b: T.handle, n: T.int32):
+    A = T.match_buffer(a, (128, n))
+    B = T.match_buffer(b, (128, n))
+    for i_k_fused in range(n * 128):
+        with T.block("B"):
+            vi = T.axis.spatial(128, i_k_fused // n)
+            vk = T.axis.spatial(n, i_k_fused % n)
+            B[vi, vk] = A[vi, vk] * T.float32(2)
+
+
+def test_split_and_fuse_take_symbolic_extents():
+    # TVM's answers (test_split_symbolic, test_fuse_symbolic): a None factor of a symbolic extent is
+    # a ceil-division, and the imperfect split gets a predicate.
+    sch = tvm.s_tir.Schedule(symbolic_copy)
+    sch.split(sch.get_loops("B")[1], factors=[10, None])
+    assert_structural_equal_ignore_global_symbol(sch.mod["main"], symbolic_copy_split)
+    verify_trace_roundtrip(sch, mod=symbolic_copy)
+    sch = tvm.s_tir.Schedule(symbolic_copy)
+    sch.fuse(*sch.get_loops("B"))
+    assert_structural_equal_ignore_global_symbol(sch.mod["main"], symbolic_copy_fused)
+    sch = tvm.s_tir.Schedule(symbolic_copy)
+    with pytest.raises(tvm.s_tir.ScheduleError, match="at most one split factor may be None"):
+        sch.split(sch.get_loops("B")[1], factors=[None, None])
+    assert structural_equal(sch.mod["main"], symbolic_copy)
+
+
+@T.prim_func
+def copy_3d(A: T.Buffer((4, 8, 16), "float32"), B: T.Buffer((4, 8, 16), "float32")):
+    for i, j, k in T.grid(4, 8, 16):
+        with T.block("B"):
+            vi, vj, vk = T.axis.remap("SSS", [i, j, k])
+            B[vi, vj, vk] = A[vi, vj, vk]
+
+
+def test_fuse_middle_binding_is_tvm_form():
+    # TVM: the middle iterator of a fused nest is fused % (inner product * extent) // inner product.
+    sch = tvm.s_tir.Schedule(copy_3d)
+    sch.fuse(*sch.get_loops("B"))
+    assert "vj = T.axis.spatial(8, i_j_k_fused % 128 // 16)" in sch.mod.script()
