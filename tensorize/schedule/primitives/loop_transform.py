@@ -3,11 +3,10 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ...ir import dtype as dt
 from ...ir import expr as E
 from ...ir.stmt import For, ForKind, SeqStmt, Stmt
 from ..analysis import (
-    COMM_REDUCE, DATA_PAR, block_realizes_under, conjoin, const_value, is_affine_binding, iter_kind_name, simplify,
+    COMM_REDUCE, DATA_PAR, block_realizes_under, const_value, is_affine_binding, iter_kind_name, simplify,
     uses_any,
 )
 from ..base import ScheduleBase, primitive
