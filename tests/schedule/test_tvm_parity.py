@@ -272,3 +272,25 @@ def test_fuse_middle_binding_is_tvm_form():
     sch = tvm.s_tir.Schedule(copy_3d)
     sch.fuse(*sch.get_loops("B"))
     assert "vj = T.axis.spatial(8, i_j_k_fused % 128 // 16)" in sch.mod.script()
+
+
+def test_state_replace_rebuilds_the_path_and_moves_srefs():
+    # TVM's ScheduleState.replace: the old module is untouched, srefs of rebuilt ancestors follow,
+    # the replaced statement's sref is gone, and block_sref_reuse carries a block's sref over.
+    state = tvm.s_tir.ScheduleState(two_elementwise)
+    old_mod = state.mod
+    root = state.mod["main"].body.block
+    first, second = root.body[0], root.body[1]
+    root_sref, first_sref = state.get_sref(root), state.get_sref(first)
+    state.replace(first_sref, tvm.tir.For(first.loop_var, 0, 16, first.kind, tvm.tir.Evaluate(0)))
+    assert old_mod["main"].body.block.body[0] is first, "the old module is unchanged"
+    assert first_sref.stmt is state.mod["main"].body.block.body[0], "a loop reusing the variable keeps its sref"
+    assert root_sref.stmt is state.mod["main"].body.block and root_sref.stmt is not root
+    assert state.mod["main"].body.block.body[1] is second, "siblings are shared, not copied"
+    inner = state.mod["main"].body.block.body[1].body.body.block
+    inner_sref = state.get_sref(inner)
+    renamed = inner.replace(name_hint="C2")
+    state.replace(inner_sref, renamed, {inner: renamed})
+    assert inner_sref.stmt is renamed and state.get_sref(renamed) is inner_sref
+    with pytest.raises(ValueError, match="not in the state's current module"):
+        state.replace(tvm.s_tir.StmtSRef(first), first)
