@@ -485,12 +485,12 @@ def test_cache_read_inside_a_blockized_scope_copies_the_scope_region():
     i = sch.get_loops(c)[0]
     io, ii = sch.split(i, [None, 16])
     sch.blockize(ii)
-    sch.cache_read(c, 0, "local")
+    sch.cache_read(c, "A", "local")
     text = sch.mod.script()
     assert """                for ax0, ax1 in T.grid(16, 64):
                     with T.block("A_local"):
                         v0 = T.axis.spatial(64, vi_o * 16 + ax0)
-                        v1 = T.axis.spatial(64, vk_o * 64 + ax1)
+                        v1 = T.axis.spatial(64, ax1)
                         T.reads(A[v0, v1])""" in text
     check_matmul(sch.mod)
 

@@ -294,3 +294,42 @@ def test_state_replace_rebuilds_the_path_and_moves_srefs():
     assert inner_sref.stmt is renamed and state.get_sref(renamed) is inner_sref
     with pytest.raises(ValueError, match="not in the state's current module"):
         state.replace(tvm.s_tir.StmtSRef(first), first)
+
+
+@T.prim_func
+def rowsum(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128,), "float32")):
+    for k, i in T.grid(128, 128):
+        with T.block("B"):
+            vk, vi = T.axis.remap("RS", [k, i])
+            with T.init():
+                B[vi] = T.float32(0)
+            B[vi] = B[vi] + A[vi, vk]
+
+
+@T.prim_func
+def rowsum_blockized(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128,), "float32")):
+    with T.block("B_o"):
+        vko = T.axis.reduce(1, 0)
+        vio = T.axis.spatial(1, 0)
+        with T.init():
+            for i1 in range(128):
+                with T.block("B_init"):
+                    vi_init = T.axis.spatial(128, i1)
+                    B[vi_init] = T.float32(0)
+        for i0, i1_1 in T.grid(128, 128):
+            with T.block("B"):
+                vk, vi = T.axis.remap("RS", [i0, i1_1])
+                B[vi] = B[vi] + A[vi, vk]
+
+
+def test_blockize_keeps_unit_outer_iterators_and_drops_unit_inner_ones():
+    # TVM's answer (test_blockize_init_loops): the outer block keeps its unit iterators bound to 0 and
+    # the inner block, which lost its init, reads its accumulator.
+    sch = tvm.s_tir.Schedule(rowsum)
+    sch.blockize(sch.get_loops("B")[0])
+    assert_structural_equal_ignore_global_symbol(sch.mod["main"], rowsum_blockized)
+    verify_trace_roundtrip(sch, mod=rowsum)
+    sch = tvm.s_tir.Schedule(two_elementwise)
+    sch.blockize(sch.get_loops("B")[1])
+    text = sch.mod.script()
+    assert "vj_o = T.axis.spatial(1, 0)" in text and "vi_i" not in text, text
