@@ -178,7 +178,7 @@ class ComputeAt(ScheduleBase):
             raise self._error(f"{name}: block {blk.name_hint!r} and loop {loop.var.name} are not in the same block "
                               "scope; the loop must be directly in the block's scope (not inside another block)",
                               loop_stmt)
-        why = _iter_kinds_ok(blk, allow_reduction=not reverse)
+        why = _iter_kinds_ok(blk, allow_reduction=True)
         if why is not None:
             raise self._error(f"{name}: block {blk.name_hint!r} {why}", realize)
         siblings = tree.child_block_realizes(scope if scope is not None else tree.root)
