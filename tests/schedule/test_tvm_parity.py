@@ -333,3 +333,53 @@ def test_blockize_keeps_unit_outer_iterators_and_drops_unit_inner_ones():
     sch.blockize(sch.get_loops("B")[1])
     text = sch.mod.script()
     assert "vj_o = T.axis.spatial(1, 0)" in text and "vi_i" not in text, text
+
+
+@T.prim_func
+def factorized(A: T.Buffer((16, 16, 16), "float32"), B: T.Buffer((16,), "float32")):
+    B_rf_local = T.alloc_buffer((16, 16), scope="local")
+    for j in T.thread_binding(16, thread="blockIdx.x"):
+        for i_o in T.thread_binding(4, thread="threadIdx.x"):
+            for i_i, k in T.grid(4, 16):
+                with T.block("B_rf"):
+                    vi = T.axis.spatial(16, i_o * 4 + i_i)
+                    vj, vk = T.axis.remap("SR", [j, k])
+                    with T.init():
+                        B_rf_local[vi, vj] = T.float32(0)
+                    B_rf_local[vi, vj] = B_rf_local[vi, vj] + A[vj, vi, vk]
+    for i, k in T.grid(16, 16):
+        with T.block("B"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                B[vi] = T.float32(0)
+            B[vi] = B[vi] + B_rf_local[vk, vi]
+
+
+@T.prim_func
+def factorized_after_reverse_compute_at(A: T.Buffer((16, 16, 16), "float32"), B: T.Buffer((16,), "float32")):
+    B_rf_local = T.alloc_buffer((16, 16), scope="local")
+    for j in T.thread_binding(16, thread="blockIdx.x"):
+        for i_o in T.thread_binding(4, thread="threadIdx.x"):
+            for i_i, k in T.grid(4, 16):
+                with T.block("B_rf"):
+                    vi = T.axis.spatial(16, i_o * 4 + i_i)
+                    vj, vk = T.axis.remap("SR", [j, k])
+                    with T.init():
+                        B_rf_local[vi, vj] = T.float32(0)
+                    B_rf_local[vi, vj] = B_rf_local[vi, vj] + A[vj, vi, vk]
+            for k in range(4):
+                with T.block("B"):
+                    vi = T.axis.spatial(16, j)
+                    vk = T.axis.reduce(16, i_o * 4 + k)
+                    with T.init():
+                        B[vi] = T.float32(0)
+                    B[vi] = B[vi] + B_rf_local[vk, vi]
+
+
+def test_reverse_compute_at_moves_a_reduction_block():
+    # TVM's answer (test_reverse_compute_at_factorized).
+    sch = tvm.s_tir.Schedule(factorized)
+    _, loop, _, _ = sch.get_loops("B_rf")
+    sch.reverse_compute_at("B", loop, preserve_unit_loops=False)
+    assert_structural_equal_ignore_global_symbol(sch.mod["main"], factorized_after_reverse_compute_at)
+    verify_trace_roundtrip(sch, mod=factorized)
