@@ -383,3 +383,60 @@ def test_reverse_compute_at_moves_a_reduction_block():
     sch.reverse_compute_at("B", loop, preserve_unit_loops=False)
     assert_structural_equal_ignore_global_symbol(sch.mod["main"], factorized_after_reverse_compute_at)
     verify_trace_roundtrip(sch, mod=factorized)
+
+
+@T.prim_func
+def access_under_scope(B: T.Buffer((128, 128), "float32"), C: T.Buffer((128, 128), "float32")):
+    A = T.alloc_buffer((128, 128))
+    for i0, j0 in T.grid(8, 8):
+        with T.block("scope"):
+            i, j = T.axis.remap("SS", [i0, j0])
+            for x, y in T.grid(16, 16):
+                with T.block("A"):
+                    vi = T.axis.spatial(128, i * 16 + x)
+                    vj = T.axis.spatial(128, j * 16 + y)
+                    A[vi, vj] = T.float32(1)
+            for x, y in T.grid(16, 16):
+                with T.block("B"):
+                    vi = T.axis.spatial(128, i * 16 + x)
+                    vj = T.axis.spatial(128, j * 16 + y)
+                    B[vi, vj] = A[vi, vj] + T.float32(1)
+    for i, j in T.grid(128, 128):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = A[vi, vj] * T.float32(2)
+
+
+@T.prim_func
+def cache_read_under_scope(B: T.Buffer((128, 128), "float32"), C: T.Buffer((128, 128), "float32")):
+    A = T.alloc_buffer((128, 128))
+    for i0, j0 in T.grid(8, 8):
+        with T.block("scope"):
+            i, j = T.axis.remap("SS", [i0, j0])
+            A_local = T.alloc_buffer((16, 16), scope="local")
+            for x, y in T.grid(16, 16):
+                with T.block("A"):
+                    vi = T.axis.spatial(128, i * 16 + x)
+                    vj = T.axis.spatial(128, j * 16 + y)
+                    A[vi, vj] = T.float32(1)
+            for x, y in T.grid(16, 16):
+                with T.block("A_local"):
+                    vi, vj = T.axis.remap("SS", [x, y])
+                    A_local[vi, vj] = A[i * 16 + vi, j * 16 + vj]
+            for x, y in T.grid(16, 16):
+                with T.block("B"):
+                    vi = T.axis.spatial(128, i * 16 + x)
+                    vj = T.axis.spatial(128, j * 16 + y)
+                    B[vi, vj] = A_local[vi - i * 16, vj - j * 16] + T.float32(1)
+    for i, j in T.grid(128, 128):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = A[vi, vj] * T.float32(2)
+
+
+def test_cache_inside_a_block_scope_is_shaped_like_its_region():
+    # TVM's answer (test_cache_read_under_scope): the cache in a non-root scope holds the 16x16 tile.
+    sch = tvm.s_tir.Schedule(access_under_scope)
+    sch.cache_read("B", 0, "local")
+    assert_structural_equal_ignore_global_symbol(sch.mod["main"], cache_read_under_scope)
+    verify_trace_roundtrip(sch, mod=access_under_scope)

@@ -96,7 +96,10 @@ def needs_dense_tile(impl_body: S.Stmt, impl_buf: Buffer) -> bool:
         if isinstance(node, E.Var) and id(node) in pointer_vars:
             found.append(node)
         elif isinstance(node, (E.BufferLoad, S.BufferStore)) and node.buffer is impl_buf:
-            if any(isinstance(i, E.Ramp) for i in list(node.indices)[:-1]):
+            last = impl_buf.shape[-1] if impl_buf.shape else None
+            lanes = [i.lanes for i in list(node.indices)[-1:] if isinstance(i, E.Ramp)]
+            spans_rows = bool(lanes) and not (isinstance(last, E.IntImm) and int(lanes[0]) <= last.value)
+            if any(isinstance(i, E.Ramp) for i in list(node.indices)[:-1]) or spans_rows:
                 found.append(node)
         elif isinstance(node, E.Call) and getattr(node.op, "name", "") == "tir.address_of":
             if any(isinstance(a, E.BufferLoad) and a.buffer is impl_buf for a in node.args):
