@@ -440,3 +440,21 @@ def test_cache_inside_a_block_scope_is_shaped_like_its_region():
     sch.cache_read("B", 0, "local")
     assert_structural_equal_ignore_global_symbol(sch.mod["main"], cache_read_under_scope)
     verify_trace_roundtrip(sch, mod=access_under_scope)
+
+
+@T.prim_func
+def grouped_read(A: T.Buffer((8, 4), "float32"), C: T.Buffer((8, 16), "float32")):
+    for i, j, k in T.grid(8, 16, 4):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vj // 16 * 4 + vk]
+
+
+def test_reindex_drops_an_iterator_the_simplified_index_does_not_use():
+    # TVM's answer (test_conv2d_reindex_data): vj // 16 is 0 over vj's domain, so vj is no axis.
+    sch = tvm.s_tir.Schedule(grouped_read)
+    sch.reindex("C", ("read", 0))
+    text = sch.mod.script()
+    assert "A_reindex = T.alloc_buffer((8, 4))" in text and "A_reindex[vi, vk]" in text, text

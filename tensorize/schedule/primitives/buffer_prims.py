@@ -81,8 +81,13 @@ class BufferPrimitives(Cache):
                for ix in indices[1:]):
             raise self._error(f"reindex: block {blk.name_hint!r} accesses {buf.name!r} with different indices; "
                               "reindex needs a single access pattern", realize)
+        from ...arith import Analyzer
         from ...ir.functor import collect_vars
 
+        ana = Analyzer()  # as TVM: an iterator the simplified indices do not use is no axis (co // 64 -> 0)
+        for iv in blk.iter_vars:
+            ana.bind(iv.var, iv.dom)
+        pattern = [ana.simplify(ix) for ix in pattern]
         used = {id(v) for ix in pattern for v in collect_vars(ix)}
         inner: set[int] = set()  # variables the block's body defines (inner loops, nested blocks' iterators)
 
