@@ -458,3 +458,27 @@ def test_reindex_drops_an_iterator_the_simplified_index_does_not_use():
     sch.reindex("C", ("read", 0))
     text = sch.mod.script()
     assert "A_reindex = T.alloc_buffer((8, 4))" in text and "A_reindex[vi, vk]" in text, text
+
+
+def test_cache_write_refuses_an_update_without_init_and_pad_einsum_a_nested_block():
+    # After blockize the inner block updates its accumulator with no init: a new write cache would
+    # start uninitialized, so cache_write refuses; pad_einsum would outgrow the outer block's regions.
+    sch = tvm.s_tir.Schedule(rowsum)
+    sch.blockize(sch.get_loops("B")[0])
+    sch.blockize(sch.get_loops("B")[0])  # B_o_1 inside B_o: no init of its own
+    before = sch.mod
+    with pytest.raises(tvm.s_tir.ScheduleError, match="has no init, so a new cache would start uninitialized"):
+        sch.cache_write("B", 0, "global")
+    with pytest.raises(tvm.s_tir.ScheduleError, match="pad the block before blockize"):
+        sch.pad_einsum("B", [128, 256])
+    assert sch.mod is before
+
+
+def test_a_module_of_several_functions_needs_work_on():
+    mod = tvm.IRModule({"a": two_elementwise, "b": rowsum})
+    sch = tvm.s_tir.Schedule(mod)
+    with pytest.raises(ValueError, match="does not know which function to be working on"):
+        sch.get_block("B")
+    sch.work_on("b")
+    assert sch.func_working_on is sch.mod.get_global_var("b")
+    assert sch.get("B").name_hint == "B"

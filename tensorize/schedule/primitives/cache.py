@@ -347,6 +347,11 @@ class Cache(ScheduleBase):
         buf = realize.block.writes[i].buffer
         scope, siblings = self._cache_setup(realize, tree, storage_scope, what)
         self._only_writer(siblings, buf, what, realize)
+        if realize.block.init is None and any(r.buffer is buf for r in realize.block.reads) and any(
+                iv.iter_type == E.IterVar.CommReduce for iv in realize.block.iter_vars):
+            raise self._error(f"{what}: block {realize.block.name_hint!r} updates {buf.name!r} from its previous "
+                              "value and has no init, so a new cache would start uninitialized; cache the block "
+                              "that holds the init (the outer block after blockize) instead", realize)
         chosen = self._consumer_arg(consumer_blocks, tree, scope, buf, what, realize)
         for c in chosen:
             if c is realize or not tree.precedes(realize, c):
