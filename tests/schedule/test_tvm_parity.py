@@ -482,3 +482,9 @@ def test_a_module_of_several_functions_needs_work_on():
     sch.work_on("b")
     assert sch.func_working_on is sch.mod.get_global_var("b")
     assert sch.get("B").name_hint == "B"
+
+
+def test_as_python_prints_integral_floats_as_tvm_does():
+    sch = tvm.s_tir.Schedule(two_elementwise, seed=1)
+    sch.sample_categorical([3], [1.0])
+    assert sch.trace.as_python()[-1] == "v0 = sch.sample_categorical(candidates=[3], probs=[1], decision=0)"
