@@ -488,3 +488,10 @@ def test_as_python_prints_integral_floats_as_tvm_does():
     sch = tvm.s_tir.Schedule(two_elementwise, seed=1)
     sch.sample_categorical([3], [1.0])
     assert sch.trace.as_python()[-1] == "v0 = sch.sample_categorical(candidates=[3], probs=[1], decision=0)"
+
+
+def test_transform_layout_takes_a_keyword_only_last_index():
+    # TVM's `lambda *indices, k: [*indices, k // 4, k % 4]` (test_var_args_sugar).
+    sch = tvm.s_tir.Schedule(two_elementwise)
+    sch.transform_layout("B", "A", lambda *rest, k: [*rest, k // 4, k % 4])
+    assert [int(s) for s in sch.get("B").reads[0].buffer.shape] == [16, 4, 4]
