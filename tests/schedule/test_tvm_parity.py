@@ -495,3 +495,21 @@ def test_transform_layout_takes_a_keyword_only_last_index():
     sch = tvm.s_tir.Schedule(two_elementwise)
     sch.transform_layout("B", "A", lambda *rest, k: [*rest, k // 4, k % 4])
     assert [int(s) for s in sch.get("B").reads[0].buffer.shape] == [16, 4, 4]
+
+
+@T.prim_func
+def elementwise_int64(A: T.Buffer((T.int64(16), T.int64(16)), "float32"),
+                      B: T.Buffer((T.int64(16), T.int64(16)), "float32")):
+    for i, j in T.grid(T.int64(16), T.int64(16)):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+
+
+def test_transform_block_layout_keeps_int64_iterators():
+    # TVM: the lambda's variables take the iterators' dtype, so the new loop is int64 too.
+    sch = tvm.s_tir.Schedule(elementwise_int64)
+    sch.transform_block_layout("B", lambda i, j: (i * 16 + j,))
+    loop = sch.get(sch.get_loops("B")[0])
+    assert loop.loop_var.dtype == "int64" and loop.extent.dtype == "int64"
+    verify_trace_roundtrip(sch, mod=elementwise_int64)

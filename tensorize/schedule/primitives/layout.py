@@ -26,11 +26,11 @@ logger = logging.getLogger(__name__)
 register_codec("IndexMap", IndexMap, IndexMap.to_json, IndexMap.from_json)
 
 
-def _as_index_map(index_map, ndim: int) -> IndexMap:
+def _as_index_map(index_map, ndim: int, index_dtype: str = "int32") -> IndexMap:
     if isinstance(index_map, IndexMap):
         return index_map
     if callable(index_map):
-        return IndexMap.from_func(index_map, ndim)
+        return IndexMap.from_func(index_map, ndim, index_dtype=index_dtype)
     raise TypeError(f"index_map must be an IndexMap or a function of the indices, got {type(index_map).__name__}")
 
 
@@ -146,7 +146,7 @@ class Layout(PadEinsum, ScheduleBase):
                 buf, _kind = _parse_buffer_arg(realize.block, buffer)
             except (IndexError, LookupError) as err:
                 raise self._error(f"transform_layout: {err}", realize) from None
-            index_map = _as_index_map(index_map, len(buf.shape))
+            index_map = _as_index_map(index_map, len(buf.shape), buf.shape[0].dtype if buf.shape else "int32")
         if callable(pad_value) and not isinstance(pad_value, IndexMap):
             pad_value = IndexMap.from_func(pad_value, len(index_map.final_indices))
         elif isinstance(pad_value, (E.IntImm, E.FloatImm)):
@@ -260,7 +260,8 @@ class Layout(PadEinsum, ScheduleBase):
                     B[v0 // 16, v0 % 16] = A[v0 // 16, v0 % 16] * T.float32(2)
         """
         if not isinstance(index_map, IndexMap):  # the trace records the IndexMap, not the lambda
-            index_map = _as_index_map(index_map, len(self._block(block)[2].block.iter_vars))
+            ivs = self._block(block)[2].block.iter_vars
+            index_map = _as_index_map(index_map, len(ivs), ivs[0].var.dtype if ivs else "int32")
         return self._transform_block_layout(block, index_map)
 
     def _transform_block_layout_impl(self, block: BlockRV, index_map) -> None:
