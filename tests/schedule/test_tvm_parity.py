@@ -513,3 +513,22 @@ def test_transform_block_layout_keeps_int64_iterators():
     loop = sch.get(sch.get_loops("B")[0])
     assert loop.loop_var.dtype == "int64" and loop.extent.dtype == "int64"
     verify_trace_roundtrip(sch, mod=elementwise_int64)
+
+
+@T.prim_func
+def annotated_rowsum(A: T.Buffer((16, 64), "float32"), B: T.Buffer((16,), "float32")):
+    for i, k in T.grid(16, 64):
+        with T.block("B"):
+            T.block_attr({"test_annotation": 1})
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                B[vi] = T.float32(0)
+            B[vi] = B[vi] + A[vi, vk]
+
+
+def test_rfactor_keeps_the_annotations_on_both_blocks():
+    # TVM's answer (test_reduction_rfactor_with_annotation).
+    sch = tvm.s_tir.Schedule(annotated_rowsum)
+    rf = sch.rfactor(sch.get_loops("B")[1], 0)
+    assert sch.get(rf).annotations == {"test_annotation": 1}
+    assert sch.get("B").annotations == {"test_annotation": 1}

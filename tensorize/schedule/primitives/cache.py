@@ -275,7 +275,8 @@ class Cache(ScheduleBase):
         ana = stage_analyzer(tree, scope, loc)
         compact = compact_region(tree, scope, region, ana)
         if compact is not None:  # as TVM: a cache inside a non-root scope is shaped like its region
-            cache = new_buffer_like(buf, f"{buf.name}_{storage_scope}", storage_scope, shape=[r.extent for r in compact])
+            cache = new_buffer_like(buf, f"{buf.name}_{storage_scope}", storage_scope,
+                                    shape=[r.extent for r in compact])
             stage = compact_copy_stage(name, buf, cache, compact, "dst")
             shift = OffsetReplacer(buf, cache, [r.min for r in compact])
             repl = {id(c): shift.visit(c) for c in consumers}
@@ -375,7 +376,8 @@ class Cache(ScheduleBase):
         ana = stage_analyzer(tree, scope, loc)
         compact = compact_region(tree, scope, region, ana)
         if compact is not None:  # as TVM: a cache inside a non-root scope is shaped like its region
-            cache = new_buffer_like(buf, f"{buf.name}_{storage_scope}", storage_scope, shape=[r.extent for r in compact])
+            cache = new_buffer_like(buf, f"{buf.name}_{storage_scope}", storage_scope,
+                                    shape=[r.extent for r in compact])
             stage = compact_copy_stage(name, cache, buf, compact, "src")
             shift = OffsetReplacer(buf, cache, [r.min for r in compact])
             repl = {id(c): shift.visit(c) for c in [realize] + chosen}

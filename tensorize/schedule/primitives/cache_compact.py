@@ -67,7 +67,8 @@ class OffsetReplacer(BufferReplacer):
 
     def visit_buffer_store_(self, op):
         if op.buffer is self.old:
-            return BufferStore(self.new, self.visit_expr(op.value), self._shift([self.visit_expr(i) for i in op.indices]))
+            indices = [self.visit_expr(i) for i in op.indices]
+            return BufferStore(self.new, self.visit_expr(op.value), self._shift(indices))
         return super().visit_buffer_store_(op)
 
     def visit_buffer_region(self, region):

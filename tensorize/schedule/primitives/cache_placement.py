@@ -469,6 +469,7 @@ def insert_stage(tree: StmtIndex, scope: BlockRealize | None, loc: For | None, p
     return rebuild_scope(tree, scope, stmt_list(replace_many(body, repl)), new_buffers)
 
 
-__all__ = ["compact_copy_stage", "PlacementError", "storage_scope_error", "stage_location", "after_stage", "common_loop", "relax_below",
+__all__ = ["compact_copy_stage",
+           "PlacementError", "storage_scope_error", "stage_location", "after_stage", "common_loop", "relax_below",
            "full_region", "copy_stage", "insert_stage", "stage_analyzer", "context_analyzer", "scope_children", "reads_buffer",
            "writes_buffer", "region_of"]

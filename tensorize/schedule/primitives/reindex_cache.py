@@ -106,7 +106,8 @@ class ReindexCache(Cache):
                               "give a map that keeps every point (e.g. lambda i, j: (j, i))", realize)
         return new_shape
 
-    def _reindex_cache_read_impl(self, block: BlockRV | str, read_buffer_index, storage_scope: str, index_map) -> BlockRV:
+    def _reindex_cache_read_impl(self, block: BlockRV | str, read_buffer_index, storage_scope: str,
+                                 index_map) -> BlockRV:
         """Read the ``read_buffer_index``-th read buffer of ``block`` through a new buffer in
         ``storage_scope`` laid out by ``index_map`` over the block's iterators; the copy block
         iterates over the block's iteration space and goes where ``cache_read`` puts its copy.
@@ -171,7 +172,8 @@ class ReindexCache(Cache):
         self._set_body(func_name, insert_stage(tree, scope, loc, pos, stage, repl, [cache]))
         return BlockRV(name, func_name)
 
-    def _reindex_cache_write_impl(self, block: BlockRV | str, write_buffer_index, storage_scope: str, index_map) -> BlockRV:
+    def _reindex_cache_write_impl(self, block: BlockRV | str, write_buffer_index, storage_scope: str,
+                                  index_map) -> BlockRV:
         """Make ``block`` write its ``write_buffer_index``-th write buffer into a new buffer in
         ``storage_scope`` laid out by ``index_map`` over the block's iterators; a copy block over the
         block's spatial iteration space writes the values back where ``cache_write`` puts its copy.
