@@ -532,3 +532,28 @@ def test_rfactor_keeps_the_annotations_on_both_blocks():
     rf = sch.rfactor(sch.get_loops("B")[1], 0)
     assert sch.get(rf).annotations == {"test_annotation": 1}
     assert sch.get("B").annotations == {"test_annotation": 1}
+
+
+@T.prim_func
+def multi_producer_consumer(A: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32"),
+                            D: T.Buffer((16, 16), "float32")):
+    B = T.alloc_buffer((16, 16))
+    for i, j in T.grid(16, 16):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+    for i, j in T.grid(16, 16):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = B[vi, vj] + T.float32(1)
+    for i, j in T.grid(16, 16):
+        with T.block("D"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            D[vi, vj] = B[vi, vj] + T.float32(2) + C[vi, vj]
+
+
+def test_compute_inline_puts_the_producer_reads_where_the_inlined_buffer_was():
+    # TVM's answer (test_compute_inline_multi_consumer): D reads [A, C], not [C, A].
+    sch = tvm.s_tir.Schedule(multi_producer_consumer)
+    sch.compute_inline("B")
+    assert [r.buffer.name for r in sch.get("D").reads] == ["A", "C"]
