@@ -557,3 +557,22 @@ def test_compute_inline_puts_the_producer_reads_where_the_inlined_buffer_was():
     sch = tvm.s_tir.Schedule(multi_producer_consumer)
     sch.compute_inline("B")
     assert [r.buffer.name for r in sch.get("D").reads] == ["A", "C"]
+
+
+@T.prim_func
+def opaque_rows(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32")):
+    for i, j in T.grid(4, 4):
+        with T.block("opaque"):
+            T.reads(A[i * 4 + j, 0:16])
+            T.writes(B[i * 4 + j, 0:16])
+            for k in range(16):
+                B[i * 4 + j, k] = A[i * 4 + j, k] + T.float32(1)
+
+
+def test_fuse_substitutes_loop_variables_inside_an_opaque_block():
+    # TVM's answer (test_fuse_with_opaque_block): the opaque block's regions and body follow the fuse.
+    sch = tvm.s_tir.Schedule(opaque_rows)
+    sch.fuse(*sch.get_loops("opaque"))
+    text = sch.mod.script()
+    assert "T.reads(A[i_j_fused // 4 * 4 + i_j_fused % 4, 0:16])" in text, text
+    assert " i " not in text.split("def ")[1].split("for k")[1]
