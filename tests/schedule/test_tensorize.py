@@ -230,3 +230,29 @@ def test_register_refuses_duplicates_and_mismatched_pairs():
 
     with pytest.raises(ValueError, match="uint8.*in desc but int8.*in impl"):
         TensorIntrin.register("test_bad_pair", dot4_desc, other)
+
+
+@T.prim_func
+def dot4_annotated_impl(
+    A: T.Buffer((4,), "uint8", offset_factor=1),
+    B: T.Buffer((8, 4), "int8", offset_factor=1),
+    C: T.Buffer((8,), "int32", offset_factor=1),
+) -> None:
+    with T.block("root"):
+        T.reads(C[0:8], A[0:4], B[0:8, 0:4])
+        T.writes(C[0:8])
+        T.block_attr({"test_annotation": True})
+        for k, i in T.grid(4, 8):
+            C[i] = C[i] + T.Cast("int32", A[k]) * T.Cast("int32", B[i, k])
+
+
+DOT4_ANNOTATED = "test_dot_8x4_annotated"
+TensorIntrin.register(DOT4_ANNOTATED, dot4_desc, dot4_annotated_impl, override=True)
+
+
+def test_the_impl_root_annotations_go_to_the_tensorized_block():
+    # As TVM (test_tensorize_intrinsic_with_annotation).
+    sch, j_i = tiled(gemm(16, 16, 16))
+    sch.tensorize(j_i, DOT4_ANNOTATED)
+    assert bool(sch.get(sch.get_block("C_o")).annotations["test_annotation"])
+    run(sch.mod, 16, 16, 16)

@@ -305,8 +305,9 @@ class Tensorize(ScheduleBase):
         allocs = tuple(_fresh_buffer(b, var_map) for b in impl_root.block.alloc_buffers)
         if allocs:
             body = _FreshImpl({id(a): b for a, b in zip(impl_root.block.alloc_buffers, allocs)}, var_map).visit(body)
+        annotations = {**dict(block.annotations or {}), **dict(impl_root.block.annotations or {})}  # as TVM
         return block.replace(body=body, match_buffers=tuple(block.match_buffers) + tuple(match_buffers),
-                             alloc_buffers=tuple(block.alloc_buffers) + allocs)
+                             alloc_buffers=tuple(block.alloc_buffers) + allocs, annotations=annotations)
 
 
 __all__ = ["Tensorize", "TensorizeMismatch", "check_contiguous", "needs_dense_tile"]
