@@ -576,3 +576,30 @@ def test_fuse_substitutes_loop_variables_inside_an_opaque_block():
     text = sch.mod.script()
     assert "T.reads(A[i_j_fused // 4 * 4 + i_j_fused % 4, 0:16])" in text, text
     assert " i " not in text.split("def ")[1].split("for k")[1]
+
+
+@T.prim_func
+def reversed_producer(X: T.Buffer((10, 10), "float32"), Z: T.Buffer((10, 10), "float32")):
+    Y = T.alloc_buffer((10, 10))
+    for i, j in T.grid(10, 10):
+        with T.block("b0"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            Y[9 - vi, 9 - vj] = X[vi, vj] + T.float32(1)
+    for i, j in T.grid(10, 10):
+        with T.block("b1"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            Z[vi, vj] = Y[vj, vi] + T.float32(2)
+
+
+def test_compute_at_solves_a_reversed_index():
+    # TVM's answer (test_compute_at_rev_iter): Y[9 - vi, 9 - vj] needed at row vj = i gives vj = 9 - i.
+    import numpy as np
+
+    sch = tvm.s_tir.Schedule(reversed_producer)
+    sch.compute_at("b0", sch.get_loops("b1")[0])
+    text = sch.mod.script()
+    assert "vj = T.axis.spatial(10, 9 - i)" in text, text
+    x = np.random.default_rng(0).random((10, 10), dtype="float32")
+    z = tvm.nd.array(np.zeros((10, 10), "float32"))
+    tvm.build(sch.mod, target="llvm")(tvm.nd.array(x), z)
+    np.testing.assert_allclose(z.numpy(), (x + 1)[::-1, ::-1].T + 2, rtol=1e-6)

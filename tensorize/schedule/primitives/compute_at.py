@@ -306,13 +306,21 @@ class ComputeAt(ScheduleBase):
                 continue
             for axis, (acc, want) in enumerate(zip(region.region, req)):
                 var, offset = _var_plus_const(acc.min)
+                sign = 1
+                if var is None and isinstance(acc.min, E.Sub) and isinstance(acc.min.a, E.IntImm) and isinstance(
+                        acc.min.b, E.Var):  # c - v: a reversed axis (TVM solves it too)
+                    var, offset, sign = acc.min.b, acc.min.a.value, -1
                 if var is None or id(var) not in ivars or not _is_one(acc.extent):
                     if reverse and _uses_ivars(acc.min, ivars):
                         raise self._error(f"{name}: block {blk.name_hint!r} accesses {region.buffer.name!r} on axis "
                                           f"{axis} with the index {acc.min}, which is not an iterator plus a "
                                           "constant; its range cannot be matched to the produced region", realize)
                     continue
-                new = E.Range.from_min_extent(ana.simplify(E.sub(want.min, offset)), want.extent)
+                if sign == 1:
+                    new = E.Range.from_min_extent(ana.simplify(E.sub(want.min, offset)), want.extent)
+                else:  # v = c - index over [min, min + extent)
+                    lo = E.sub(E.sub(E.make_const(want.min.dtype, offset + 1), want.min), want.extent)
+                    new = E.Range.from_min_extent(ana.simplify(lo), want.extent)
                 old = ranges.get(id(var))
                 if old is None:
                     ranges[id(var)] = new
