@@ -603,3 +603,23 @@ def test_compute_at_solves_a_reversed_index():
     z = tvm.nd.array(np.zeros((10, 10), "float32"))
     tvm.build(sch.mod, target="llvm")(tvm.nd.array(x), z)
     np.testing.assert_allclose(z.numpy(), (x + 1)[::-1, ::-1].T + 2, rtol=1e-6)
+
+
+@T.prim_func
+def unit_outer(A: T.Buffer((1, 8), "float32"), C: T.Buffer((1, 8), "float32")):
+    B = T.alloc_buffer((1, 8))
+    for i, j in T.grid(1, 8):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+    for i, j in T.grid(1, 8):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = B[vi, vj] + T.float32(1)
+
+
+def test_compute_at_binds_a_unit_loop_iterator_to_its_constant():
+    # TVM's answer (test_compute_at_to_index): under a loop of extent 1 the iterator is bound to 0.
+    sch = tvm.s_tir.Schedule(unit_outer)
+    sch.compute_at("B", sch.get_loops("C")[0])
+    assert "vi = T.axis.spatial(1, 0)" in sch.mod.script()

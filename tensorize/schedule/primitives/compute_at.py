@@ -352,6 +352,9 @@ class ComputeAt(ScheduleBase):
                 ext_c = bound
             if ext_c == 1 and not preserve_unit_loops:
                 value = ana.simplify(rng.min)
+                b = ana.const_int_bound(value)
+                if b.min_value == b.max_value:  # as TVM: i0 of a unit loop is the constant 0
+                    value = E.make_const(value.dtype, b.min_value)
             else:
                 var = E.Var(f"ax{n_loops}", iv.var.dtype)
                 n_loops += 1
