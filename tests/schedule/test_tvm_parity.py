@@ -623,3 +623,26 @@ def test_compute_at_binds_a_unit_loop_iterator_to_its_constant():
     sch = tvm.s_tir.Schedule(unit_outer)
     sch.compute_at("B", sch.get_loops("C")[0])
     assert "vi = T.axis.spatial(1, 0)" in sch.mod.script()
+
+
+@T.prim_func
+def static_bound(A: T.Buffer((32, 1), "float32"), C: T.Buffer((32, 1), "float32")):
+    B = T.alloc_buffer((32, 1))
+    for i, j in T.grid(32, 1):
+        with T.block("B"):
+            vi = T.axis.spatial(32, i)
+            vj = T.axis.spatial(1, j)
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+    for i, j in T.grid(32, 32):
+        with T.block("C"):
+            vi = T.axis.spatial(32, i)
+            vj = T.axis.spatial(1, j)
+            T.where(j < 1)
+            C[vi, vj] = B[vi, vj] + T.float32(1)
+
+
+def test_compute_at_clips_a_region_to_the_iterator_domain():
+    # TVM's answer (test_compute_at_simplify_static_bound): vj's region is its domain [0, 1), not 32 wide.
+    sch = tvm.s_tir.Schedule(static_bound)
+    sch.compute_at("B", sch.get_loops("C")[0], preserve_unit_loops=True)
+    assert "for ax0, ax1 in T.grid(1, 1):" in sch.mod.script()

@@ -342,6 +342,9 @@ class ComputeAt(ScheduleBase):
         for iv in blk.iter_vars:
             rng = ranges.get(id(iv.var), iv.dom)
             dom_lo, dom_hi = iv.dom.min, E.add(iv.dom.min, iv.dom.extent)
+            if rng is not iv.dom and ana.can_prove(E.LE(rng.min, dom_lo)) and ana.can_prove(
+                    E.GE(E.add(rng.min, rng.extent), dom_hi)):
+                rng = iv.dom  # as TVM: a region wider than the iterator's domain is the domain
             extent = ana.simplify(rng.extent)
             ext_c = _const(extent)
             if ext_c is None:
