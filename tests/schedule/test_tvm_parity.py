@@ -646,3 +646,30 @@ def test_compute_at_clips_a_region_to_the_iterator_domain():
     sch = tvm.s_tir.Schedule(static_bound)
     sch.compute_at("B", sch.get_loops("C")[0], preserve_unit_loops=True)
     assert "for ax0, ax1 in T.grid(1, 1):" in sch.mod.script()
+
+
+@T.prim_func
+def concat(A: T.Buffer((16,), "float32"), B: T.Buffer((8,), "float32"), D: T.Buffer((24,), "float32")):
+    C = T.alloc_buffer((24,))
+    for i in range(16):
+        with T.block("C_0"):
+            vi = T.axis.spatial(16, i)
+            C[vi] = A[vi]
+    for i in range(8):
+        with T.block("C_1"):
+            vi = T.axis.spatial(8, i)
+            C[vi + 16] = B[vi]
+    for i in range(24):
+        with T.block("D"):
+            vi = T.axis.spatial(24, i)
+            D[vi] = C[vi] * T.float32(2)
+
+
+def test_compute_at_predicates_in_tvm_form():
+    # TVM's answer (test_compute_at_concat): the guard of C_1 under D's loop is `16 <= i`.
+    sch = tvm.s_tir.Schedule(concat)
+    loop = sch.get_loops("D")[0]
+    sch.compute_at("C_1", loop)
+    sch.compute_at("C_0", loop)
+    text = sch.mod.script()
+    assert "T.where(i < 16)" in text and "T.where(T.int32(16) <= i)" in text, text

@@ -12,6 +12,7 @@ from ...ir.stmt import Block, BlockRealize, For, Stmt
 from ..base import ScheduleBase, primitive
 from ...arith.loop_relax import block_region_in_loops, hull, loop_dom, make_analyzer
 from ..tree import replace_many, replace_stmt
+from .cache_placement import common_loop
 from ..surgery import children_of, conflicts, contains, realize_in_loops, removal_target, remove_stmt, seq
 from ..rv import BlockRV, LoopRV
 
@@ -224,11 +225,12 @@ class ComputeAt(ScheduleBase):
                     lo = max(lo, pos + 1)
                 else:
                     hi = min(hi, pos)
-        # Another block of the scope writing what the moved block writes: no compact dataflow.
+        # Another block under the same loop of the scope writing what the moved block writes: that
+        # subtree has no compact dataflow (TVM). Writers in separate subtrees (a concat) are fine.
         own_writes = {id(w.buffer) for w in blk.writes}
         for s in siblings:
             shared = [w.buffer.name for w in s.block.writes if id(w.buffer) in own_writes]
-            if s is not realize and shared:
+            if s is not realize and shared and common_loop(tree, s, realize) is not None:
                 raise self._error(f"{name}: block {blk.name_hint!r} is not a complete block of its scope: block "
                                   f"{s.block.name_hint!r} also writes buffer {shared[0]!r}, so the scope does not "
                                   "have compact dataflow; merge the writers into one block first", realize)
@@ -362,15 +364,16 @@ class ComputeAt(ScheduleBase):
                 var = E.Var(f"ax{n_loops}", iv.var.dtype)
                 n_loops += 1
                 loops.append((var, ext_c))
-                value = ana.simplify(E.add(rng.min, var))
+                lo_s = ana.simplify(rng.min)
+                value = var if _const(lo_s) == 0 else E.add(lo_s, var)  # TVM's form: min + ax
                 if _const(extent) is None:
                     preds.append(E.LT(var, extent))
             lo_ok = ana.can_prove(E.GE(rng.min, dom_lo))
             hi_ok = ana.can_prove(E.LE(E.add(rng.min, extent), dom_hi))
             if not lo_ok:
-                preds.append(E.GE(value, dom_lo))
+                preds.append(_bound_pred(ana, value, dom_lo, lower=True))
             if not hi_ok:
-                preds.append(E.LT(value, dom_hi))
+                preds.append(_bound_pred(ana, value, dom_hi, lower=False))
             bindings.append(value)
         return realize_in_loops(bindings, preds, blk, loops)
 
@@ -413,6 +416,22 @@ def _is_one(expr) -> bool:
 
 def _const(expr) -> int | None:
     return expr.value if isinstance(expr, E.IntImm) else None
+
+
+def _bound_pred(ana, value, bound, lower: bool):
+    """``bound <= value`` or ``value < bound`` in TVM's form: the constant of ``value`` moves to the
+    bound (``hh * 8 - 1 + ax >= 0`` is ``1 <= hh * 8 + ax``)."""
+    v = ana.simplify(value)
+    offset = 0
+    if isinstance(v, E.Add) and isinstance(v.b, E.IntImm):
+        v, offset = v.a, v.b.value
+    elif isinstance(v, E.Sub) and isinstance(v.b, E.IntImm):
+        v, offset = v.a, -v.b.value
+    b = _const(bound)
+    if b is None:
+        return E.GE(value, bound) if lower else E.LT(value, bound)
+    limit = E.make_const(v.dtype, b - offset)
+    return E.LE(limit, v) if lower else E.LT(v, limit)
 
 
 def _var_plus_const(expr):
