@@ -673,3 +673,14 @@ def test_compute_at_predicates_in_tvm_form():
     sch.compute_at("C_0", loop)
     text = sch.mod.script()
     assert "T.where(i < 16)" in text and "T.where(T.int32(16) <= i)" in text, text
+
+
+def test_transform_layout_pad_value_must_have_the_buffer_dtype():
+    # TVM's answers (test_error_on_wrong_padding_type, test_error_on_non_matching_types).
+    sch = tvm.s_tir.Schedule(two_elementwise)
+    before = sch.mod
+    for pad in (tvm.tir.IntImm("int8", 0), 0):
+        with pytest.raises(tvm.s_tir.schedule.schedule.ScheduleError, match="does not match the dtype float32"):
+            sch.transform_layout("B", "B", lambda i, j: [i, j // 5, j % 5], pad_value=pad)
+    assert sch.mod is before
+    assert tvm.s_tir.schedule.state.ScheduleDebugMask.VERIFY_SREF_TREE == 1
