@@ -684,3 +684,11 @@ def test_transform_layout_pad_value_must_have_the_buffer_dtype():
             sch.transform_layout("B", "B", lambda i, j: [i, j // 5, j % 5], pad_value=pad)
     assert sch.mod is before
     assert tvm.s_tir.schedule.state.ScheduleDebugMask.VERIFY_SREF_TREE == 1
+
+
+def test_get_output_blocks_includes_nested_blocks():
+    # TVM's answer (test_get_output_blocks_nested): the blockized block and the block inside it.
+    sch = tvm.s_tir.Schedule(two_elementwise)
+    sch.blockize(sch.get_loops("C")[0])
+    root = sch.get_block("root")
+    assert [sch.get(b).name_hint for b in sch.get_output_blocks(root)] == ["C_o", "C"]
