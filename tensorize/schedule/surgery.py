@@ -175,9 +175,10 @@ class BufferReplacer(StmtExprMutator):
     def visit_block_(self, op):
         new = super().visit_block_(op)
         allocs = tuple(self._buf(b) for b in new.alloc_buffers)
-        matches = tuple(m.replace(source=self.visit_buffer_region(m.source)) for m in new.match_buffers)
+        matches = tuple(m.replace(buffer=self._buf(m.buffer), source=self.visit_buffer_region(m.source))
+                        for m in new.match_buffers)
         if all(a is b for a, b in zip(allocs, new.alloc_buffers)) and all(
-                a.source is b.source for a, b in zip(matches, new.match_buffers)):
+                a.source is b.source and a.buffer is b.buffer for a, b in zip(matches, new.match_buffers)):
             return new
         return new.replace(alloc_buffers=allocs, match_buffers=matches)
 

@@ -692,3 +692,25 @@ def test_get_output_blocks_includes_nested_blocks():
     sch.blockize(sch.get_loops("C")[0])
     root = sch.get_block("root")
     assert [sch.get(b).name_hint for b in sch.get_output_blocks(root)] == ["C_o", "C"]
+
+
+@T.prim_func
+def subregion_match(A: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
+    B = T.alloc_buffer((16, 16))
+    for i, j in T.grid(16, 16):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B_sub = T.match_buffer(B[vi, vj], (), offset_factor=1)
+            B_sub[()] = A[vi, vj] * T.float32(2)
+    for i, j in T.grid(16, 16):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = B[vi, vj] + T.float32(1)
+
+
+def test_set_scope_reaches_match_buffer_views():
+    # TVM's answer (test_set_scope_subregion): the view of B is in the new scope too.
+    sch = tvm.s_tir.Schedule(subregion_match)
+    sch.set_scope("B", 0, "shared")
+    view = sch.get("B").match_buffers[0].buffer
+    assert view.scope() == "shared" and sch.get("B").match_buffers[0].source.buffer.scope() == "shared"

@@ -165,7 +165,17 @@ class BufferPrimitives(Cache):
         new = Buffer(E.Var(buf.data.name, E.PointerType(buf.dtype, storage_scope)), buf.dtype, buf.shape, buf.strides,
                      buf.elem_offset, buf.name, buf.data_alignment, buf.offset_factor, buf.buffer_type,
                      buf.axis_separators)
-        self._set_body(func_name, replace_buffers(tree.root, {id(buf): new}))
+        swap = {id(buf): new}
+        # As TVM: the match_buffer views of the buffer take the scope too.
+        def collect(node):
+            if isinstance(node, Block):
+                for m in node.match_buffers:
+                    if m.source.buffer is buf:
+                        v = m.buffer
+                        swap[id(v)] = v.replace(data=E.Var(v.data.name, E.PointerType(v.dtype, storage_scope)))
+
+        post_order_visit(tree.root, collect)
+        self._set_body(func_name, replace_buffers(tree.root, swap))
 
     @primitive
     def storage_align(self, block: BlockRV, buffer_index: int, axis: int, factor: int, offset: int) -> None:
