@@ -372,7 +372,20 @@ class _NestSubstituter(StmtExprMutator):
 
 
 def uses_any_var(stmt: Stmt, table: dict[int, E.PrimExpr]) -> bool:
-    """Whether ``stmt`` mentions a variable whose id is a key of ``table``."""
+    """Whether ``stmt`` mentions a variable whose id is a key of ``table``.
+
+    Parameters
+    ----------
+    stmt : Stmt
+        The statement (a Block's regions are looked at too).
+    table : dict of int to PrimExpr
+        ``{id(var): replacement}``.
+
+    Returns
+    -------
+    bool
+        True when one of the variables occurs.
+    """
     found = []
 
     def visit(node):

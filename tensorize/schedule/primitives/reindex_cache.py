@@ -108,33 +108,7 @@ class ReindexCache(Cache):
 
     def _reindex_cache_read_impl(self, block: BlockRV | str, read_buffer_index, storage_scope: str,
                                  index_map) -> BlockRV:
-        """Read the ``read_buffer_index``-th read buffer of ``block`` through a new buffer in
-        ``storage_scope`` laid out by ``index_map`` over the block's iterators; the copy block
-        iterates over the block's iteration space and goes where ``cache_read`` puts its copy.
-
-        Parameters
-        ----------
-        block : BlockRV or str
-            The consumer block (or its name).
-        read_buffer_index : int, Buffer or str
-            Which read buffer of ``block``.
-        storage_scope : str
-            The scope of the new buffer.
-        index_map : IndexMap or callable
-            From the block's iterators to the new buffer's indices (a bijection).
-
-        Returns
-        -------
-        BlockRV
-            The copy block.
-
-        Examples
-        --------
-        >>> sch = tvm.tir.Schedule(matmul())
-        >>> blk = sch.reindex_cache_read("C", 0, "shared", lambda i, j, k: (k, i, j))
-        >>> [int(s) for s in sch.get(blk).writes[0].buffer.shape]
-        [16, 16, 16]
-        """
+        """The primitive behind ``reindex_cache_read`` (recorded in the trace under that name)."""
         what = "reindex_cache_read"
         block = self._block_arg(block)
         func_name, tree, realize = self._block(block)
@@ -174,33 +148,7 @@ class ReindexCache(Cache):
 
     def _reindex_cache_write_impl(self, block: BlockRV | str, write_buffer_index, storage_scope: str,
                                   index_map) -> BlockRV:
-        """Make ``block`` write its ``write_buffer_index``-th write buffer into a new buffer in
-        ``storage_scope`` laid out by ``index_map`` over the block's iterators; a copy block over the
-        block's spatial iteration space writes the values back where ``cache_write`` puts its copy.
-
-        Parameters
-        ----------
-        block : BlockRV or str
-            The producer block (or its name).
-        write_buffer_index : int, Buffer or str
-            Which write buffer of ``block``.
-        storage_scope : str
-            The scope of the new buffer.
-        index_map : IndexMap or callable
-            From the block's iterators to the new buffer's indices (a bijection of its spatial ones).
-
-        Returns
-        -------
-        BlockRV
-            The copy block.
-
-        Examples
-        --------
-        >>> sch = tvm.tir.Schedule(matmul())
-        >>> blk = sch.reindex_cache_write("C", 0, "local", lambda i, j, k: (j, i))
-        >>> sch.get(sch.get_block("C")).writes[0].buffer.name
-        'C_local'
-        """
+        """The primitive behind ``reindex_cache_write`` (recorded in the trace under that name)."""
         what = "reindex_cache_write"
         block = self._block_arg(block)
         func_name, tree, realize = self._block(block)
@@ -243,18 +191,70 @@ class ReindexCache(Cache):
 
     def reindex_cache_read(self, block: BlockRV | str, read_buffer_index, storage_scope: str,
                            index_map) -> BlockRV:
+        """Read the ``read_buffer_index``-th read buffer of ``block`` through a new buffer in
+        ``storage_scope`` laid out by ``index_map`` over the block's iterators; the copy block
+        iterates over the block's iteration space and goes where ``cache_read`` puts its copy.
+
+        Parameters
+        ----------
+        block : BlockRV or str
+            The consumer block (or its name).
+        read_buffer_index : int, Buffer or str
+            Which read buffer of ``block``.
+        storage_scope : str
+            The scope of the new buffer.
+        index_map : IndexMap or callable
+            From the block's iterators to the new buffer's indices (a bijection).
+
+        Returns
+        -------
+        BlockRV
+            The copy block.
+
+        Examples
+        --------
+        >>> sch = tvm.tir.Schedule(matmul())
+        >>> blk = sch.reindex_cache_read("C", 0, "shared", lambda i, j, k: (k, i, j))
+        >>> [int(s) for s in sch.get(blk).writes[0].buffer.shape]
+        [16, 16, 16]
+        """
         if not isinstance(index_map, IndexMap):  # the trace records the IndexMap, not the lambda
             index_map = self._reindex_map(self._block(self._block_arg(block))[2], index_map, "reindex_cache_read")
         return self._reindex_cache_read(block, read_buffer_index, storage_scope, index_map)
 
     def reindex_cache_write(self, block: BlockRV | str, write_buffer_index, storage_scope: str,
                             index_map) -> BlockRV:
+        """Make ``block`` write its ``write_buffer_index``-th write buffer into a new buffer in
+        ``storage_scope`` laid out by ``index_map`` over the block's iterators; a copy block over the
+        block's spatial iteration space writes the values back where ``cache_write`` puts its copy.
+
+        Parameters
+        ----------
+        block : BlockRV or str
+            The producer block (or its name).
+        write_buffer_index : int, Buffer or str
+            Which write buffer of ``block``.
+        storage_scope : str
+            The scope of the new buffer.
+        index_map : IndexMap or callable
+            From the block's iterators to the new buffer's indices (a bijection of its spatial ones).
+
+        Returns
+        -------
+        BlockRV
+            The copy block.
+
+        Examples
+        --------
+        >>> sch = tvm.tir.Schedule(matmul())
+        >>> blk = sch.reindex_cache_write("C", 0, "local", lambda i, j, k: (j, i))
+        >>> sch.get(sch.get_block("C")).writes[0].buffer.name
+        'C_local'
+        """
         if not isinstance(index_map, IndexMap):  # the trace records the IndexMap, not the lambda
             index_map = self._reindex_map(self._block(self._block_arg(block))[2], index_map, "reindex_cache_write")
         return self._reindex_cache_write(block, write_buffer_index, storage_scope, index_map)
 
-    reindex_cache_read.__doc__ = _reindex_cache_read_impl.__doc__
-    reindex_cache_write.__doc__ = _reindex_cache_write_impl.__doc__
 
 
 __all__ = ["ReindexCache"]
