@@ -31,8 +31,10 @@ def __getattr__(name):
         module = importlib.import_module(f"tensorize.{name}")
         globals()[name] = module
         return module
-    if name == "tirx":  # current Apache TVM's name for ``tir``
-        return __getattr__("tir")
+    if name == "tirx":  # current Apache TVM's name for ``tir``: the same module object
+        importlib.import_module("tensorize.tirx")
+        globals()[name] = globals()["tir"] = importlib.import_module("tensorize.tir")
+        return globals()[name]
     if name in _NAMES:
         module_name, attr = _NAMES[name]
         value = getattr(importlib.import_module(module_name), attr)

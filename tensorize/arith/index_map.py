@@ -59,9 +59,13 @@ class IndexMap(Node):
         >>> m = tvm.tir.IndexMap.from_func(lambda i, j: (j, i // 4, i % 4))
         >>> [int(x) for x in m.map_shape([8, 3])]
         [3, 2, 4]
+        >>> m = tvm.tir.IndexMap.from_func(lambda *rest, k: [*rest, k // 4, k % 4], ndim=3)
+        >>> [int(x) for x in m.map_shape([2, 3, 8])]
+        [2, 3, 2, 4]
         """
         params = list(inspect.signature(mapping_function).parameters.values())
         names, varargs = [], False
+        kwonly = [p.name for p in params if p.kind == p.KEYWORD_ONLY]  # TVM: `*rest, k` names the last indices
         for p in params:
             if p.kind == p.VAR_POSITIONAL:
                 varargs = True
@@ -70,11 +74,13 @@ class IndexMap(Node):
         if varargs:
             if ndim is None:
                 raise ValueError("a mapping function with *args needs ndim= to know how many indices it takes")
-            names += [f"i{k}" for k in range(ndim - len(names))]
-        elif ndim is not None and ndim != len(names):
+            names += [f"i{k}" for k in range(ndim - len(names) - len(kwonly))]
+        elif ndim is not None and ndim != len(names) + len(kwonly):
             raise ValueError(f"the mapping function takes {len(names)} indices but the buffer has {ndim} dimensions")
         variables = [E.Var(n, index_dtype) for n in names]
-        out = mapping_function(*variables)
+        kw_vars = {n: E.Var(n, index_dtype) for n in kwonly}
+        out = mapping_function(*variables, **kw_vars)
+        variables += list(kw_vars.values())
         if not isinstance(out, (list, tuple)):
             out = [out]
         inverse = None

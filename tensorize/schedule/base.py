@@ -167,9 +167,11 @@ class ScheduleBase:
         return self._trace
 
     @property
-    def func_working_on(self) -> str | None:
-        """The function ``get_block`` looks in by default (set by ``work_on``), or None."""
-        return self._func_working_on
+    def func_working_on(self):
+        """The GlobalVar of the function ``get_block`` looks in by default (set by ``work_on``), or None."""
+        if self._func_working_on is None:
+            return None
+        return self._mod.get_global_var(self._func_working_on)
 
     def work_on(self, func_name: str) -> None:
         """Make ``func_name`` the function that ``get_block`` looks in by default.
@@ -324,7 +326,8 @@ class ScheduleBase:
     def _func_name(self, func_name: str | None) -> str:
         name = func_name or self._func_working_on
         if name is None:
-            raise ScheduleError("the module has several functions; pass func_name=... or call sch.work_on(name) first")
+            raise ScheduleValueError("the schedule does not know which function to be working on: the module has "
+                                     "several functions; pass func_name=... or call sch.work_on(name) first")
         if name not in self._mod:
             raise ScheduleError(f"no function named {name!r}; the module has {self._mod.function_names()}")
         return name

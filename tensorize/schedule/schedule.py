@@ -28,12 +28,13 @@ from .primitives.inline import Inline
 from .primitives.layout import Layout
 from .primitives.loop_transform import LoopTransform
 from .primitives.reduction import Reduction
+from .primitives.reindex_cache import ReindexCache
 from .primitives.sampling import Sampling
 from .primitives.tensorize import Tensorize
 
 
 class Schedule(GetHandles, Sampling, LoopTransform, ForKindPrimitives, Annotation, Inline, Reduction, ComputeLocation,
-               BufferPrimitives, Layout, Blockize, Tensorize, ScheduleBase):
+               BufferPrimitives, ReindexCache, Layout, Blockize, Tensorize, ScheduleBase):
     """A schedule of ``mod`` (``tvm.tir.Schedule``): the primitives, the current module
     (``sch.mod``) and the replayable ``trace``.
 

@@ -79,6 +79,77 @@ class ScheduleState:
             sref = table[id(stmt)] = StmtSRef(stmt)
         return sref
 
+    def replace(self, src_sref: StmtSRef, tgt_stmt, block_sref_reuse=None) -> None:
+        """Replace the statement of ``src_sref`` by ``tgt_stmt`` (TVM's ``ScheduleState.Replace``).
+
+        The path from the statement to the function root is rebuilt (the old module and every node
+        a caller holds stay unchanged); the srefs of the rebuilt loops and blocks follow their new
+        copies, srefs of statements that are gone point to ``None``, and ``block_sref_reuse`` maps an
+        old block to the new block that takes over its sref.
+
+        Parameters
+        ----------
+        src_sref : StmtSRef
+            The sref of a Block, For or BlockRealize's block of the current module.
+        tgt_stmt : Stmt
+            The replacement (a Block replaces a Block, a For or BlockRealize a For or BlockRealize).
+        block_sref_reuse : dict of Block to Block, optional
+            Old block -> new block whose sref is the old one's.
+
+        Examples
+        --------
+        >>> from tensorize.ir.stmt import Evaluate, For
+        >>> state = ScheduleState(matmul())
+        >>> loop = state.mod["main"].body.block.body
+        >>> sref = state.get_sref(loop)
+        >>> state.replace(sref, For(loop.loop_var, 0, 16, loop.kind, Evaluate(0)))
+        >>> type(sref.stmt.body).__name__, state.mod["main"].body.block.body is sref.stmt
+        ('Evaluate', True)
+        """
+        from ..ir.function import IRModule
+        from .tree import _children, replace_child
+
+        src = src_sref.stmt
+        if src is None:
+            raise ValueError("replace: the sref points to no statement (it was removed by an earlier replace)")
+        mod = self.mod
+        for gv, func in mod.functions.items():
+            path = _path_to(getattr(func, "body", None), src, _children)
+            if path is not None:
+                break
+        else:
+            raise ValueError(f"replace: the {type(src).__name__} of the sref is not in the state's current module")
+        moved = {id(src): tgt_stmt}
+        new = tgt_stmt
+        child = src
+        for parent in reversed(path[:-1]):
+            new_parent = replace_child(parent, child, new)
+            moved[id(parent)] = new_parent
+            child, new = parent, new_parent
+        functions = dict(mod.functions)
+        functions[gv] = func.with_body(new)
+        new_mod = IRModule(functions, mod.attrs, mod.global_infos)
+        reuse = {id(k): v for k, v in (block_sref_reuse or {}).items()}
+        alive = set()
+        _walk_ids(new, alive, _children)
+        table = self._sch._srefs
+        for key, sref in list(table.items()):
+            stmt = sref.stmt
+            if stmt is None or id(stmt) in alive:
+                continue
+            target = reuse.get(id(stmt), moved.get(id(stmt)) if id(stmt) != id(src) else None)
+            if target is None and id(stmt) == id(src) and isinstance(src, For) and isinstance(tgt_stmt, For) \
+                    and tgt_stmt.loop_var is src.loop_var:
+                target = tgt_stmt  # as TVM: a loop keeps its sref when the new loop reuses its variable
+            del table[key]
+            sref.stmt = target if target is not None and id(target) in alive else None
+            if sref.stmt is not None:
+                table[id(sref.stmt)] = sref
+        if hasattr(self._sch, "_indices"):
+            self._sch._indices = {}
+            self._sch._mod = new_mod
+        else:
+            self._sch.mod = new_mod
 
     def _get_cached_flags(self, block_sref: StmtSRef):
         """TVM's cached flags of a block (``affine_binding``, ``region_cover``, ``stage_pipeline``).
@@ -139,3 +210,25 @@ def get_sref(sch, rv) -> StmtSRef:
     except ScheduleError as err:
         raise IndexError(f"get_sref: {rv!r} does not refer to a statement of this schedule ({err})") from None
     return ScheduleState(sch).get_sref(stmt)
+
+
+def _path_to(root, target, children) -> list | None:
+    """The statements from ``root`` down to ``target`` (both included), or None when it is not there."""
+    if root is None:
+        return None
+    stack = [(root, [root])]
+    while stack:
+        node, path = stack.pop()
+        if node is target:
+            return path
+        for child in children(node):
+            stack.append((child, path + [child]))
+    return None
+
+
+def _walk_ids(root, out: set, children) -> None:
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        out.add(id(node))
+        stack.extend(children(node))

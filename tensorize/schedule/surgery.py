@@ -15,8 +15,8 @@ from typing import Mapping
 
 from ..ir import expr as E
 from ..ir.buffer import Buffer
-from ..ir.functor import StmtExprMutator
-from ..ir.stmt import Block, BlockRealize, BufferRegion, For, SeqStmt, Stmt, stmt_list
+from ..ir.functor import StmtExprMutator, post_order_visit
+from ..ir.stmt import Block, BlockRealize, BufferRegion, Evaluate, For, SeqStmt, Stmt, stmt_list
 from .analysis import simplify
 from .tree import StmtIndex, replace_many, replace_stmt
 
@@ -175,9 +175,10 @@ class BufferReplacer(StmtExprMutator):
     def visit_block_(self, op):
         new = super().visit_block_(op)
         allocs = tuple(self._buf(b) for b in new.alloc_buffers)
-        matches = tuple(m.replace(source=self.visit_buffer_region(m.source)) for m in new.match_buffers)
+        matches = tuple(m.replace(buffer=self._buf(m.buffer), source=self.visit_buffer_region(m.source))
+                        for m in new.match_buffers)
         if all(a is b for a, b in zip(allocs, new.alloc_buffers)) and all(
-                a.source is b.source for a, b in zip(matches, new.match_buffers)):
+                a.source is b.source and a.buffer is b.buffer for a, b in zip(matches, new.match_buffers)):
             return new
         return new.replace(alloc_buffers=allocs, match_buffers=matches)
 
@@ -346,8 +347,8 @@ def replace_in_scope(tree: StmtIndex, stmt: Stmt, replacements: dict[int, Stmt |
 # -- substituting loop variables in a nest -------------------------------------------------------
 class _NestSubstituter(StmtExprMutator):
     """Substitutes loop variables in a loop nest: in loop bounds, non-block statements and the
-    bindings/predicates of block realizes, but not inside blocks (a block sees outer loop variables
-    only through its bindings)."""
+    bindings/predicates of block realizes, and inside a block only where it uses the variables
+    directly (an opaque block; other blocks see outer loop variables through their bindings)."""
 
     _methods: dict = {}
 
@@ -363,9 +364,41 @@ class _NestSubstituter(StmtExprMutator):
     def visit_block_realize_(self, op):
         values = self._exprs(op.iter_values)
         pred = self.visit_expr(op.predicate)
-        if values is op.iter_values and pred is op.predicate:
+        # An opaque block may use outer loop variables directly (TVM accepts it): substitute there too.
+        block = self.visit_stmt(op.block) if uses_any_var(op.block, self.table) else op.block
+        if values is op.iter_values and pred is op.predicate and block is op.block:
             return op
-        return BlockRealize(values, simplify(pred), op.block)
+        return BlockRealize(values, simplify(pred), block)
+
+
+def uses_any_var(stmt: Stmt, table: dict[int, E.PrimExpr]) -> bool:
+    """Whether ``stmt`` mentions a variable whose id is a key of ``table``.
+
+    Parameters
+    ----------
+    stmt : Stmt
+        The statement (a Block's regions are looked at too).
+    table : dict of int to PrimExpr
+        ``{id(var): replacement}``.
+
+    Returns
+    -------
+    bool
+        True when one of the variables occurs.
+    """
+    found = []
+
+    def visit(node):
+        if not found and isinstance(node, E.Var) and id(node) in table:
+            found.append(node)
+
+    post_order_visit(stmt, visit)
+    if not found and isinstance(stmt, Block):  # regions are not visited as expressions
+        for region in list(stmt.reads) + list(stmt.writes):
+            for r in region.region:
+                post_order_visit(Evaluate(r.min), visit)
+                post_order_visit(Evaluate(r.extent), visit)
+    return bool(found)
 
 
 def substitute_in_nest(stmt: Stmt, vmap: Mapping[E.Var, E.PrimExpr]) -> Stmt:

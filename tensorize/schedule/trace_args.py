@@ -66,6 +66,8 @@ def _py(value, names) -> str:
         return names.get(id(value), repr(value))
     if isinstance(value, str):
         return json.dumps(value)
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+        return str(int(value))  # TVM prints probs=[1], not probs=[1.0]
     if isinstance(value, (list, tuple)):
         inner = ", ".join(_py(v, names) for v in value)
         return f"[{inner}]"

@@ -479,19 +479,21 @@ def test_cache_write_needs_a_single_writer():
 
 def test_cache_read_inside_a_blockized_scope_copies_the_scope_region():
     """In a non-root scope block, an input of the scope is copied at the start of the scope body,
-    over the region the scope block declares it reads."""
+    over the region the scope block declares it reads, into a cache shaped like that region (TVM)."""
     sch = tvm.tir.Schedule(matmul)
     c = sch.get_block("C")
     i = sch.get_loops(c)[0]
     io, ii = sch.split(i, [None, 16])
     sch.blockize(ii)
-    sch.cache_read(c, 0, "local")
+    sch.cache_read(c, "A", "local")
     text = sch.mod.script()
+    assert 'A_local = T.alloc_buffer((16, 64), scope="local")' in text
     assert """                for ax0, ax1 in T.grid(16, 64):
                     with T.block("A_local"):
-                        v0 = T.axis.spatial(64, vi_o * 16 + ax0)
-                        v1 = T.axis.spatial(64, vk_o * 64 + ax1)
-                        T.reads(A[v0, v1])""" in text
+                        v0, v1 = T.axis.remap("SS", [ax0, ax1])
+                        T.reads(A[vi_o * 16 + v0, v1])
+                        T.writes(A_local[v0, v1])""" in text
+    assert "A_local[vi_i, vk_i]" in text
     check_matmul(sch.mod)
 
 

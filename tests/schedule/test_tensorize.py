@@ -150,10 +150,37 @@ def test_extent_mismatch_is_named():
     assert_fails_unchanged(sch, j_i, DOT4, "extent mismatch", "desc loop k has extent 4", "has 8")
 
 
-def test_non_contiguous_tile_is_named():
-    # B not packed: the 8x4 tile's rows are K elements apart, but the impl reads it as dense memory.
+# The same computation as one opaque call on the tiles' memory: it needs each tile dense.
+@T.prim_func
+def dot4_pointer_impl(
+    A: T.Buffer((4,), "uint8", offset_factor=1),
+    B: T.Buffer((8, 4), "int8", offset_factor=1),
+    C: T.Buffer((8,), "int32", offset_factor=1),
+) -> None:
+    with T.block("root"):
+        T.reads(C[0:8], A[0:4], B[0:8, 0:4])
+        T.writes(C[0:8])
+        T.evaluate(T.call_extern("dot4", C.data, C.elem_offset, A.data, A.elem_offset, B.data, B.elem_offset,
+                                 dtype="int32"))
+
+
+DOT4_POINTER = "test_dot_8x4_pointer"
+TensorIntrin.register(DOT4_POINTER, dot4_desc, dot4_pointer_impl, override=True)
+
+
+def test_non_contiguous_tile_is_named_when_the_impl_uses_memory():
+    # B not packed: the 8x4 tile's rows are K elements apart, but the impl passes it as dense memory.
     sch, j_i = tiled(gemm(8, 16, 16, packed=False))
-    assert_fails_unchanged(sch, j_i, DOT4, "inner access of B is not contiguous", "transform_layout")
+    assert_fails_unchanged(sch, j_i, DOT4_POINTER, "inner access of B is not contiguous", "transform_layout")
+
+
+def test_element_by_element_impl_takes_a_tile_inside_a_larger_buffer():
+    # As TVM: an impl that reads its buffers element by element is remapped into the real buffer by
+    # lowering, so the unpacked B (tile rows K apart) is fine and the numbers are right.
+    sch, j_i = tiled(gemm(8, 16, 16, packed=False))
+    sch.tensorize(j_i, DOT4)
+    assert 'T.match_buffer(B[vj_o * 8:vj_o * 8 + 8, vk_o * 4:vk_o * 4 + 4], (8, 4), "int8"' in sch.mod.script()
+    run(sch.mod, 8, 16, 16, packed=False)
 
 
 def test_transposed_access_is_not_contiguous():
@@ -203,3 +230,29 @@ def test_register_refuses_duplicates_and_mismatched_pairs():
 
     with pytest.raises(ValueError, match="uint8.*in desc but int8.*in impl"):
         TensorIntrin.register("test_bad_pair", dot4_desc, other)
+
+
+@T.prim_func
+def dot4_annotated_impl(
+    A: T.Buffer((4,), "uint8", offset_factor=1),
+    B: T.Buffer((8, 4), "int8", offset_factor=1),
+    C: T.Buffer((8,), "int32", offset_factor=1),
+) -> None:
+    with T.block("root"):
+        T.reads(C[0:8], A[0:4], B[0:8, 0:4])
+        T.writes(C[0:8])
+        T.block_attr({"test_annotation": True})
+        for k, i in T.grid(4, 8):
+            C[i] = C[i] + T.Cast("int32", A[k]) * T.Cast("int32", B[i, k])
+
+
+DOT4_ANNOTATED = "test_dot_8x4_annotated"
+TensorIntrin.register(DOT4_ANNOTATED, dot4_desc, dot4_annotated_impl, override=True)
+
+
+def test_the_impl_root_annotations_go_to_the_tensorized_block():
+    # As TVM (test_tensorize_intrinsic_with_annotation).
+    sch, j_i = tiled(gemm(16, 16, 16))
+    sch.tensorize(j_i, DOT4_ANNOTATED)
+    assert bool(sch.get(sch.get_block("C_o")).annotations["test_annotation"])
+    run(sch.mod, 16, 16, 16)

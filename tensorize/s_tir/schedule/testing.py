@@ -43,7 +43,11 @@ def verify_trace_roundtrip(sch: Schedule, mod, *, debug_mask="all", text_format=
         if form == "json":
             Trace.from_json(sch.trace.as_json()).apply_to_schedule(replay, remove_postproc=False)
         elif form == "python":
-            exec("\n".join(sch.trace.as_python()), {"sch": replay})  # noqa: S102 - the trace's own text
+            import tensorize
+            from ...script import tir as T
+
+            namespace = {"sch": replay, "T": T, "tvm": tensorize, "tir": tensorize.tir}
+            exec("\n".join(sch.trace.as_python()), namespace)  # noqa: S102 - the trace's own text
         else:
             raise ValueError(f"text_format must be 'json' or 'python', got {form!r}")
         assert_structural_equal(replay.mod, sch.mod)

@@ -8,7 +8,7 @@ against.
 """
 from __future__ import annotations
 
-from ...arith import normalize_iter_map_to_expr, subspace_divide
+from ...arith import Analyzer, normalize_iter_map_to_expr, subspace_divide
 from ...ir import expr as E
 from ...ir.functor import collect_vars, substitute
 from ...ir.stmt import Block, BlockRealize, BufferRegion, For, SeqStmt, Stmt
@@ -281,13 +281,22 @@ class Blockize(ScheduleBase):
         ana = make_analyzer(div.outer_loops + div.inner_loops)
         outer_ivars, outer_values, inner_ivars, inner_values = [], [], [], []
         vmap, inner_dom = {}, {}
-        for iv, o, oe, i, ie in zip(blk.iter_vars, div.outer, div.outer_extents, div.inner, div.inner_extents):
-            if oe != 1 or preserve_unit_iters:
+        unit_outer = {id(f.loop_var) for f in div.outer_loops if isinstance(f.extent, E.IntImm) and f.extent.value == 1}
+        inner_zero = {f.loop_var: E.make_const(f.loop_var.dtype, 0) for f in div.inner_loops}
+        for k, (iv, o, oe, i, ie) in enumerate(zip(blk.iter_vars, div.outer, div.outer_extents, div.inner,
+                                                    div.inner_extents)):
+            binding = realize.iter_values[k]
+            if preserve_unit_iters and isinstance(o, E.IntImm) and any(id(v) in unit_outer
+                                                                          for v in collect_vars(binding)):
+                # As TVM: keep the unit loop in the outer binding (i0 * 16 + i1 -> vi_o bound to i0).
+                o = Analyzer().simplify(E.floordiv(substitute(binding, inner_zero), E.make_const(binding.dtype, ie)))
+            if True:  # as TVM, the outer block keeps every iterator, unit ones included
                 lo = ana.const_int_bound(o).min_value
-                ov = E.IterVar(E.Range.from_min_extent(lo, oe), iv.var.copy_with_suffix("_o"), iv.iter_type)
+                ov = E.IterVar(_dom(iv.var.dtype, lo, oe), iv.var.copy_with_suffix("_o"), iv.iter_type)
                 outer_ivars.append(ov)
                 outer_values.append(o)
-                outer_val = ov.var
+                # As TVM: a unit outer iterator is a constant, so the inner block does not use it.
+                outer_val = ov.var if oe != 1 else E.make_const(ov.var.dtype, lo)
             else:
                 outer_val = o
             inner_val = _inner_iter(iv, i, ie, ana, preserve_unit_iters, inner_ivars, inner_values, inner_dom)
@@ -296,14 +305,20 @@ class Blockize(ScheduleBase):
         leaked = [v.name for v in collect_vars(div.inner_pred) if id(v) in outer_vars]
         if leaked:  # pragma: no cover - subspace_divide keeps predicates apart
             raise self._error(f"blockize: the predicate of block {blk.name_hint!r} mixes outer and inner loops", realize)
+        reads = list(blk.reads)
+        if blk.init is not None:  # without its init the inner block reads its accumulator (TVM's inference)
+            read_ids = {id(r.buffer) for r in reads}
+            reads = [w for w in blk.writes if id(w.buffer) not in read_ids] + reads
         inner_block = blk.replace(
             iter_vars=tuple(inner_ivars), init=None, body=substitute(blk.body, vmap),
-            reads=tuple(substitute(r, vmap) for r in blk.reads), writes=tuple(substitute(w, vmap) for w in blk.writes),
+            reads=tuple(substitute(r, vmap) for r in reads), writes=tuple(substitute(w, vmap) for w in blk.writes),
             match_buffers=tuple(m.replace(source=substitute(m.source, vmap)) for m in blk.match_buffers))
         inner_realize = BlockRealize(inner_values, div.inner_pred, inner_block)
         inner_nest = replace_many(loop, {id(realize): inner_realize})
         # Outer regions: the inner block's regions relaxed over the inner iterators.
-        reads = [BufferRegion(r.buffer, relax_region(r, inner_dom, ana)) for r in inner_block.reads]
+        reads = [BufferRegion(r.buffer, relax_region(r, inner_dom, ana)) for r in inner_block.reads
+                 if r.buffer not in [w.buffer for w in blk.writes] or blk.init is None or any(
+                     r.buffer is b.buffer for b in blk.reads)]
         writes = [BufferRegion(w.buffer, relax_region(w, inner_dom, ana)) for w in inner_block.writes]
         init = None
         if blk.init is not None:
@@ -347,15 +362,20 @@ class Blockize(ScheduleBase):
         return stmt
 
 
+def _dom(dtype: str, lo: int, extent: int) -> E.Range:
+    """An iterator domain in the iterator's own dtype (int64 iterators get int64 bounds, as TVM)."""
+    return E.Range.from_min_extent(E.make_const(dtype, lo), E.make_const(dtype, extent))
+
+
 def _inner_iter(iv: E.IterVar, value, extent: int, ana, preserve_unit_iters: bool,
                 inner_ivars: list, inner_values: list, inner_dom: dict):
     """What stands for the inner part ``value`` of ``iv``'s binding in the inner block: a new
     iterator ``<name>_i`` bound to ``value`` (appended to the inner block's iterators, values and
     relaxation domain), or ``value`` itself when its extent is 1 and unit iterators are dropped."""
-    if extent == 1 and not preserve_unit_iters:
+    if extent == 1:  # as TVM, whatever preserve_unit_iters: the inner block has no unit iterator
         return value
     lo = ana.const_int_bound(value).min_value
-    nv = E.IterVar(E.Range.from_min_extent(lo, extent), iv.var.copy_with_suffix("_i"), iv.iter_type)
+    nv = E.IterVar(_dom(iv.var.dtype, lo, extent), iv.var.copy_with_suffix("_i"), iv.iter_type)
     inner_ivars.append(nv)
     inner_values.append(value)
     inner_dom[id(nv.var)] = (nv.var, nv.dom)

@@ -81,8 +81,13 @@ class BufferPrimitives(Cache):
                for ix in indices[1:]):
             raise self._error(f"reindex: block {blk.name_hint!r} accesses {buf.name!r} with different indices; "
                               "reindex needs a single access pattern", realize)
+        from ...arith import Analyzer
         from ...ir.functor import collect_vars
 
+        ana = Analyzer()  # as TVM: an iterator the simplified indices do not use is no axis (co // 64 -> 0)
+        for iv in blk.iter_vars:
+            ana.bind(iv.var, iv.dom)
+        pattern = [ana.simplify(ix) for ix in pattern]
         used = {id(v) for ix in pattern for v in collect_vars(ix)}
         inner: set[int] = set()  # variables the block's body defines (inner loops, nested blocks' iterators)
 
@@ -160,7 +165,17 @@ class BufferPrimitives(Cache):
         new = Buffer(E.Var(buf.data.name, E.PointerType(buf.dtype, storage_scope)), buf.dtype, buf.shape, buf.strides,
                      buf.elem_offset, buf.name, buf.data_alignment, buf.offset_factor, buf.buffer_type,
                      buf.axis_separators)
-        self._set_body(func_name, replace_buffers(tree.root, {id(buf): new}))
+        swap = {id(buf): new}
+        # As TVM: the match_buffer views of the buffer take the scope too.
+        def collect(node):
+            if isinstance(node, Block):
+                for m in node.match_buffers:
+                    if m.source.buffer is buf:
+                        v = m.buffer
+                        swap[id(v)] = v.replace(data=E.Var(v.data.name, E.PointerType(v.dtype, storage_scope)))
+
+        post_order_visit(tree.root, collect)
+        self._set_body(func_name, replace_buffers(tree.root, swap))
 
     @primitive
     def storage_align(self, block: BlockRV, buffer_index: int, axis: int, factor: int, offset: int) -> None:

@@ -13,11 +13,12 @@ from ...ir.buffer import Buffer
 from ...ir.stmt import Block
 from ..base import ScheduleBase, primitive
 from .cache_placement import (
-    PlacementError, after_stage, common_loop, copy_stage, full_region, insert_stage, reads_buffer,
+    PlacementError, after_stage, common_loop, compact_copy_stage, copy_stage, full_region, insert_stage, reads_buffer,
     region_of, relax_below, scope_children, stage_analyzer, stage_location, storage_scope_error,
     writes_buffer,
 )
 from ..surgery import rebuild_scope, replace_buffers, scope_parts, top_child
+from .cache_compact import OffsetReplacer, compact_region
 from ..rv import BlockRV
 
 
@@ -271,10 +272,19 @@ class Cache(ScheduleBase):
             declared = region_of(scope.block.reads, buf) if scope is not None else None
             region = list(declared.region) if declared is not None else full_region(buf)
         name = unique_block_name(tree, f"{buf.name}_{storage_scope}")
-        cache = new_buffer_like(buf, f"{buf.name}_{storage_scope}", storage_scope)
-        stage = copy_stage(name, buf, cache, region, stage_analyzer(tree, scope, loc))
-        swap = {id(buf): cache}
-        repl = {id(c): replace_buffers(c, swap) for c in consumers}
+        ana = stage_analyzer(tree, scope, loc)
+        compact = compact_region(tree, scope, region, ana)
+        if compact is not None:  # as TVM: a cache inside a non-root scope is shaped like its region
+            cache = new_buffer_like(buf, f"{buf.name}_{storage_scope}", storage_scope,
+                                    shape=[r.extent for r in compact])
+            stage = compact_copy_stage(name, buf, cache, compact, "dst")
+            shift = OffsetReplacer(buf, cache, [r.min for r in compact])
+            repl = {id(c): shift.visit(c) for c in consumers}
+        else:
+            cache = new_buffer_like(buf, f"{buf.name}_{storage_scope}", storage_scope)
+            stage = copy_stage(name, buf, cache, region, ana)
+            swap = {id(buf): cache}
+            repl = {id(c): replace_buffers(c, swap) for c in consumers}
         self._set_body(func_name, insert_stage(tree, scope, loc, pos, stage, repl, [cache]))
         return BlockRV(name, func_name)
 
@@ -338,6 +348,11 @@ class Cache(ScheduleBase):
         buf = realize.block.writes[i].buffer
         scope, siblings = self._cache_setup(realize, tree, storage_scope, what)
         self._only_writer(siblings, buf, what, realize)
+        if realize.block.init is None and any(r.buffer is buf for r in realize.block.reads) and any(
+                iv.iter_type == E.IterVar.CommReduce for iv in realize.block.iter_vars):
+            raise self._error(f"{what}: block {realize.block.name_hint!r} updates {buf.name!r} from its previous "
+                              "value and has no init, so a new cache would start uninitialized; cache the block "
+                              "that holds the init (the outer block after blockize) instead", realize)
         chosen = self._consumer_arg(consumer_blocks, tree, scope, buf, what, realize)
         for c in chosen:
             if c is realize or not tree.precedes(realize, c):
@@ -358,9 +373,18 @@ class Cache(ScheduleBase):
                                       "the copy back would run after that loop", s)
         region = relax_below(tree, realize, region_of(realize.block.writes, buf), loc)
         name = unique_block_name(tree, f"{buf.name}_{storage_scope}")
-        cache = new_buffer_like(buf, f"{buf.name}_{storage_scope}", storage_scope)
-        stage = copy_stage(name, cache, buf, region, stage_analyzer(tree, scope, loc))
-        swap = {id(buf): cache}
-        repl = {id(c): replace_buffers(c, swap) for c in [realize] + chosen}
+        ana = stage_analyzer(tree, scope, loc)
+        compact = compact_region(tree, scope, region, ana)
+        if compact is not None:  # as TVM: a cache inside a non-root scope is shaped like its region
+            cache = new_buffer_like(buf, f"{buf.name}_{storage_scope}", storage_scope,
+                                    shape=[r.extent for r in compact])
+            stage = compact_copy_stage(name, cache, buf, compact, "src")
+            shift = OffsetReplacer(buf, cache, [r.min for r in compact])
+            repl = {id(c): shift.visit(c) for c in [realize] + chosen}
+        else:
+            cache = new_buffer_like(buf, f"{buf.name}_{storage_scope}", storage_scope)
+            stage = copy_stage(name, cache, buf, region, ana)
+            swap = {id(buf): cache}
+            repl = {id(c): replace_buffers(c, swap) for c in [realize] + chosen}
         self._set_body(func_name, insert_stage(tree, scope, loc, pos, stage, repl, [cache]))
         return BlockRV(name, func_name)

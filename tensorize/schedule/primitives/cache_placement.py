@@ -336,6 +336,44 @@ def full_region(buf: Buffer) -> list[E.Range]:
     return [E.Range.from_min_extent(0, s) for s in buf.shape]
 
 
+def compact_copy_stage(name: str, src: Buffer, dst: Buffer, region: list[E.Range], local: str) -> Stmt:
+    """Loops over the constant extents of ``region`` around block ``name`` copying between a buffer and
+    its compact cache shaped like ``region`` (TVM's cache inside a non-root scope block): iterators
+    ``v0, v1, ...`` over ``[0, extent)`` bound to the loops; the cache (``local``: ``"dst"`` for a read
+    cache, ``"src"`` for a write cache) is indexed by ``v`` and the other buffer by ``region.min + v``.
+
+    Parameters
+    ----------
+    name : str
+        The copy block's name.
+    src, dst : Buffer
+        The buffers read and written.
+    region : list of Range
+        The region of the full buffer the cache holds (constant extents).
+    local : str
+        ``"dst"`` or ``"src"``: which of the two is the compact cache.
+
+    Returns
+    -------
+    Stmt
+        The loop nest.
+    """
+    loops, ivars, values = [], [], []
+    for axis, rng in enumerate(region):
+        ext = rng.extent
+        var = E.Var(f"ax{axis}", ext.dtype)
+        loops.append((var, ext))
+        ivars.append(E.IterVar(E.Range.from_min_extent(E.make_const(ext.dtype, 0), ext), E.Var(f"v{axis}", ext.dtype),
+                               E.IterVar.DataPar))
+        values.append(var)
+    vs = [iv.var for iv in ivars]
+    full = [E.add(r.min, v) for r, v in zip(region, vs)]
+    src_idx, dst_idx = (full, vs) if local == "dst" else (vs, full)
+    body = BufferStore(dst, E.BufferLoad(src, src_idx), dst_idx)
+    block = Block(ivars, [BufferRegion.from_point(src, src_idx)], [BufferRegion.from_point(dst, dst_idx)], name, body)
+    return realize_in_loops(values, [], block, loops)
+
+
 def copy_stage(name: str, src: Buffer, dst: Buffer, region: list[E.Range], ana: Analyzer) -> Stmt:
     """Loops ``ax0, ax1, ...`` over ``region`` around block ``name`` doing ``dst[v] = src[v]``, with
     spatial iterators ``v0, v1, ...`` over the buffers' shape and bindings ``region.min + ax``.
@@ -431,6 +469,7 @@ def insert_stage(tree: StmtIndex, scope: BlockRealize | None, loc: For | None, p
     return rebuild_scope(tree, scope, stmt_list(replace_many(body, repl)), new_buffers)
 
 
-__all__ = ["PlacementError", "storage_scope_error", "stage_location", "after_stage", "common_loop", "relax_below",
+__all__ = ["compact_copy_stage",
+           "PlacementError", "storage_scope_error", "stage_location", "after_stage", "common_loop", "relax_below",
            "full_region", "copy_stage", "insert_stage", "stage_analyzer", "context_analyzer", "scope_children", "reads_buffer",
            "writes_buffer", "region_of"]

@@ -12,6 +12,7 @@ from ...ir.stmt import Block, BlockRealize, For, Stmt
 from ..base import ScheduleBase, primitive
 from ...arith.loop_relax import block_region_in_loops, hull, loop_dom, make_analyzer
 from ..tree import replace_many, replace_stmt
+from .cache_placement import common_loop
 from ..surgery import children_of, conflicts, contains, realize_in_loops, removal_target, remove_stmt, seq
 from ..rv import BlockRV, LoopRV
 
@@ -169,12 +170,16 @@ class ComputeAt(ScheduleBase):
         if index_is_inside(tree, realize, loop_stmt):
             raise self._error(f"{name}: loop {loop.var.name} is inside block {blk.name_hint!r} (an ancestor of block "
                               f"{blk.name_hint!r}); the target loop must be outside the block", realize)
+        if tree.is_ancestor(loop_stmt, realize):
+            raise self._error(f"{name}: loop {loop.var.name} is an ancestor of block {blk.name_hint!r}; the target "
+                              "loop must be a loop of the block's consumers (producers), not of the block itself",
+                              loop_stmt)
         scope = tree.parent_block_realize(realize)
         if tree.parent_block_realize(loop_stmt) is not scope:
             raise self._error(f"{name}: block {blk.name_hint!r} and loop {loop.var.name} are not in the same block "
                               "scope; the loop must be directly in the block's scope (not inside another block)",
                               loop_stmt)
-        why = _iter_kinds_ok(blk, allow_reduction=not reverse)
+        why = _iter_kinds_ok(blk, allow_reduction=True)
         if why is not None:
             raise self._error(f"{name}: block {blk.name_hint!r} {why}", realize)
         siblings = tree.child_block_realizes(scope if scope is not None else tree.root)
@@ -220,6 +225,15 @@ class ComputeAt(ScheduleBase):
                     lo = max(lo, pos + 1)
                 else:
                     hi = min(hi, pos)
+        # Another block under the same loop of the scope writing what the moved block writes: that
+        # subtree has no compact dataflow (TVM). Writers in separate subtrees (a concat) are fine.
+        own_writes = {id(w.buffer) for w in blk.writes}
+        for s in siblings:
+            shared = [w.buffer.name for w in s.block.writes if id(w.buffer) in own_writes]
+            if s is not realize and shared and common_loop(tree, s, realize) is not None:
+                raise self._error(f"{name}: block {blk.name_hint!r} is not a complete block of its scope: block "
+                                  f"{s.block.name_hint!r} also writes buffer {shared[0]!r}, so the scope does not "
+                                  "have compact dataflow; merge the writers into one block first", realize)
         # Blocks outside the loop that the move would jump over must not depend on the moved block.
         for s in siblings:
             if s is realize or contains(tree, loop_stmt, s):
@@ -294,13 +308,21 @@ class ComputeAt(ScheduleBase):
                 continue
             for axis, (acc, want) in enumerate(zip(region.region, req)):
                 var, offset = _var_plus_const(acc.min)
+                sign = 1
+                if var is None and isinstance(acc.min, E.Sub) and isinstance(acc.min.a, E.IntImm) and isinstance(
+                        acc.min.b, E.Var):  # c - v: a reversed axis (TVM solves it too)
+                    var, offset, sign = acc.min.b, acc.min.a.value, -1
                 if var is None or id(var) not in ivars or not _is_one(acc.extent):
                     if reverse and _uses_ivars(acc.min, ivars):
                         raise self._error(f"{name}: block {blk.name_hint!r} accesses {region.buffer.name!r} on axis "
                                           f"{axis} with the index {acc.min}, which is not an iterator plus a "
                                           "constant; its range cannot be matched to the produced region", realize)
                     continue
-                new = E.Range.from_min_extent(ana.simplify(E.sub(want.min, offset)), want.extent)
+                if sign == 1:
+                    new = E.Range.from_min_extent(ana.simplify(E.sub(want.min, offset)), want.extent)
+                else:  # v = c - index over [min, min + extent)
+                    lo = E.sub(E.sub(E.make_const(want.min.dtype, offset + 1), want.min), want.extent)
+                    new = E.Range.from_min_extent(ana.simplify(lo), want.extent)
                 old = ranges.get(id(var))
                 if old is None:
                     ranges[id(var)] = new
@@ -322,6 +344,9 @@ class ComputeAt(ScheduleBase):
         for iv in blk.iter_vars:
             rng = ranges.get(id(iv.var), iv.dom)
             dom_lo, dom_hi = iv.dom.min, E.add(iv.dom.min, iv.dom.extent)
+            if rng is not iv.dom and ana.can_prove(E.LE(rng.min, dom_lo)) and ana.can_prove(
+                    E.GE(E.add(rng.min, rng.extent), dom_hi)):
+                rng = iv.dom  # as TVM: a region wider than the iterator's domain is the domain
             extent = ana.simplify(rng.extent)
             ext_c = _const(extent)
             if ext_c is None:
@@ -332,19 +357,23 @@ class ComputeAt(ScheduleBase):
                 ext_c = bound
             if ext_c == 1 and not preserve_unit_loops:
                 value = ana.simplify(rng.min)
+                b = ana.const_int_bound(value)
+                if b.min_value == b.max_value:  # as TVM: i0 of a unit loop is the constant 0
+                    value = E.make_const(value.dtype, b.min_value)
             else:
                 var = E.Var(f"ax{n_loops}", iv.var.dtype)
                 n_loops += 1
                 loops.append((var, ext_c))
-                value = ana.simplify(E.add(rng.min, var))
+                lo_s = ana.simplify(rng.min)
+                value = var if _const(lo_s) == 0 else E.add(lo_s, var)  # TVM's form: min + ax
                 if _const(extent) is None:
                     preds.append(E.LT(var, extent))
             lo_ok = ana.can_prove(E.GE(rng.min, dom_lo))
             hi_ok = ana.can_prove(E.LE(E.add(rng.min, extent), dom_hi))
             if not lo_ok:
-                preds.append(E.GE(value, dom_lo))
+                preds.append(_bound_pred(ana, value, dom_lo, lower=True))
             if not hi_ok:
-                preds.append(E.LT(value, dom_hi))
+                preds.append(_bound_pred(ana, value, dom_hi, lower=False))
             bindings.append(value)
         return realize_in_loops(bindings, preds, blk, loops)
 
@@ -387,6 +416,22 @@ def _is_one(expr) -> bool:
 
 def _const(expr) -> int | None:
     return expr.value if isinstance(expr, E.IntImm) else None
+
+
+def _bound_pred(ana, value, bound, lower: bool):
+    """``bound <= value`` or ``value < bound`` in TVM's form: the constant of ``value`` moves to the
+    bound (``hh * 8 - 1 + ax >= 0`` is ``1 <= hh * 8 + ax``)."""
+    v = ana.simplify(value)
+    offset = 0
+    if isinstance(v, E.Add) and isinstance(v.b, E.IntImm):
+        v, offset = v.a, v.b.value
+    elif isinstance(v, E.Sub) and isinstance(v.b, E.IntImm):
+        v, offset = v.a, -v.b.value
+    b = _const(bound)
+    if b is None:
+        return E.GE(value, bound) if lower else E.LT(value, bound)
+    limit = E.make_const(v.dtype, b - offset)
+    return E.LE(limit, v) if lower else E.LT(v, limit)
 
 
 def _var_plus_const(expr):

@@ -146,7 +146,7 @@ class GetHandles(ScheduleBase):
 
     @primitive
     def get_output_blocks(self, scope_block: BlockRV) -> list[BlockRV]:
-        """Blocks under ``scope_block`` that write the function's parameter buffers.
+        """Blocks under ``scope_block`` (nested ones included) that write the function's parameter buffers.
 
         Parameters
         ----------
@@ -160,5 +160,13 @@ class GetHandles(ScheduleBase):
         """
         func_name, index, realize = self._block(scope_block)
         params = {id(b) for b in self._func(func_name).buffer_map.values()}
-        return [BlockRV(r.block.name_hint, func_name) for r in index.child_block_realizes(realize)
-                if any(id(w.buffer) in params for w in r.block.writes)]
+        found = []  # as TVM: every block below the scope, nested ones included, in pre-order
+
+        def walk(r):
+            for child in index.child_block_realizes(r):
+                if any(id(w.buffer) in params for w in child.block.writes):
+                    found.append(child)
+                walk(child)
+
+        walk(realize)
+        return [BlockRV(r.block.name_hint, func_name) for r in found]

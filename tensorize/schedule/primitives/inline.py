@@ -60,16 +60,17 @@ class _InlineRewriter(StmtExprMutator):
         if any(b is self.buffer for b in new.alloc_buffers):
             changes["alloc_buffers"] = tuple(b for b in new.alloc_buffers if b is not self.buffer)
         if any(r.buffer is self.buffer for r in new.reads):
+            # As TVM: the inlined buffer's region is replaced in place by the regions of the buffers
+            # the producer reads (those not declared already), detected from the new body.
             detected = {id(r.buffer): r for r in detect_block_regions(new)[0]}
-            reads, seen = [], set()
+            declared = {id(r.buffer) for r in new.reads}
+            reads = []
             for r in new.reads:
                 if r.buffer is self.buffer:
+                    reads += [d for key, d in detected.items() if key in self.new_read_buffers and key not in declared
+                              and all(x.buffer is not d.buffer for x in reads)]
                     continue
                 reads.append(detected.get(id(r.buffer), r) if id(r.buffer) in self.new_read_buffers else r)
-                seen.add(id(r.buffer))
-            for key, r in detected.items():
-                if key in self.new_read_buffers and key not in seen:
-                    reads.append(r)
             changes["reads"] = tuple(reads)
         return new.replace(**changes) if changes else new
 

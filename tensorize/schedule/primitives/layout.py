@@ -26,11 +26,11 @@ logger = logging.getLogger(__name__)
 register_codec("IndexMap", IndexMap, IndexMap.to_json, IndexMap.from_json)
 
 
-def _as_index_map(index_map, ndim: int) -> IndexMap:
+def _as_index_map(index_map, ndim: int, index_dtype: str = "int32") -> IndexMap:
     if isinstance(index_map, IndexMap):
         return index_map
     if callable(index_map):
-        return IndexMap.from_func(index_map, ndim)
+        return IndexMap.from_func(index_map, ndim, index_dtype=index_dtype)
     raise TypeError(f"index_map must be an IndexMap or a function of the indices, got {type(index_map).__name__}")
 
 
@@ -146,12 +146,34 @@ class Layout(PadEinsum, ScheduleBase):
                 buf, _kind = _parse_buffer_arg(realize.block, buffer)
             except (IndexError, LookupError) as err:
                 raise self._error(f"transform_layout: {err}", realize) from None
-            index_map = _as_index_map(index_map, len(buf.shape))
+            index_map = _as_index_map(index_map, len(buf.shape), buf.shape[0].dtype if buf.shape else "int32")
+        self._check_pad_dtype(block, buffer, pad_value)
         if callable(pad_value) and not isinstance(pad_value, IndexMap):
             pad_value = IndexMap.from_func(pad_value, len(index_map.final_indices))
         elif isinstance(pad_value, (E.IntImm, E.FloatImm)):
             pad_value = pad_value.value
         return self._transform_layout(block, buffer, index_map, pad_value, assume_injective_transform)
+
+    def _check_pad_dtype(self, block, buffer, pad_value) -> None:
+        """As TVM: a constant pad value has the buffer's dtype (an int for an int buffer, ...)."""
+        if pad_value is None or callable(pad_value) or isinstance(pad_value, IndexMap):
+            return
+        realize = self._block(block)[2]
+        try:
+            buf, _kind = _parse_buffer_arg(realize.block, buffer)
+        except (IndexError, LookupError):
+            return  # reported by the primitive itself
+        is_float = buf.dtype.startswith(("float", "bfloat"))
+        if isinstance(pad_value, (E.IntImm, E.FloatImm)):
+            ok = pad_value.dtype == buf.dtype
+        elif isinstance(pad_value, bool) or not isinstance(pad_value, (int, float)):
+            ok = True  # an expression: checked when the padding is built
+        else:
+            ok = is_float if isinstance(pad_value, float) else not is_float
+        if not ok:
+            got = pad_value.dtype if isinstance(pad_value, (E.IntImm, E.FloatImm)) else type(pad_value).__name__
+            raise self._error(f"transform_layout: pad_value {pad_value!r} ({got}) does not match the dtype "
+                              f"{buf.dtype} of buffer {buf.name!r}; give a value of that dtype", realize)
 
     def _transform_layout_impl(self, block: BlockRV, buffer, index_map, pad_value=None,
                                assume_injective_transform: bool = False) -> None:
@@ -260,7 +282,8 @@ class Layout(PadEinsum, ScheduleBase):
                     B[v0 // 16, v0 % 16] = A[v0 // 16, v0 % 16] * T.float32(2)
         """
         if not isinstance(index_map, IndexMap):  # the trace records the IndexMap, not the lambda
-            index_map = _as_index_map(index_map, len(self._block(block)[2].block.iter_vars))
+            ivs = self._block(block)[2].block.iter_vars
+            index_map = _as_index_map(index_map, len(ivs), ivs[0].var.dtype if ivs else "int32")
         return self._transform_block_layout(block, index_map)
 
     def _transform_block_layout_impl(self, block: BlockRV, index_map) -> None:

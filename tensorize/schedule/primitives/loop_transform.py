@@ -3,29 +3,17 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ...ir import dtype as dt
 from ...ir import expr as E
 from ...ir.stmt import For, ForKind, SeqStmt, Stmt
 from ..analysis import (
-    COMM_REDUCE, DATA_PAR, block_realizes_under, conjoin, const_value, is_affine_binding, iter_kind_name, simplify,
+    COMM_REDUCE, DATA_PAR, block_realizes_under, const_value, is_affine_binding, iter_kind_name, simplify,
     uses_any,
 )
 from ..base import ScheduleBase, primitive
 from ..rv import BlockRV, LoopRV
 from ..tree import replace_many
 from ..surgery import substitute_in_nest
-
-
-def _wider_dtype(dtypes: Sequence[str]) -> str:
-    return max(dtypes, key=lambda d: dt.parse(d).bits)
-
-
-def _add_predicate(stmt: Stmt, pred: E.PrimExpr) -> Stmt:
-    """Conjoin ``pred`` to the predicate of every block realize in the nest ``stmt``."""
-    replacements = {}
-    for realize in block_realizes_under(stmt):
-        replacements[id(realize)] = realize.replace(predicate=simplify(conjoin(realize.predicate, pred)))
-    return replace_many(stmt, replacements) if replacements else stmt
+from .loop_exprs import _add_predicate, _as_expr, _product, _wider_dtype
 
 
 class LoopTransform(ScheduleBase):
@@ -90,10 +78,12 @@ class LoopTransform(ScheduleBase):
         self._check_plain_loop(for_node, "split")
         if not isinstance(factors, (list, tuple)) or not factors:
             raise self._error(f"split needs a non-empty list of factors, got {factors!r}")
-        values: list[int | None] = []
+        values: list = []
         for f in factors:
             if f is None:
                 values.append(None)
+            elif isinstance(f, E.PrimExpr) and const_value(f) is None:
+                values.append(f)  # a symbolic factor (TVM accepts them)
             else:
                 v = self._int(f, "a split factor")
                 if v <= 0:
@@ -102,47 +92,56 @@ class LoopTransform(ScheduleBase):
         n_none = values.count(None)
         if n_none > 1:
             raise self._error(f"at most one split factor may be None, got {list(factors)!r}", for_node)
+        var = for_node.loop_var
         extent = const_value(for_node.extent)
+        if extent is not None and extent <= 0:
+            raise self._error(f"cannot split loop {for_node.loop_var.name}: its extent is {extent}", for_node)
+        sym_extent = extent if extent is not None else for_node.extent
         known = 1
         for v in values:
             if v is not None:
-                known *= v
-        if extent is None:
-            raise self._error(f"split needs a loop of constant extent; loop {for_node.loop_var.name} has extent "
-                              f"{for_node.extent}", for_node)
-        if extent <= 0:
-            raise self._error(f"cannot split loop {for_node.loop_var.name}: its extent is {extent}", for_node)
+                known = _product(known, v, var.dtype)
         if n_none:
-            values[values.index(None)] = -(-extent // known)
+            if isinstance(sym_extent, int) and isinstance(known, int):
+                inferred = -(-sym_extent // known)
+            else:
+                inferred = simplify(E.floordiv(E.add(_as_expr(sym_extent, var.dtype), _as_expr(known, var.dtype) - 1),
+                                               _as_expr(known, var.dtype)))
+                inferred = const_value(inferred) if const_value(inferred) is not None else inferred
+            values[values.index(None)] = inferred
         total = 1
         for v in values:
-            total *= v
-        if total < extent:
+            total = _product(total, v, var.dtype)
+        if isinstance(total, int) and isinstance(sym_extent, int) and total < sym_extent:
             raise self._error(f"the product of the split factors {values} is {total}, smaller than the extent "
                               f"{extent} of loop {for_node.loop_var.name}; give factors whose product covers it "
                               "(or one None factor to infer)", for_node)
 
-        var = for_node.loop_var
         new_vars = [E.Var(f"{var.name}_{k}", var.dtype) for k in range(len(values))]
         fused: E.PrimExpr | None = None
-        stride = total
-        for v, f in zip(new_vars, values):
-            stride //= f
-            if f == 1 and not preserve_unit_iters:
+        strides, stride = [], 1
+        for f in reversed(values):
+            strides.append(stride)
+            stride = _product(stride, f, var.dtype)
+        strides.reverse()
+        for v, f, st in zip(new_vars, values, strides):
+            if isinstance(f, int) and f == 1 and not preserve_unit_iters:
                 continue
-            term = E.mul(v, E.make_const(var.dtype, stride))
+            term = v if isinstance(st, int) and st == 1 else E.mul(v, _as_expr(st, var.dtype))
             fused = term if fused is None else E.add(fused, term)
         if fused is None:
             fused = E.make_const(var.dtype, 0)
         if const_value(for_node.min) != 0:
             fused = E.add(fused, for_node.min)
         body = substitute_in_nest(for_node.body, {var: fused})
-        if total != extent and not disable_predication:
+        exact = (total == extent) if isinstance(total, int) else const_value(
+            simplify(E.sub(_as_expr(total, var.dtype), for_node.extent))) == 0
+        if not exact and not disable_predication:
             limit = E.add(for_node.min, for_node.extent) if const_value(for_node.min) != 0 else for_node.extent
             body = _add_predicate(body, E.LT(fused, E.make_const(var.dtype, const_value(limit)))
                                   if const_value(limit) is not None else fused < limit)
         for v, f in reversed(list(zip(new_vars, values))):
-            body = For(v, E.make_const(var.dtype, 0), E.make_const(var.dtype, f), ForKind.SERIAL, body)
+            body = For(v, E.make_const(var.dtype, 0), _as_expr(f, var.dtype), ForKind.SERIAL, body)
         self._replace(func_name, for_node, body)
         return [LoopRV(v, func_name) for v in new_vars]
 
@@ -202,20 +201,16 @@ class LoopTransform(ScheduleBase):
                 raise self._error(f"fuse needs consecutive loops, each the only child of the one before: loop "
                                   f"{inner.loop_var.name} is not the direct and only child of loop "
                                   f"{outer.loop_var.name}", outer)
-        extents = []
-        for f in fors:
-            ext = const_value(f.extent)
-            if ext is None:
-                raise self._error(f"fuse needs loops of constant extent; loop {f.loop_var.name} has extent {f.extent}", f)
-            extents.append(ext)
+        extents = [const_value(f.extent) if const_value(f.extent) is not None else f.extent for f in fors]
         outer_ids = set()
         for f in fors:
             if uses_any(f.extent, outer_ids) or uses_any(f.min, outer_ids):
-                raise self._error(f"loop {f.loop_var.name}'s range depends on an outer loop being fused", f)
+                raise self._error(f"fuse: loop {f.loop_var.name}'s range depends on an outer loop being fused; "
+                                  "fuse takes loops whose ranges are independent of each other", f)
             outer_ids.add(id(f.loop_var))
         dtype = _wider_dtype([f.loop_var.dtype for f in fors])
         fused = E.Var("_".join(f.loop_var.name for f in fors) + "_fused", dtype)
-        kept = [k for k, e in enumerate(extents) if e != 1 or preserve_unit_iters]
+        kept = [k for k, e in enumerate(extents) if not (isinstance(e, int) and e == 1) or preserve_unit_iters]
         vmap: dict[E.Var, E.PrimExpr] = {}
         stride = 1
         for pos in range(len(fors) - 1, -1, -1):
@@ -223,19 +218,19 @@ class LoopTransform(ScheduleBase):
             if pos not in kept:
                 value: E.PrimExpr = E.make_const(dtype, 0)
             else:
-                value = fused
-                if stride != 1:
-                    value = E.floordiv(value, E.make_const(dtype, stride))
+                value = fused  # TVM's form: fused % (stride * extent) // stride
                 if pos != kept[0]:
-                    value = E.floormod(value, E.make_const(dtype, extents[pos]))
-                stride *= extents[pos]
+                    value = E.floormod(value, _as_expr(_product(stride, extents[pos], dtype), dtype))
+                if not (isinstance(stride, int) and stride == 1):
+                    value = E.floordiv(value, _as_expr(stride, dtype))
+                stride = _product(extents[pos], stride, dtype)
             if const_value(f.min) != 0:
                 value = E.add(value, f.min)
             if f.loop_var.dtype != dtype:
                 value = E.cast(f.loop_var.dtype, value)
             vmap[f.loop_var] = value
         body = substitute_in_nest(fors[-1].body, vmap)
-        new_loop = For(fused, E.make_const(dtype, 0), E.make_const(dtype, stride), ForKind.SERIAL, body)
+        new_loop = For(fused, E.make_const(dtype, 0), _as_expr(stride, dtype), ForKind.SERIAL, body)
         self._replace(func_name, fors[0], new_loop)
         return LoopRV(fused, func_name)
 

@@ -153,6 +153,10 @@ class PadEinsum(ScheduleBase):
                               "padding factors were given; pass one factor per iterator", realize)
         if any(p <= 0 for p in pads):
             raise self._error(f"pad_einsum: padding factors must be positive, got {pads}", realize)
+        scope = tree.parent_block_realize(realize)
+        if scope is not None and tree.parent_block_realize(scope) is not None:
+            raise self._error(f"pad_einsum: block {name!r} is inside block {scope.block.name_hint!r}, whose declared "
+                              "regions would not cover the padded buffers; pad the block before blockize", realize)
         loops = tree.loops_of(realize)
         self._check_trivial_binding(tree, realize, loops)
         ana = make_analyzer(loops)

@@ -407,7 +407,7 @@ class Reduction(ScheduleBase):
         wb_body = BufferStore(old, reducer.combine(E.BufferLoad(old, wb_indices), E.BufferLoad(rf_buf, rf_read)),
                               wb_indices)
         wb_init = BufferStore(old, blk.init.value, wb_indices)
-        wb_block = _with_regions(Block(wb_iters, [], [], blk.name_hint, wb_body, wb_init))
+        wb_block = _with_regions(Block(wb_iters, [], [], blk.name_hint, wb_body, wb_init, annotations=blk.annotations))
         available = {id(v) for v in wb_loop_map.values()}
         wb_pred = [p for p in (substitute(q, wb_loop_map) for q in _split_conjuncts(realize.predicate))
                    if var_ids(p) <= available]

@@ -12,6 +12,7 @@ from __future__ import annotations
 from ...ir import expr as E
 from ...ir import stmt as S
 from ...ir.buffer import Buffer
+from ...ir.functor import post_order_visit
 from ...ir.tensor_intrin import TensorIntrin
 from ..base import ScheduleBase, primitive
 from ..surgery import BufferReplacer
@@ -66,9 +67,75 @@ def _const_shape(buf: Buffer) -> list[int] | None:
     return None
 
 
-def check_contiguous(intrin_name: str, match: BufferMatch, impl_buf: Buffer) -> None:
-    """When the impl declares no strides it reads its tile as one dense block of memory: the tile of the
-    real buffer must then be dense too.
+def needs_dense_tile(impl_body: S.Stmt, impl_buf: Buffer) -> bool:
+    """Whether the impl uses ``impl_buf`` as memory (its data pointer or offset, ``T.address_of``, or a
+    vector index on an axis other than the last) rather than element by element.
+
+    Element accesses ``A_1[i, k]`` are remapped to the real buffer by lowering (``A[base + i, ...]``),
+    so a tile anywhere inside a larger buffer is fine; only memory uses need the tile dense.
+
+    Parameters
+    ----------
+    impl_body : Stmt
+        The body of the intrinsic's impl.
+    impl_buf : Buffer
+        One of the impl's buffers.
+
+    Returns
+    -------
+    bool
+        True when the tile must be one dense block of memory.
+    """
+    pointer_vars = {id(impl_buf.data)} | ({id(impl_buf.elem_offset)} if isinstance(impl_buf.elem_offset, E.Var)
+                                          else set())
+    found = []
+
+    def visit(node):
+        if found:
+            return
+        if isinstance(node, E.Var) and id(node) in pointer_vars:
+            found.append(node)
+        elif isinstance(node, (E.BufferLoad, S.BufferStore)) and node.buffer is impl_buf:
+            last = impl_buf.shape[-1] if impl_buf.shape else None
+            lanes = [i.lanes for i in list(node.indices)[-1:] if isinstance(i, E.Ramp)]
+            spans_rows = bool(lanes) and not (isinstance(last, E.IntImm) and int(lanes[0]) <= last.value)
+            if any(isinstance(i, E.Ramp) for i in list(node.indices)[:-1]) or spans_rows:
+                found.append(node)
+        elif isinstance(node, E.Call) and getattr(node.op, "name", "") == "tir.address_of":
+            if any(isinstance(a, E.BufferLoad) and a.buffer is impl_buf for a in node.args):
+                found.append(node)
+
+    post_order_visit(impl_body, visit)
+    if found and all(isinstance(f, E.Var) for f in found):
+        # Tensor Core fragment calls address a fragment by its index (elem_offset // tile size), not memory.
+        return _pointer_uses(impl_body, pointer_vars) > _pointer_uses_in_fragment_calls(impl_body, pointer_vars)
+    return bool(found)
+
+
+_FRAGMENT_OPS = ("tir.tvm_mma_sync", "tir.tvm_bmma_sync", "tir.tvm_fill_fragment")
+
+
+def _pointer_uses(node, pointer_vars) -> int:
+    count = [0]
+
+    def visit(n):
+        if isinstance(n, E.Var) and id(n) in pointer_vars:
+            count[0] += 1
+
+    post_order_visit(node, visit)
+    return count[0]
+
+
+def _pointer_uses_in_fragment_calls(body, pointer_vars) -> int:
+    calls = []
+    post_order_visit(body, lambda n: calls.append(n) if isinstance(n, E.Call) and getattr(n.op, "name", "")
+                     in _FRAGMENT_OPS else None)
+    return sum(_pointer_uses(S.Evaluate(c), pointer_vars) for c in calls)
+
+
+def check_contiguous(intrin_name: str, match: BufferMatch, impl_buf: Buffer, impl_body: S.Stmt | None = None) -> None:
+    """When the impl declares no strides and uses its buffer as memory (``needs_dense_tile``), it reads
+    its tile as one dense block: the tile of the real buffer must then be dense too.
 
     Parameters
     ----------
@@ -86,6 +153,8 @@ def check_contiguous(intrin_name: str, match: BufferMatch, impl_buf: Buffer) -> 
     """
     if impl_buf.strides:
         return  # the impl takes the real strides through its stride variables
+    if impl_body is not None and not needs_dense_tile(impl_body, impl_buf):
+        return  # element-by-element accesses: lowering remaps each index into the real buffer
     view = [int(s) for s in match.desc.shape]
     real = match.real
     shape = _const_shape(real)
@@ -196,7 +265,7 @@ class Tensorize(ScheduleBase):
                 desc_buf, impl_buf = intrin.desc.buffer_map[param_d], intrin.impl.buffer_map[param_i]
                 if id(desc_buf) not in matches:
                     raise TensorizeMismatch(f"the block never accesses the desc's buffer {desc_buf.name}")
-                check_contiguous(name, matches[id(desc_buf)], impl_buf)
+                check_contiguous(name, matches[id(desc_buf)], impl_buf, intrin.impl.body)
         except TensorizeMismatch as err:
             raise self._error(f"tensorize: block {block.name_hint!r} does not match intrinsic {name!r}: {err}",
                               realize) from None
@@ -236,8 +305,9 @@ class Tensorize(ScheduleBase):
         allocs = tuple(_fresh_buffer(b, var_map) for b in impl_root.block.alloc_buffers)
         if allocs:
             body = _FreshImpl({id(a): b for a, b in zip(impl_root.block.alloc_buffers, allocs)}, var_map).visit(body)
+        annotations = {**dict(block.annotations or {}), **dict(impl_root.block.annotations or {})}  # as TVM
         return block.replace(body=body, match_buffers=tuple(block.match_buffers) + tuple(match_buffers),
-                             alloc_buffers=tuple(block.alloc_buffers) + allocs)
+                             alloc_buffers=tuple(block.alloc_buffers) + allocs, annotations=annotations)
 
 
-__all__ = ["Tensorize", "TensorizeMismatch", "check_contiguous"]
+__all__ = ["Tensorize", "TensorizeMismatch", "check_contiguous", "needs_dense_tile"]
