@@ -123,6 +123,15 @@ class Cache(ScheduleBase):
                               f"{kind}_buffer_index {i} is out of range", realize)
         return i
 
+    def _cache_target(self, block, buffer_index, kind: str, storage_scope: str, what: str):
+        """The block, buffer and scope a cache primitive works on: (func_name, tree, realize, buffer index,
+        buffer, scope realize, its child blocks), after the checks every cache primitive makes."""
+        func_name, tree, realize = self._block(self._block_arg(block))
+        i = self._buffer_index(realize, buffer_index, kind, what)
+        buf = (realize.block.reads if kind == "read" else realize.block.writes)[i].buffer
+        scope, siblings = self._cache_setup(realize, tree, storage_scope, what)
+        return func_name, tree, realize, i, buf, scope, siblings
+
     def _cache_setup(self, realize, tree, storage_scope: str, what: str):
         """Checks shared by cache_read/cache_write; returns (scope realize, its child blocks)."""
         why = storage_scope_error(storage_scope)
@@ -242,11 +251,8 @@ class Cache(ScheduleBase):
         'A_local'
         """
         what = "cache_read"
-        block = self._block_arg(block)
-        func_name, tree, realize = self._block(block)
-        i = self._buffer_index(realize, read_buffer_index, "read", what)
-        buf = realize.block.reads[i].buffer
-        scope, siblings = self._cache_setup(realize, tree, storage_scope, what)
+        func_name, tree, realize, i, buf, scope, siblings = self._cache_target(
+            block, read_buffer_index, "read", storage_scope, what)
         writer = self._only_writer(siblings, buf, what, realize)
         if writer is realize:
             raise self._error(f"{what}: block {realize.block.name_hint!r} both reads and writes {buf.name!r}, so its "
@@ -342,11 +348,8 @@ class Cache(ScheduleBase):
         'C_local'
         """
         what = "cache_write"
-        block = self._block_arg(block)
-        func_name, tree, realize = self._block(block)
-        i = self._buffer_index(realize, write_buffer_index, "write", what)
-        buf = realize.block.writes[i].buffer
-        scope, siblings = self._cache_setup(realize, tree, storage_scope, what)
+        func_name, tree, realize, i, buf, scope, siblings = self._cache_target(
+            block, write_buffer_index, "write", storage_scope, what)
         self._only_writer(siblings, buf, what, realize)
         if realize.block.init is None and any(r.buffer is buf for r in realize.block.reads) and any(
                 iv.iter_type == E.IterVar.CommReduce for iv in realize.block.iter_vars):

@@ -110,11 +110,8 @@ class ReindexCache(Cache):
                                  index_map) -> BlockRV:
         """The primitive behind ``reindex_cache_read`` (recorded in the trace under that name)."""
         what = "reindex_cache_read"
-        block = self._block_arg(block)
-        func_name, tree, realize = self._block(block)
-        i = self._buffer_index(realize, read_buffer_index, "read", what)
-        buf = realize.block.reads[i].buffer
-        scope, siblings = self._cache_setup(realize, tree, storage_scope, what)
+        func_name, tree, realize, i, buf, scope, siblings = self._cache_target(
+            block, read_buffer_index, "read", storage_scope, what)
         writer = self._only_writer(siblings, buf, what, realize)
         if writer is realize:
             raise self._error(f"{what}: block {realize.block.name_hint!r} both reads and writes {buf.name!r}; use "
@@ -150,11 +147,8 @@ class ReindexCache(Cache):
                                   index_map) -> BlockRV:
         """The primitive behind ``reindex_cache_write`` (recorded in the trace under that name)."""
         what = "reindex_cache_write"
-        block = self._block_arg(block)
-        func_name, tree, realize = self._block(block)
-        i = self._buffer_index(realize, write_buffer_index, "write", what)
-        buf = realize.block.writes[i].buffer
-        scope, siblings = self._cache_setup(realize, tree, storage_scope, what)
+        func_name, tree, realize, i, buf, scope, siblings = self._cache_target(
+            block, write_buffer_index, "write", storage_scope, what)
         self._only_writer(siblings, buf, what, realize)
         access = self._single_point(realize, realize.block.writes[i], what)
         imap = self._reindex_map(realize, index_map, what)
