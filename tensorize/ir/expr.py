@@ -23,8 +23,8 @@ from .expr_scalar import (  # noqa: F401
     Max, Min, Mod, Mul, Not, NotEqualOp, Or, PointerType, PrimExpr, Select, SizeVar, StringImm, Sub, Var,
 )
 from .expr_build import (  # noqa: F401
-    _arith, _compare, _fold, add, call_intrin, call_intrin_binary, div, floordiv, floormod, logical_and, logical_not,
-    logical_or, max_value_expr, min_value_expr, mul, sub, truncdiv, truncmod,
+    _arith, _compare, _fold, add, call_intrin, call_intrin_binary, ceildiv, div, floordiv, floormod, logical_and,
+    logical_not, logical_or, max_value_expr, min_value_expr, mul, sub, truncdiv, truncmod,
 )
 from .expr_convert import (  # noqa: F401
     _is_python_number, _wrap_int, cast, const, convert, make_const, match_types,

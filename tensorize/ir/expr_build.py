@@ -221,6 +221,34 @@ def floordiv(a, b):
     return _arith(FloorDiv, a, b)
 
 
+def ceildiv(a, b):
+    """Division rounding toward plus infinity: ``floordiv(a + b - 1, b)`` for integers (TVM's
+    ``tir.ceildiv``), ``ceil(a / b)`` for floats.
+
+    Parameters
+    ----------
+    a : PrimExpr or number
+        The dividend.
+    b : PrimExpr or number
+        The divisor.
+
+    Returns
+    -------
+    PrimExpr
+        The expression.
+
+    Examples
+    --------
+    >>> from tensorize.ir.expr import Var
+    >>> str(ceildiv(Var("n"), 4))
+    '(n + 3) // 4'
+    """
+    a, b = match_types(a, b)
+    if dt.is_float(a.dtype):
+        return call_intrin(a.dtype, "tir.ceil", div(a, b))
+    return floordiv(a + (b - 1), b)
+
+
 def floormod(a, b):
     """The remainder of ``floordiv`` (``FloorMod``), with the sign of ``b``.
 

@@ -26,7 +26,7 @@ from typing import Any
 from ..ir import dtype as _dt
 from ..ir.expr import (  # noqa: F401  (re-exported TVM names)
     Broadcast, Call, FloatImm, IntImm, IterVar, PrimExpr, Ramp, Shuffle, StringImm, Var, cast as _cast, convert,
-    floordiv, floormod, make_const, truncdiv, truncmod,
+    ceildiv, floordiv, floormod, make_const, truncdiv, truncmod,
 )
 from ..ir.op import (  # noqa: F401
     abs, acos, acosh, asin, asinh, atan, atan2, atanh, bitwise_and, bitwise_not, bitwise_or, bitwise_xor,

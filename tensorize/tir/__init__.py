@@ -4,7 +4,7 @@ from ..ir.buffer import Buffer, decl_buffer
 from ..ir.expr import (
     EQ, GE, GT, LE, LT, NE, Add, And, Broadcast, BufferLoad, Call, CallEffectKind, Cast, Div, FloatImm,
     FloorDiv, FloorMod, IntImm, IterVar, Let, Max, Min, Mod, Mul, Not, Op, Or, PrimExpr, ProducerLoad, Ramp,
-    Select, Shuffle, SizeVar, StringImm, Sub, Var, PointerType, truncdiv, truncmod, floordiv, floormod, cast,
+    Select, Shuffle, SizeVar, StringImm, Sub, Var, PointerType, truncdiv, truncmod, floordiv, floormod, ceildiv, cast,
 )
 from ..ir.function import PrimFunc
 from ..ir.op import *  # noqa: F401,F403  (exp, sqrt, if_then_else, call_llvm_pure_intrin, ...)
