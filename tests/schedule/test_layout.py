@@ -269,3 +269,18 @@ def test_transform_layout_padding_errors():
         sch.transform_layout(b, "B", lambda i, j: ((i * 32 + j) // 48, (i * 32 + j) % 48),
                              pad_value=0.0)
     assert sch.mod is before and len(sch.trace) == 1
+
+
+def test_transform_layout_with_a_map_of_the_wrong_arity_is_a_schedule_error_and_changes_nothing():
+    """A mapping function of 2 indices for a 4-d buffer (found by the wide property test: a second VNNI
+    relayout of an already relaid cache) is refused as a ScheduleError naming the buffer."""
+    import tensorize as tvm
+    from tensorize import te
+
+    A = te.placeholder((4, 8, 2, 2), name="A")
+    B = te.compute((4, 8, 2, 2), lambda i, j, k, l: A[i, j, k, l] * 2.0, name="B")
+    sch = tvm.tir.Schedule(te.create_prim_func([A, B]))
+    before = sch.mod.script()
+    with pytest.raises(tvm.tir.ScheduleError, match="takes 2 indices but the buffer has 4 dimensions"):
+        sch.transform_layout(sch.get_block("B"), ("write", 0), lambda j, k: (k, j))
+    assert sch.mod.script() == before

@@ -161,3 +161,36 @@ def test_rfactor_rejects_unknown_reducer():
     (k,) = sch.get_loops(sch.get_block("B"))
     with pytest.raises(tvm.tir.ScheduleError, match="not a sum, product, max or min"):
         sch.rfactor(k, 0)
+
+
+def test_decompose_reduction_under_a_thread_binding_gives_the_init_loop_its_own_thread_iter_var():
+    """As TVM (and as TVMScript parses two ``T.thread_binding`` loops): the init loop and the update loop
+    are bound to threadIdx.x through distinct IterVars, so the result equals the script written out."""
+    from tensorize.script import tir as T
+
+    @T.prim_func
+    def before(A: T.Buffer((32, 16), "float32"), B: T.Buffer((32,), "float32")):
+        for t in T.thread_binding(0, 32, thread="threadIdx.x"):
+            for r in T.serial(16):
+                with T.block("B"):
+                    vi, vr = T.axis.remap("SR", [t, r])
+                    with T.init():
+                        B[vi] = T.float32(0)
+                    B[vi] = B[vi] + A[vi, vr]
+
+    @T.prim_func
+    def expected(A: T.Buffer((32, 16), "float32"), B: T.Buffer((32,), "float32")):
+        for t_init in T.thread_binding(0, 32, thread="threadIdx.x"):
+            with T.block("B_init"):
+                vi = T.axis.remap("S", [t_init])
+                B[vi] = T.float32(0)
+        for t in T.thread_binding(0, 32, thread="threadIdx.x"):
+            for r in T.serial(16):
+                with T.block("B"):
+                    vi, vr = T.axis.remap("SR", [t, r])
+                    B[vi] = B[vi] + A[vi, vr]
+
+    sch = tvm.tir.Schedule(before)
+    t, _ = sch.get_loops("B")
+    sch.decompose_reduction("B", t)
+    tvm.ir.assert_structural_equal(sch.mod["main"], expected.with_attr("global_symbol", "before"))

@@ -146,7 +146,10 @@ class Layout(PadEinsum, ScheduleBase):
                 buf, _kind = _parse_buffer_arg(realize.block, buffer)
             except (IndexError, LookupError) as err:
                 raise self._error(f"transform_layout: {err}", realize) from None
-            index_map = _as_index_map(index_map, len(buf.shape), buf.shape[0].dtype if buf.shape else "int32")
+            try:
+                index_map = _as_index_map(index_map, len(buf.shape), buf.shape[0].dtype if buf.shape else "int32")
+            except ValueError as err:  # e.g. a function of 2 indices for a 4-d buffer
+                raise self._error(f"transform_layout: {err} ({buf.name!r})", realize) from None
         self._check_pad_dtype(block, buffer, pad_value)
         if callable(pad_value) and not isinstance(pad_value, IndexMap):
             pad_value = IndexMap.from_func(pad_value, len(index_map.final_indices))

@@ -213,6 +213,9 @@ class Reduction(ScheduleBase):
         stmt = BlockRealize(new_values, _conjoin_all(pred_parts), init_block)
         for f in reversed(inner_loops):
             binding = f.thread_binding if f.kind == ForKind.THREAD_BINDING else None
+            if binding is not None:  # the init loop binds the thread axis with an IterVar of its own, as TVM's
+                binding = E.IterVar(binding.dom, binding.var.copy_with_suffix(""), binding.iter_type,
+                                    binding.thread_tag)
             stmt = For(loop_map[f.loop_var], f.min, f.extent, f.kind, stmt, thread_binding=binding)
         # As TVM: without its init the update reads what it writes, listed first.
         read_ids = {id(r.buffer) for r in blk.reads}
