@@ -16,6 +16,7 @@ the CPU where that fails. Without a GPU every run fails with an error that says 
 """
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
@@ -75,6 +76,38 @@ def thread_bound_program(mod, threads: int = 128):
         if not bind_block(sch, block, threads):
             raise TVMError(f"block {sch.get(block).name_hint!r} has no spatial loop to bind to GPU threads")
     return sch.mod
+
+
+def _reference_outputs(target, mod, args, outputs):
+    """The untransformed program's outputs: on the GPU when one is visible (its blocks' spatial loops
+    bound to blocks x threads, nothing else changed), else built for and run on the CPU.
+
+    A naive CPU build is far too slow for the GPU's workloads (a 4096^3 GEMM's loop nest runs for
+    minutes in one thread), so the CPU is only the fallback."""
+    import tensorize as tvm
+    from tensorize.runtime.cuda_module import cupy_or_none
+
+    cupy = cupy_or_none()
+    if cupy is not None:
+        try:
+            return _gpu_reference(cupy, target, mod, args, outputs)
+        except Exception as err:  # noqa: BLE001 - fall back to the CPU whatever the GPU path raised
+            logger.warning("computing the reference on the GPU failed (%s); computing it on the CPU", err)
+    rt = tvm.build(mod, target="llvm")
+    nd = [tvm.nd.array(a) for a in fresh_arguments(args, outputs)]
+    rt(*nd)
+    return [nd[i].numpy() for i in outputs]
+
+
+def _gpu_reference(cupy, target, mod, args, outputs):
+    import tensorize as tvm
+
+    rt = tvm.build(thread_bound_program(mod), target=target)
+    device_args = [cupy.asarray(a) for a in fresh_arguments(args, outputs)]
+    rt(*device_args)
+    cupy.cuda.Device().synchronize()
+    logger.info("computed the reference outputs on the GPU")
+    return [cupy.asnumpy(device_args[i]) for i in outputs]
 
 
 class GPUBuilder(Builder):
@@ -194,48 +227,14 @@ class GPURunner(Runner):
         self.work_dir = os.path.abspath(work_dir) if work_dir else tempfile.mkdtemp(prefix="tensorize-cuda-run-")
         self.number, self.repeat, self.min_repeat_ms, self.seed = number, repeat, min_repeat_ms, seed
         self.timeout_s = timeout_s
-        self.reference_threads = 128
-        self._target = None
         self._workloads: dict[int, tuple[object, WorkloadData]] = {}
 
-    def _reference(self, mod, args, outputs):
-        """The untransformed program's outputs: on the GPU when one is visible (its blocks' spatial loops
-        bound to blocks x threads, nothing else changed), else built for and run on the CPU.
-
-        A naive CPU build is far too slow for the GPU's workloads (a 4096^3 GEMM's loop nest runs for
-        minutes in one thread), so the CPU is only the fallback."""
-        import tensorize as tvm
-        from tensorize.runtime.cuda_module import cupy_or_none
-
-        cupy = cupy_or_none()
-        if cupy is not None and self._target is not None:
-            try:
-                return self._gpu_reference(cupy, mod, args, outputs)
-            except Exception as err:  # noqa: BLE001 - fall back to the CPU whatever the GPU path raised
-                logger.warning("computing the reference on the GPU failed (%s); computing it on the CPU", err)
-        rt = tvm.build(mod, target="llvm")
-        nd = [tvm.nd.array(a) for a in fresh_arguments(args, outputs)]
-        rt(*nd)
-        return [nd[i].numpy() for i in outputs]
-
-    def _gpu_reference(self, cupy, mod, args, outputs):
-        import tensorize as tvm
-
-        rt = tvm.build(thread_bound_program(mod, self.reference_threads), target=self._target)
-        func = rt["main"] if "main" in rt._functions else next(iter(rt._functions.values()))
-        device_args = [cupy.asarray(a) for a in fresh_arguments(args, outputs)]
-        func(*device_args)
-        cupy.cuda.Device().synchronize()
-        logger.info("computed the reference outputs on the GPU")
-        return [cupy.asnumpy(device_args[i]) for i in outputs]
-
     def workload(self, ctx) -> WorkloadData:
-        """The inputs and CPU reference outputs of ``ctx.mod`` (computed once, cached in ``work_dir``)."""
+        """The inputs and reference outputs of ``ctx.mod`` (computed once, cached in ``work_dir``)."""
         cached = self._workloads.get(id(ctx.mod))
         if cached is not None and cached[0] is ctx.mod:
             return cached[1]
-        self._target = ctx.target
-        data = prepare_workload(ctx.mod, self.work_dir, self.seed, self._reference)
+        data = prepare_workload(ctx.mod, self.work_dir, self.seed, functools.partial(_reference_outputs, ctx.target))
         self._workloads[id(ctx.mod)] = (ctx.mod, data)
         return data
 
