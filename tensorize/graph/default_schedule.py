@@ -5,10 +5,11 @@
 1. *tiled*: spatial blocks that are not the output are inlined (padding, broadcasts); each
    reduction is register-tiled (up to 4 rows of the second-to-last spatial axis x up to 16 lanes
    of the last), its reduction loops between the outer tile loops and the register tile, the outer
-   spatial loops fused and parallel; a row reduction (softmax, layer norm) accumulates ``lanes``
-   partial results in a vector (rfactor) where its length divides; an elementwise epilogue is computed at the tile (so conv +
-   bias + relu is one pass over the output); the tile accumulates in a local buffer (registers),
-   which the epilogue reads; spatial blocks are split by the lanes, vectorized inside, parallel outside;
+   spatial loops fused and parallel; the tile accumulates in a local buffer (registers) that an
+   elementwise epilogue computed at the tile reads (so conv + bias + relu is one pass over the
+   output); a dense layer's weight panel is packed where its layout hurts; a row reduction
+   (softmax, layer norm) accumulates ``lanes`` partial results in a vector (rfactor); spatial blocks
+   are split by the lanes, vectorized inside, parallel outside;
 2. *simple*: only the parallel outer loops and the inlining;
 3. the program as ``te`` made it.
 
@@ -18,10 +19,11 @@ shapes' values beyond divisibility, so every task of a graph gets a usable kerne
 from __future__ import annotations
 
 import logging
+import math
 
-from ..ir.dtype import DataType
-from ..ir.expr import IterVar, Var
-from ..ir.functor import post_order_visit
+from ..ir import dtype as dt
+from ..ir.expr import IterVar
+from ..ir.functor import collect_vars
 from ..schedule import Schedule
 
 logger = logging.getLogger(__name__)
@@ -127,9 +129,7 @@ def _vectorize_row_reduction(sch: Schedule, block, lanes: int) -> None:
     math), then one short loop combines them. Left as it is for a row shorter than two vectors or a
     reduction rfactor cannot factor."""
     loops = sch.get_loops(block)
-    if not loops or _extent(sch, loops[-1]) < 2 * lanes:
-        return
-    if not _is_reduction(sch, block):
+    if not loops or _extent(sch, loops[-1]) < 2 * lanes or not _is_reduction(sch, block):
         return
     _, inner = sch.split(loops[-1], factors=[None, lanes])
     try:
@@ -150,28 +150,19 @@ def _pack_column_panel(sch: Schedule, block, at, vec: int) -> None:
     where a copy per row cost ResNet-50 15%."""
     blk = sch.get(block)
     spatial_last = [iv.var for iv in blk.iter_vars if iv.iter_type == IterVar.DataPar][-1]
-    reduce_extent = 1
-    reduce_vars = set()
-    for iv in blk.iter_vars:
-        if iv.iter_type == IterVar.CommReduce:
-            reduce_vars.add(id(iv.var))
-            reduce_extent *= int(iv.dom.extent)
+    reduce_ivs = [iv for iv in blk.iter_vars if iv.iter_type == IterVar.CommReduce]
+    reduce_vars = {id(iv.var) for iv in reduce_ivs}
+    reduce_extent = math.prod(int(iv.dom.extent) for iv in reduce_ivs)
     for index, region in enumerate(blk.reads):
-        used = set()
-        for r in region.region:
-            post_order_visit(r.min, lambda n: used.add(id(n)) if isinstance(n, Var) else None)
+        used = {id(v) for r in region.region for v in collect_vars(r.min)}
         if id(spatial_last) not in used or not used & reduce_vars:
             continue
-        buffer = region.buffer
-        itemsize = max(1, DataType(buffer.dtype).bits // 8)
-        row_bytes = int(buffer.shape[-1]) * itemsize
-        if row_bytes % 4096 and reduce_extent * vec * itemsize <= 256 * 1024:
-            return
-        packed = sch.cache_read(block, index, "global")
-        sch.compute_at(packed, at)
-        loops = sch.get_loops(packed)
-        if loops:
-            sch.vectorize(loops[-1])
+        itemsize = max(1, dt.bits_of(region.buffer.dtype) // 8)
+        row_bytes = int(region.buffer.shape[-1]) * itemsize
+        if row_bytes % 4096 == 0 or reduce_extent * vec * itemsize > 256 * 1024:
+            packed = sch.cache_read(block, index, "global")
+            sch.compute_at(packed, at)
+            sch.vectorize(sch.get_loops(packed)[-1])
         return
 
 
