@@ -227,7 +227,7 @@ class _Vectorizer(StmtExprMutator):
         return S.BufferStore(op.buffer, broadcast_to(value, self.n), indices, op.predicate)
 
     def visit_if_then_else_(self, op):
-        if uses_var(op.condition, lambda v: v is self.var or id(v) in self.let_vars):
+        if self._varies(op.condition):
             if op.else_case is None and not _reads_memory(op.condition):
                 return self._predicated(op)
             raise CannotVectorize("an if-condition depends on the loop variable (data-dependent control flow)")
@@ -244,17 +244,19 @@ class _Vectorizer(StmtExprMutator):
     def _masked(self, stmt, mask):
         if isinstance(stmt, S.SeqStmt):
             return S.SeqStmt([self._masked(st, mask) for st in stmt.seq])
-        if isinstance(stmt, S.IfThenElse) and stmt.else_case is None and not uses_var(
-                stmt.condition, lambda v: v is self.var or id(v) in self.let_vars):
+        if isinstance(stmt, S.IfThenElse) and stmt.else_case is None and not self._varies(stmt.condition):
             return S.IfThenElse(stmt.condition, self._masked(stmt.then_case, mask), None)
         if not isinstance(stmt, S.BufferStore):
             raise CannotVectorize(f"a lane-dependent if guards a {type(stmt).__name__}, not only buffer stores")
         new = self.visit_buffer_store_(stmt)
         if not any(lanes(i) > 1 for i in new.indices):
             raise CannotVectorize(f"a guarded store to {stmt.buffer.name} does not vary across lanes")
-        value = _MaskLoads(mask).visit_expr(new.value)
-        predicate = mask if new.predicate is None else vector_binary(E.And, mask, new.predicate)
-        return S.BufferStore(new.buffer, value, new.indices, predicate)
+        return S.BufferStore(new.buffer, _MaskLoads(mask).visit_expr(new.value), new.indices,
+                             _and_mask(mask, new.predicate))
+
+    def _varies(self, expr) -> bool:
+        """Whether ``expr`` depends on the lane (the loop variable or a vector let)."""
+        return uses_var(expr, lambda v: v is self.var or id(v) in self.let_vars)
 
     def visit_while_(self, op):
         raise CannotVectorize("while loops are not vectorized")
@@ -285,6 +287,10 @@ class _Vectorizer(StmtExprMutator):
         raise CannotVectorize("asserts are not vectorized")
 
 
+def _and_mask(mask, predicate):
+    return mask if predicate is None else vector_binary(E.And, mask, predicate)
+
+
 def _reads_memory(expr) -> bool:
     found = []
     post_order_visit(expr, lambda n: found.append(n) if isinstance(n, E.BufferLoad) else None)
@@ -303,8 +309,7 @@ class _MaskLoads(StmtExprMutator):
         op = super().visit_buffer_load_(op)
         if not any(lanes(i) > 1 for i in op.indices):
             return op
-        predicate = self.mask if op.predicate is None else vector_binary(E.And, self.mask, op.predicate)
-        return E.BufferLoad(op.buffer, op.indices, predicate)
+        return E.BufferLoad(op.buffer, op.indices, _and_mask(self.mask, op.predicate))
 
 
 class _LoopVectorizer(StmtExprMutator):
