@@ -227,10 +227,11 @@ def _conv_transpose2d_phases(data, kernel, OH, OW, K, stride, p, rc):
     def offset(phase):
         return (phase + first_tap(phase) - p) // stride
 
+    QH, QW = -(-OH // stride), -(-OW // stride)  # output rows per phase (the last may lie past OH)
     offsets = [offset(ph) for ph in range(stride)]
     lo = max(0, -min(offsets))
-    hi_y = max(0, -(-OH // stride) - 1 + taps - 1 + max(offsets) - (H - 1))  # the last phase row may lie past OH
-    hi_x = max(0, -(-OW // stride) - 1 + taps - 1 + max(offsets) - (W - 1))
+    hi_y = max(0, QH - 1 + taps - 1 + max(offsets) - (H - 1))
+    hi_x = max(0, QW - 1 + taps - 1 + max(offsets) - (W - 1))
     zero = tir.const(0, data.dtype)
     padded = te.compute((N, H + lo + hi_y, W + lo + hi_x, data.shape[3]), lambda n, y, x, c: tir.if_then_else(
         tir.all(y >= lo, y < H + lo, x >= lo, x < W + lo), data[n, y - lo, x - lo, c], zero), name="pad")
@@ -240,8 +241,7 @@ def _conv_transpose2d_phases(data, kernel, OH, OW, K, stride, p, rc):
         step = values[1] - values[0] if len(values) > 1 else 0
         if all(b - a == step for a, b in zip(values, values[1:])):
             return lambda phase: values[0] + step * phase
-        table = values
-        return lambda phase: _select(phase, table)
+        return lambda phase: _select(phase, values)
 
     input_offset = per_phase([offset(ph) + lo for ph in range(stride)])
     kernel_first = per_phase([first_tap(ph) for ph in range(stride)])
@@ -254,7 +254,6 @@ def _conv_transpose2d_phases(data, kernel, OH, OW, K, stride, p, rc):
 
     # the phases are iterators of their own (a clean contraction for the tensorization candidates);
     # the last stage interleaves them into the NHWC output
-    QH, QW = -(-OH // stride), -(-OW // stride)
     phased = te.compute((N, QH, stride, QW, stride, kernel.shape[3]), lambda n, qy, py, qx, px, o: te.sum(
         padded[n, row(qy, py, ty), row(qx, px, tx), rc] * kernel[tap(py, ty), tap(px, tx), rc, o],
         axis=[ty, tx, rc]), name="conv2d_t_phases")
