@@ -2,12 +2,13 @@
 tiles, next to PyTorch (oneDNN) and the machine's AMX peak.
 
 Run: ``python benchmarks/amx_gemm_cpu.py [--size 1024] [--conv-size 56] [--repeat 10] [--threads 2] [--trials 64]
-[--amx-only]``
+[--amx-only] [--build-workers 2] [--workloads gemm_int8,gemm_bf16,conv2d]``
 
 Ours, searched (the headline figure): ``search.tune_tir`` on the plain workloads (``amx_gemm``, the direct
 ``conv2d_nhwc_hwio``) for ``llvm -mcpu=native``; the candidate generator matches the AMX intrinsics by itself
-(B packed into the VNNI layout by a copy marked ``layout_rewrite_preproc``, which the timed function runs on
-every call), and AMX competes with AVX-512/VNNI and plain code in the same search (``--amx-only``: AMX sketches
+(B packed into the VNNI layout by a copy marked ``layout_rewrite_preproc``; as in ``tune_cpu.py`` and the
+search's own runner, that packing is split out and run once per weight, ``search.split_layout_rewrite``, so the
+searched and the hand kernels both take B pre-packed), and AMX competes with AVX-512/VNNI and plain code in the same search (``--amx-only``: AMX sketches
 only). The row names the intrinsic the best program uses. Ours, hand: ``intrinsics.x86_amx_schedule`` (2 x 2
 accumulator tiles, the K loop inside the intrinsic, B pre-packed, blocks of C parallel; the conv2d as an im2col
 GEMM). PyTorch: ``torch._int_mm`` (s8 x s8: the u8 operand shifted by -128 and corrected), bf16
@@ -52,6 +53,7 @@ from search.schedule_rule import (AddRFactor, AutoInline, MultiLevelTiling, Mult
 from search.space_generator import PostOrderApply, sample_candidate  # noqa: E402
 
 from c_peaks import CKernelUnavailable, amx_peak_c, ptr  # noqa: E402
+from tune_cpu import build_prepacked  # noqa: E402
 
 CROSS = "llvm -mcpu=sapphirerapids"
 TARGET = "llvm -mcpu=native"
@@ -162,23 +164,29 @@ def amx_only_space() -> PostOrderApply:
                                  MultiLevelTiling(), ParallelVectorizeUnroll(), RandomComputeLocation()])
 
 
-def searched(func, opts, name: str):
-    """``search.tune_tir`` on ``func`` for the host; the best program built, and the intrinsic it uses."""
+def searched(func, opts, name: str, inputs: list[np.ndarray]):
+    """``search.tune_tir`` on ``func`` (parameter 1 the weight) for the host: the best program built with
+    its weight packing split out and run once (``tune_cpu.build_prepacked``), its arguments made from
+    ``inputs`` (the weight pre-packed), and the intrinsic it uses."""
     if opts.work_dir is None:
         opts.work_dir = tempfile.mkdtemp(prefix="amx_search_")
     work_dir = os.path.join(opts.work_dir, name)
+    func = func.with_attr("layout_free_buffers", [1])
+    start = time.perf_counter()
     db = search.tune_tir(func, TARGET, work_dir, max_trials_global=opts.trials, num_trials_per_iter=16,
                          num_threads=opts.threads, space=amx_only_space() if opts.amx_only else None,
                          strategy_config={"population_size": opts.population,
                                           "init_min_unmeasured": min(50, opts.population)},
-                         builder_config={"timeout_s": opts.build_timeout},
+                         builder_config={"timeout_s": opts.build_timeout, "max_workers": opts.build_workers},
                          progress=False)
+    print(f"{name}: {opts.trials} trials tuned in {time.perf_counter() - start:.0f} s")
     sch = search.compile_tir(db, func, TARGET)
     if sch is None:
         raise RuntimeError(f"the search found no valid program for {name} (see {work_dir})")
     text = str(sch.trace)
     used = sorted(name for name in tvm.tir.TensorIntrin.list_names() if re.search(rf"\b{name}\b", text))
-    return tvm.build(sch.mod, target=TARGET), ", ".join(used) or "no intrinsic"
+    lib, args = build_prepacked(sch.mod, inputs)
+    return lib, args, ", ".join(used) or "no intrinsic"
 
 
 def has_amx() -> bool:
@@ -226,6 +234,83 @@ def torch_rows(a_u8, b_s8, a_bf, b_bf, data, weight, repeat: int, threads: int) 
     return out
 
 
+def gemm_int8_rows(a, b, torch_res: dict, opts, emulate: bool) -> list:
+    """u8 x s8 -> s32 GEMM: the hand AMX schedule and the searched program, checked exactly."""
+    (M, K), N = a.shape, b.shape[0]
+    f = tvm.build(schedule_amx_gemm(amx_gemm(M, N, K), emulate=emulate).mod, target=TARGET)
+    A, B, C = tvm.nd.array(a), tvm.nd.array(pack_b(b)), tvm.nd.array(np.zeros((M, N), np.int32))
+    f(A, B, C)
+    expected = a.astype(np.int32) @ b.astype(np.int32).T
+    np.testing.assert_array_equal(C.numpy(), expected)
+    base = torch_res.get("int8")
+    if base:
+        np.testing.assert_array_equal(base[1], expected)
+    base_s = base[0] if base else None
+    rows = [("u8.s8->s32 GEMM, hand: AMX 2x2 tiles", time_call(lambda: f(A, B, C), opts.repeat), 2.0 * M * N * K,
+             base_s, "_int_mm")]
+    fs, args, used = searched(amx_gemm(M, N, K), opts, "gemm_int8", [a, b])
+    fs(*args, C)
+    np.testing.assert_array_equal(C.numpy(), expected)
+    rows.append((f"u8.s8->s32 GEMM, searched: {used}", time_call(lambda: fs(*args, C), opts.repeat),
+                 2.0 * M * N * K, base_s, "_int_mm"))
+    return rows
+
+
+def gemm_bf16_rows(a_bf, b_bf, torch_res: dict, opts, emulate: bool) -> list:
+    """bf16 -> f32 GEMM (operands as bf16 bit patterns): hand and searched, within bf16 tolerance."""
+    (M, K), N = a_bf.shape, b_bf.shape[0]
+    fb = tvm.build(schedule_amx_gemm(amx_gemm(M, N, K, "bfloat16", "bfloat16"), emulate=emulate).mod,
+                   target=TARGET)
+    Ab, Bb = tvm.nd.array(a_bf, dtype="bfloat16"), tvm.nd.array(pack_b(b_bf, 2), dtype="bfloat16")
+    Cb = tvm.nd.array(np.zeros((M, N), np.float32))
+    fb(Ab, Bb, Cb)
+    ref = bf16_to_f32(a_bf).astype(np.float64) @ bf16_to_f32(b_bf).astype(np.float64).T
+    tol = 2e-6 * K * np.abs(ref).max()
+    np.testing.assert_allclose(Cb.numpy(), ref, atol=tol)
+    base = torch_res.get("bf16")
+    base_s = base[0] if base else None
+    rows = [("bf16->f32 GEMM, hand: AMX 2x2 tiles", time_call(lambda: fb(Ab, Bb, Cb), opts.repeat),
+             2.0 * M * N * K, base_s, "bf16 matmul")]
+    fs, args, used = searched(amx_gemm(M, N, K, "bfloat16", "bfloat16"), opts, "gemm_bf16",
+                              [Ab, tvm.nd.array(b_bf, dtype="bfloat16")])
+    fs(*args, Cb)
+    np.testing.assert_allclose(Cb.numpy(), ref, atol=tol)
+    rows.append((f"bf16->f32 GEMM, searched: {used}", time_call(lambda: fs(*args, Cb), opts.repeat),
+                 2.0 * M * N * K, base_s, "bf16 matmul"))
+    return rows
+
+
+def conv2d_rows(conv_shape, data, weight, torch_res: dict, opts, emulate: bool) -> list:
+    """int8 NHWC conv2d: the hand im2col AMX GEMM and the searched direct convolution, checked exactly."""
+    n, h, w, ci, co, kh, kw = conv_shape
+    oh, ow = h - kh + 1, w - kw + 1
+    conv_sch = schedule_amx_conv2d(amx_conv2d_nhwc(*conv_shape), emulate=emulate)
+    fc = tvm.build(conv_sch.mod, target=TARGET)
+    wk = np.ascontiguousarray(weight.reshape(kh * kw * ci, co).T)
+    D, Wt = tvm.nd.array(data), tvm.nd.array(pack_b(wk) if packed_b(conv_sch) else wk)
+    O = tvm.nd.array(np.zeros((n * oh * ow, co), np.int32))
+    fc(D, Wt, O)
+    ref = sum(np.einsum("nhwc,co->nhwo", data[:, r:r + oh, s:s + ow].astype(np.int64), weight[r, s].astype(np.int64))
+              for r in range(kh) for s in range(kw))
+    np.testing.assert_array_equal(O.numpy().reshape(n, oh, ow, co), ref)
+    base = torch_res.get("conv_q") or torch_res.get("conv_f32")
+    base_name = "quantized conv2d" if torch_res.get("conv_q") else "f32 conv2d"
+    base_s = base[0] if base else None
+    ops = 2.0 * n * oh * ow * co * kh * kw * ci
+    rows = [(f"conv2d NHWC int8 {h}x{w}x{ci}->{co} {kh}x{kw}, hand", time_call(lambda: fc(D, Wt, O), opts.repeat),
+             ops, base_s, base_name)]
+    fs, args, used = searched(conv2d_nhwc_hwio(*conv_shape), opts, "conv2d_int8", [data, weight])
+    Os = tvm.nd.array(np.zeros((n, oh, ow, co), np.int32))
+    fs(*args, Os)
+    np.testing.assert_array_equal(Os.numpy(), ref)
+    rows.append((f"conv2d NHWC int8, searched: {used}", time_call(lambda: fs(*args, Os), opts.repeat),
+                 ops, base_s, base_name))
+    return rows
+
+
+WORKLOADS = {"gemm_int8": gemm_int8_rows, "gemm_bf16": gemm_bf16_rows, "conv2d": conv2d_rows}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=1024)
@@ -238,6 +323,9 @@ def main() -> None:
     parser.add_argument("--population", type=int, default=None,
                         help="the evolutionary search's population (default 512; 16 in a dry run)")
     parser.add_argument("--work-dir", default=None, help="the search's folder (default: a temporary one)")
+    parser.add_argument("--build-workers", type=int, default=2, help="processes that build search candidates")
+    parser.add_argument("--workloads", default="gemm_int8,gemm_bf16,conv2d",
+                        help="comma-separated subset of gemm_int8, gemm_bf16, conv2d")
     parser.add_argument("--dry-run", action="store_true",
                         help="any CPU: descriptions in place of the AMX instructions (timings are not AMX figures)")
     opts = parser.parse_args()
@@ -270,60 +358,29 @@ def main() -> None:
     rows = []  # (name, seconds, ops, torch seconds)
     torch_res = torch_rows(a, b, a_bf, b_bf, data, weight, opts.repeat, opts.threads)
 
-    f = tvm.build(schedule_amx_gemm(amx_gemm(M, N, K), emulate=emulate).mod, target=TARGET)
-    A, B, C = tvm.nd.array(a), tvm.nd.array(pack_b(b)), tvm.nd.array(np.zeros((M, N), np.int32))
-    f(A, B, C)
-    expected = a.astype(np.int32) @ b.astype(np.int32).T
-    np.testing.assert_array_equal(C.numpy(), expected)
-    t_int8 = torch_res.get("int8")
-    if t_int8:
-        np.testing.assert_array_equal(t_int8[1], expected)
-    rows.append(("u8.s8->s32 GEMM, hand: AMX 2x2 tiles", time_call(lambda: f(A, B, C), opts.repeat), 2.0 * M * N * K,
-                 t_int8[0] if t_int8 else None, "_int_mm"))
-    fs, used = searched(amx_gemm(M, N, K), opts, "gemm_int8")
-    Bs = tvm.nd.array(b)
-    fs(A, Bs, C)
-    np.testing.assert_array_equal(C.numpy(), expected)
-    rows.append((f"u8.s8->s32 GEMM, searched: {used}", time_call(lambda: fs(A, Bs, C), opts.repeat),
-                 2.0 * M * N * K, t_int8[0] if t_int8 else None, "_int_mm"))
+    if not emulate:  # the peak first: its line stands even when a long search is cut short
+        # one thread as well: our kernel and C's should both scale 2x with the second thread
+        peak = 0.0
+        for threads in sorted({1, opts.threads}):
+            ours, c_peak = peak_rates(threads, opts.repeat, rng)
+            c_text = f"C (gcc -mamx-int8) {c_peak:9.1f} GOPS ({ours / c_peak:.0%} of C; the same result)" \
+                if c_peak else "C reference unavailable"
+            print(f"AMX peak, {threads} thread(s) x 4 tiles: ours {ours:9.1f} GOPS, {c_text}")
+            if threads == opts.threads:
+                peak = max(ours, c_peak or 0.0)
 
-    fb = tvm.build(schedule_amx_gemm(amx_gemm(M, N, K, "bfloat16", "bfloat16"), emulate=emulate).mod, target=TARGET)
-    Ab, Bb = tvm.nd.array(a_bf, dtype="bfloat16"), tvm.nd.array(pack_b(b_bf, 2), dtype="bfloat16")
-    Cb = tvm.nd.array(np.zeros((M, N), np.float32))
-    fb(Ab, Bb, Cb)
-    ref_bf = bf16_to_f32(a_bf).astype(np.float64) @ bf16_to_f32(b_bf).astype(np.float64).T
-    np.testing.assert_allclose(Cb.numpy(), ref_bf, atol=2e-6 * K * np.abs(ref_bf).max())
-    t_bf = torch_res.get("bf16")
-    rows.append(("bf16->f32 GEMM, hand: AMX 2x2 tiles", time_call(lambda: fb(Ab, Bb, Cb), opts.repeat),
-                 2.0 * M * N * K, t_bf[0] if t_bf else None, "bf16 matmul"))
-    fs, used = searched(amx_gemm(M, N, K, "bfloat16", "bfloat16"), opts, "gemm_bf16")
-    Bbs = tvm.nd.array(b_bf, dtype="bfloat16")
-    fs(Ab, Bbs, Cb)
-    np.testing.assert_allclose(Cb.numpy(), ref_bf, atol=2e-6 * K * np.abs(ref_bf).max())
-    rows.append((f"bf16->f32 GEMM, searched: {used}", time_call(lambda: fs(Ab, Bbs, Cb), opts.repeat),
-                 2.0 * M * N * K, t_bf[0] if t_bf else None, "bf16 matmul"))
-
-    oh, ow = h - kh + 1, w - kw + 1
-    conv_sch = schedule_amx_conv2d(amx_conv2d_nhwc(*conv_shape), emulate=emulate)
-    fc = tvm.build(conv_sch.mod, target=TARGET)
-    wk = np.ascontiguousarray(weight.reshape(kh * kw * ci, co).T)
-    D, Wt = tvm.nd.array(data), tvm.nd.array(pack_b(wk) if packed_b(conv_sch) else wk)
-    O = tvm.nd.array(np.zeros((n * oh * ow, co), np.int32))
-    fc(D, Wt, O)
-    ref_conv = sum(np.einsum("nhwc,co->nhwo", data[:, r:r + oh, s:s + ow].astype(np.int64), weight[r, s].astype(np.int64))
-                   for r in range(kh) for s in range(kw))
-    np.testing.assert_array_equal(O.numpy().reshape(n, oh, ow, co), ref_conv)
-    t_conv = torch_res.get("conv_q") or torch_res.get("conv_f32")
-    conv_base = "quantized conv2d" if torch_res.get("conv_q") else "f32 conv2d"
-    conv_ops = 2.0 * n * oh * ow * co * kh * kw * ci
-    rows.append((f"conv2d NHWC int8 {h}x{w}x{ci}->{co} {kh}x{kw}, hand", time_call(lambda: fc(D, Wt, O), opts.repeat),
-                 conv_ops, t_conv[0] if t_conv else None, conv_base))
-    fs, used = searched(conv2d_nhwc_hwio(*conv_shape), opts, "conv2d_int8")
-    Ks, Os = tvm.nd.array(weight), tvm.nd.array(np.zeros((n, oh, ow, co), np.int32))
-    fs(D, Ks, Os)
-    np.testing.assert_array_equal(Os.numpy(), ref_conv)
-    rows.append((f"conv2d NHWC int8, searched: {used}", time_call(lambda: fs(D, Ks, Os), opts.repeat),
-                 conv_ops, t_conv[0] if t_conv else None, conv_base))
+    wanted = {w.strip() for w in opts.workloads.split(",") if w.strip()}
+    unknown = wanted - set(WORKLOADS)
+    if unknown:
+        raise SystemExit(f"unknown --workloads {sorted(unknown)}; choose from {list(WORKLOADS)}")
+    data_sets = {"gemm_int8": (a, b), "gemm_bf16": (a_bf, b_bf), "conv2d": (conv_shape, data, weight)}
+    for name, run in WORKLOADS.items():
+        if name in wanted:
+            new = run(*data_sets[name], torch_res, opts, emulate)
+            for row in new:
+                print(f"{row[0]}: {row[1] * 1e3:.2f} ms, {row[2] / row[1] / 1e9:.1f} GOPS"
+                      + (f", {row[3] / row[1]:.2f}x {row[4]}" if row[3] else ""))
+            rows += new
 
     pa = rng.integers(0, 256, (opts.threads, 32, 64), dtype=np.uint8)
     pb = rng.integers(-128, 128, (opts.threads, 2, 16, 64), dtype=np.int8)
@@ -337,24 +394,30 @@ def main() -> None:
         print("AMX peak kernel: result checked on the tile model; peak = our int8 GEMM's rate (dry run)")
         print_rows(rows, rows[0][2] / rows[0][1] / 1e9, torch_res, opts)
         return
-    peak_func, peak_ops = amx_peak_kernel(threads=opts.threads)
+    print_rows(rows, peak, torch_res, opts)
+
+
+def peak_rates(threads: int, repeat: int, rng) -> tuple[float, float | None]:
+    """GOPS of our AMX peak kernel and of the C one on ``threads`` threads (None: no C compiler), after
+    checking that both store ``steps * A @ B``."""
+    pa = rng.integers(0, 256, (threads, 32, 64), dtype=np.uint8)
+    pb = rng.integers(-128, 128, (threads, 2, 16, 64), dtype=np.int8)
+    pc = np.zeros((threads, 32, 32), np.int32)
+    peak_func, peak_ops = amx_peak_kernel(threads=threads)
     fp = tvm.build(peak_func, target=TARGET)
     PA, PB, PC = tvm.nd.array(pa), tvm.nd.array(pb), tvm.nd.array(pc)
     fp(PA, PB, PC)
-    steps = int(peak_ops / (2.0 * opts.threads * 4 * 16 * 16 * 64))
+    steps = int(peak_ops / (2.0 * threads * 4 * 16 * 16 * 64))
     np.testing.assert_array_equal(PC.numpy(), peak_reference(pa, pb, steps))
-    peak = peak_ops / time_call(lambda: fp(PA, PB, PC), opts.repeat) / 1e9
+    ours = peak_ops / time_call(lambda: fp(PA, PB, PC), repeat) / 1e9
     try:
         c_fn = amx_peak_c()
-        c_fn(ptr(pa), ptr(pb), ptr(pc), steps, opts.threads)
-        np.testing.assert_array_equal(pc, PC.numpy())
-        c_peak = peak_ops / time_call(lambda: c_fn(ptr(pa), ptr(pb), ptr(pc), steps, opts.threads), opts.repeat) / 1e9
-        print(f"AMX peak, {opts.threads} threads x 4 tiles: ours {peak:9.1f} GOPS, C (gcc -mamx-int8) {c_peak:9.1f} GOPS "
-              f"({peak / c_peak:.0%} of C; the same result)")
-        peak = max(peak, c_peak)
     except CKernelUnavailable as err:
         print(f"C reference of the AMX peak skipped: {err}")
-    print_rows(rows, peak, torch_res, opts)
+        return ours, None
+    c_fn(ptr(pa), ptr(pb), ptr(pc), steps, threads)
+    np.testing.assert_array_equal(pc, PC.numpy())
+    return ours, peak_ops / time_call(lambda: c_fn(ptr(pa), ptr(pb), ptr(pc), steps, threads), repeat) / 1e9
 
 
 def print_rows(rows, peak: float, torch_res: dict, opts) -> None:

@@ -177,9 +177,9 @@ def build_prepacked(mod, inputs: list[np.ndarray]):
     kernel_mod, rewrites = search.split_layout_rewrite(mod)
     lib = tvm.build(kernel_mod, target=TARGET)
     dev = tvm.cpu(0)
-    args = [tvm.nd.array(x, dev) for x in inputs]
+    args = [x if isinstance(x, tvm.nd.Tensor) else tvm.nd.array(x, dev) for x in inputs]
     for rw in rewrites:
-        packed = tvm.nd.array(np.empty(rw.shape, rw.dtype), dev)
+        packed = tvm.nd.empty(rw.shape, rw.dtype, dev)
         lib[rw.function](args[rw.param_index], packed)
         args[rw.param_index] = packed
     return lib, args

@@ -3,7 +3,9 @@
 ``schedule_amx_gemm`` pads the GEMM where its shape does not divide the tile block
 (``pad_einsum``), packs B into the VNNI layout AMX reads (``transform_layout``: ``B[j, k]`` ->
 ``B[j // 16, k // 4, j % 16, k % 4]``, bf16 ``k // 2``), splits i, j and k into blocks of
-``16 * m_tiles`` x ``16 * n_tiles`` x ``k_steps`` tile steps, tensorizes the block with the AMX
+``16 * m_tiles`` x ``16 * n_tiles`` x ``k_steps`` tile steps, sweeps M once per panel of B columns
+that stays in L2 (``panel_blocks``: an unblocked sweep streams the whole of B, 2 MiB for a bf16 1024^2,
+from L3 for every block row), tensorizes the block with the AMX
 intrinsic that keeps its ``m_tiles * n_tiles`` accumulators in tile registers, and runs the blocks
 of C in parallel.
 
@@ -28,6 +30,8 @@ from tensorize.script import tir as T
 from .x86_amx import INSTRUCTIONS, amx_matmul_intrin, emulation_intrin
 
 MAX_K_STEPS = 16
+#: bytes of packed B one sweep over M keeps hot (a quarter of a Sapphire Rapids core's 2 MiB L2)
+B_PANEL_BYTES = 512 * 1024
 
 
 def amx_gemm(M: int, N: int, K: int, a_dtype: str = "uint8", b_dtype: str = "int8"):
@@ -112,6 +116,32 @@ def default_k_steps(K: int, k_step: int) -> int:
     return max(s for s in range(1, min(steps, MAX_K_STEPS) + 1) if steps % s == 0)
 
 
+def panel_blocks(n_blocks: int, block_bytes: int, budget: int = B_PANEL_BYTES) -> int:
+    """The most column blocks of B (a divisor of ``n_blocks``) whose packed panel fits ``budget`` bytes.
+
+    Parameters
+    ----------
+    n_blocks : int
+        Column blocks of C (``N / (16 * n_tiles)``).
+    block_bytes : int
+        Bytes of packed B one column block reads over the whole K.
+    budget : int
+        Bytes the panel may take.
+
+    Returns
+    -------
+    int
+        Blocks per panel (at least 1).
+
+    Examples
+    --------
+    >>> panel_blocks(32, 32 * 1024 * 2), panel_blocks(32, 32 * 1024)
+    (8, 16)
+    """
+    fits = [d for d in range(1, n_blocks + 1) if n_blocks % d == 0 and d * block_bytes <= budget]
+    return max(fits, default=1)
+
+
 def schedule_amx_gemm(func, m_tiles: int = 2, n_tiles: int = 2, k_steps: int | None = None,
                       parallel: bool = True, intrin=None, emulate: bool = False) -> Schedule:
     """Tensorize the GEMM ``func`` (as made by ``amx_gemm``) with AMX tiles.
@@ -149,14 +179,16 @@ def schedule_amx_gemm(func, m_tiles: int = 2, n_tiles: int = 2, k_steps: int | N
         sch.pad_einsum(block, [tm, tn, tk])
     sch.transform_layout(block, ("read", 1), lambda j, k: (j // 16, k // pack, j % 16, k % pack))
     i, j, k = sch.get_loops(block)
+    n_padded, k_padded = -(-N // tn) * tn, -(-K // tk) * tk
+    panel = panel_blocks(n_padded // tn, tn * k_padded * (2 if A.dtype == "bfloat16" else 1))
     i_o, i_i = sch.split(i, [None, tm])
-    j_o, j_i = sch.split(j, [None, tn])
+    j_oo, j_oi, j_i = sch.split(j, [None, panel, tn])
     k_o, k_i = sch.split(k, [None, tk])
-    sch.reorder(i_o, j_o, k_o, i_i, j_i, k_i)
+    sch.reorder(j_oo, i_o, j_oi, k_o, i_i, j_i, k_i)
     name = amx_matmul_intrin(A.dtype, B.dtype, m_tiles, n_tiles, k_steps)
     sch.tensorize(i_i, intrin or (emulation_intrin(name) if emulate else name))
     if parallel:
-        sch.parallel(sch.fuse(i_o, j_o))
+        sch.parallel(sch.fuse(j_oo, i_o))
     return sch
 
 
@@ -317,5 +349,5 @@ def emulation_schedule(func, m_tiles: int = 2, n_tiles: int = 2, k_steps: int | 
     return schedule_amx_gemm(func, m_tiles, n_tiles, k_steps, parallel, emulate=True)
 
 
-__all__ = ["amx_gemm", "amx_conv2d_nhwc", "conv2d_nhwc_hwio", "pack_b", "default_k_steps", "schedule_amx_gemm", "schedule_amx_conv2d",
+__all__ = ["amx_gemm", "amx_conv2d_nhwc", "conv2d_nhwc_hwio", "pack_b", "default_k_steps", "panel_blocks", "schedule_amx_gemm", "schedule_amx_conv2d",
            "emulation_schedule"]
