@@ -25,6 +25,7 @@ checks the script and the numbers; its timings are no AMX figures.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import sys
@@ -179,7 +180,8 @@ def searched(func, opts, name: str, inputs: list[np.ndarray]):
                                           "init_min_unmeasured": min(50, opts.population)},
                          builder_config={"timeout_s": opts.build_timeout, "max_workers": opts.build_workers},
                          progress=False)
-    print(f"{name}: {opts.trials} trials tuned in {time.perf_counter() - start:.0f} s")
+    print(f"{name}: {opts.trials} trials tuned in {time.perf_counter() - start:.0f} s; measured by intrinsic "
+          f"family: {family_summary(db)}")
     sch = search.compile_tir(db, func, TARGET)
     if sch is None:
         raise RuntimeError(f"the search found no valid program for {name} (see {work_dir})")
@@ -187,6 +189,23 @@ def searched(func, opts, name: str, inputs: list[np.ndarray]):
     used = sorted(name for name in tvm.tir.TensorIntrin.list_names() if re.search(rf"\b{name}\b", text))
     lib, args = build_prepacked(sch.mod, inputs)
     return lib, args, ", ".join(used) or "no intrinsic"
+
+
+def family_summary(db) -> str:
+    """How many valid candidates each intrinsic family (the intrinsic name's last word: ``amx``, ``vnni``,
+    ``avx512``...; ``plain`` for none) had measured, and the best of each, e.g. ``amx 12 (best 1.61 ms)``."""
+    names = [n for n in tvm.tir.TensorIntrin.list_names()]
+    best: dict[str, list] = {}
+    for rec in db.get_all_tuning_records():
+        if not rec.is_valid:
+            continue
+        text = json.dumps(rec.trace_json)
+        used = {n.rsplit("_", 1)[-1] for n in names if f'"{n}"' in text}
+        for family in used or {"plain"}:
+            entry = best.setdefault(family, [0, float("inf")])
+            entry[0] += 1
+            entry[1] = min(entry[1], rec.mean_run_secs)
+    return ", ".join(f"{f} {n} (best {t * 1e3:.2f} ms)" for f, (n, t) in sorted(best.items(), key=lambda x: x[1][1]))
 
 
 def has_amx() -> bool:
@@ -423,12 +442,15 @@ def peak_rates(threads: int, repeat: int, rng) -> tuple[float, float | None]:
 def print_rows(rows, peak: float, torch_res: dict, opts) -> None:
     print(f"{torch_res.get('note')}; {opts.threads} threads; best of {opts.repeat} runs; "
           f"{torch_res.get('conv_q_note', '')}")
+    print(f"AMX peak used for 'of peak': {peak:.0f} GOPS int8, {peak / 2:.0f} GFLOPS bf16")
     print(f"{'variant':60s} {'ms':>8s} {'GOPS':>9s} {'of peak':>8s} {'PyTorch ms':>11s} {'speedup':>8s}  baseline")
     for name, seconds, ops, torch_s, baseline in rows:
         gops = ops / seconds / 1e9
+        # tdpbf16ps does half the multiply-adds of tdpbusd in the same time: bf16 rows against half the peak
+        row_peak = peak / 2 if name.startswith("bf16") else peak
         tms = f"{torch_s * 1e3:11.2f}" if torch_s else f"{'-':>11s}"
         speed = f"{torch_s / seconds:8.2f}" if torch_s else f"{'-':>8s}"
-        print(f"{name:60s} {seconds * 1e3:8.2f} {gops:9.1f} {gops / peak:8.1%} {tms} {speed}  {baseline}")
+        print(f"{name:60s} {seconds * 1e3:8.2f} {gops:9.1f} {gops / row_peak:8.1%} {tms} {speed}  {baseline}")
 
 
 if __name__ == "__main__":

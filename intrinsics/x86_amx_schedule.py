@@ -29,7 +29,7 @@ from tensorize.script import tir as T
 
 from .x86_amx import INSTRUCTIONS, amx_matmul_intrin, emulation_intrin
 
-MAX_K_STEPS = 16
+MAX_K_STEPS = 32  # a 1024-long K in one call for bf16 too (32 steps of 32)
 #: bytes of packed B one sweep over M keeps hot (a quarter of a Sapphire Rapids core's 2 MiB L2)
 B_PANEL_BYTES = 512 * 1024
 
@@ -110,7 +110,7 @@ def default_k_steps(K: int, k_step: int) -> int:
     Examples
     --------
     >>> default_k_steps(128, 64), default_k_steps(1280, 64)
-    (2, 10)
+    (2, 20)
     """
     steps = -(-K // k_step)
     return max(s for s in range(1, min(steps, MAX_K_STEPS) + 1) if steps % s == 0)
