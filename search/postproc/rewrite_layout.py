@@ -18,13 +18,12 @@ from tensorize.ir.stmt import BlockRealize
 from tensorize.schedule import ScheduleError
 
 from ..schedule_rule.analysis import AUTO_TENSORIZE, TILED
-from ..schedule_rule.multi_level_tiling_with_intrin import LAYOUT_REWRITE_PREPROC
+from ..schedule_rule.multi_level_tiling_with_intrin import LAYOUT_FREE_BUFFERS, LAYOUT_REWRITE_PREPROC
 from .base import POSTPROCS, Postproc
 from .loops import nest_blocks
 
 __all__ = ["RewriteLayout", "LAYOUT_FREE_BUFFERS", "blocked_layout"]
 
-LAYOUT_FREE_BUFFERS = "layout_free_buffers"
 
 
 @POSTPROCS.register("rewrite_layout")

@@ -13,9 +13,11 @@ from .tiling import add_write_reuse, tile_loops
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["MultiLevelTilingWithIntrin", "LAYOUT_REWRITE_PREPROC"]
+__all__ = ["MultiLevelTilingWithIntrin", "LAYOUT_REWRITE_PREPROC", "LAYOUT_FREE_BUFFERS"]
 
 LAYOUT_REWRITE_PREPROC = "layout_rewrite_preproc"
+#: the function attribute listing the layout-free parameters (indices; weights), as ``te`` writes it
+LAYOUT_FREE_BUFFERS = "layout_free_buffers"
 
 
 @RULES.register("multi_level_tiling_with_intrin")
@@ -26,8 +28,9 @@ class MultiLevelTilingWithIntrin(ScheduleRule):
     annotate that block ``meta_schedule.auto_tensorize = <intrinsic>`` (``rewrite_tensorize`` tensorizes
     it). The untensorized schedule is kept as a branch too, so plain tiling competes.
 
-    Copies of read-only function parameters made by a candidate's layout rewrite get the block
-    annotation ``layout_rewrite_preproc = 1``: a caller may pre-pack those (weights) once.
+    Copies of layout-free parameters (the function attribute ``layout_free_buffers``: weights) made by a
+    candidate's layout rewrite get the block annotation ``layout_rewrite_preproc = 1``: a caller may
+    pre-pack those once. Copies of other inputs stay part of the kernel.
 
     Parameters
     ----------
@@ -91,9 +94,13 @@ class MultiLevelTilingWithIntrin(ScheduleRule):
 
     @staticmethod
     def _mark_preproc(sch, func_name, before) -> None:
-        """Annotate the new copy blocks that read only read-only parameters."""
+        """Annotate the new copy blocks that read only layout-free parameters (the function attribute
+        ``layout_free_buffers``: weights, as ``te`` marks them) that nothing writes. A copy of any other
+        input (an activation, or a weight the function does not declare layout-free) stays in the kernel:
+        the runner would otherwise pack it once and time the kernel without the work each call does."""
         func = sch.mod[func_name]
-        params = {id(b) for b in func.buffer_map.values()}
+        free = {int(i) for i in func.attrs.get(LAYOUT_FREE_BUFFERS, ())}
+        params = {id(func.buffer_map[p]) for i, p in enumerate(func.params) if i in free and p in func.buffer_map}
         written = set()
         for realizes in sch._index(func_name).blocks.values():
             for r in realizes:

@@ -188,14 +188,29 @@ def test_batch_matmul_keeps_the_batch_outside_and_is_exact(shape):
 def test_space_of_a_1024_cubed_int8_gemm_holds_amx_sketches(target):
     ctx, space, amx = amx_sketches(gemm(1024, 1024, 1024), target)
     assert amx and len(amx) < len(space), "AMX competes with the plain and VNNI sketches"
-    assert {AMX_U8S8_INTRIN, "matmul_32x32x256_u8i8s32_amx", "matmul_32x32x1024_u8i8s32_amx"} <= amx_names(amx)
+    assert {AMX_U8S8_INTRIN, "matmul_32x32x256_u8i8s32_amx", "matmul_32x32x1024_u8i8s32_amx",
+            "matmul_16x16x1024_u8i8s32_amx"} <= amx_names(amx)
     if target == SPR:
         assert any("vnni" in str(s.trace) for s in space)
-    for sketch in amx:  # the packing copy (of B; of A for the commuted s8 x u8 instruction) is marked so
-        packs = [r.block for r in _blocks(sketch)  # a caller can pre-pack a constant operand
+    for sketch in amx:  # one packing copy (of B; of A for the commuted s8 x u8 instruction), unmarked:
+        packs = [r.block for r in _blocks(sketch)  # the function declares no weight, so it stays in the kernel
                  if len(r.block.reads) == 1 and r.block.reads[0].buffer.name in ("A", "B")
                  and len(r.block.writes[0].buffer.shape) == 4]
-        assert len(packs) == 1 and LAYOUT_REWRITE_PREPROC in packs[0].annotations
+        assert len(packs) == 1 and LAYOUT_REWRITE_PREPROC not in packs[0].annotations
+
+
+def test_only_the_packing_of_a_declared_weight_is_marked_for_pre_packing():
+    """With B layout-free (a weight), B's VNNI packing is marked for pre-packing; the commuted candidates'
+    packing of A (an activation, packed on every call) is not, so the runner times it with the kernel."""
+    _, _, amx = amx_sketches(gemm(256, 256, 256).with_attr("layout_free_buffers", [1]))
+    marked = {"A": 0, "B": 0}
+    for sketch in amx:
+        for r in _blocks(sketch):
+            block = r.block
+            if len(block.reads) == 1 and block.reads[0].buffer.name in marked and \
+                    len(block.writes[0].buffer.shape) == 4:
+                marked[block.reads[0].buffer.name] += LAYOUT_REWRITE_PREPROC in block.annotations
+    assert marked["B"] > 0 and marked["A"] == 0, marked
 
 
 def _blocks(sch):
