@@ -157,6 +157,21 @@ class Node:
     def __repr__(self) -> str:
         return self.__str__()
 
+    def __tvm_ffi_value__(self) -> int:
+        """The value ``tvm_ffi`` sees when a node is passed to one of its functions: the node's
+        structural hash (as a signed 64-bit integer), so that ``tvm_ffi.structural_equal`` and
+        ``tvm_ffi.structural_hash`` compare tensorize nodes by structure, as they compare TVM's.
+
+        Returns
+        -------
+        int
+            ``tensorize.ir.structural_hash(self)`` in ``[-2**63, 2**63)``.
+        """
+        from .structural import structural_hash
+
+        value = structural_hash(self)
+        return value - (1 << 64) if value >= 1 << 63 else value
+
     def __getstate__(self):
         return {name: getattr(self, name) for cls in type(self).__mro__ for name in getattr(cls, "__slots__", ()) if hasattr(self, name) and name != "__weakref__"}
 
