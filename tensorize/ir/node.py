@@ -15,6 +15,8 @@ _SLOTS: dict[type, tuple[str, ...]] = {}  # every slot of a node class, for ``re
 # Printing lives above the IR: ``tensorize.script.printer`` registers its ``script`` function here
 # when it loads, and the ``tensorize`` package registers a loader that imports it on first use.
 _PRINTER: dict[str, Any] = {"script": None, "load": None}
+# ``tensorize.ir.structural`` registers its ``structural_hash`` here when it loads (for ``__tvm_ffi_value__``).
+_STRUCTURAL: dict[str, Any] = {"hash": None}
 
 
 def register_printer(script: Any = None, load: Any = None) -> None:
@@ -167,9 +169,7 @@ class Node:
         int
             ``tensorize.ir.structural_hash(self)`` in ``[-2**63, 2**63)``.
         """
-        from .structural import structural_hash
-
-        value = structural_hash(self)
+        value = _STRUCTURAL["hash"](self)
         return value - (1 << 64) if value >= 1 << 63 else value
 
     def __getstate__(self):

@@ -11,6 +11,7 @@ from ..analysis import COMM_REDUCE, DATA_PAR, const_value, uses_any, var_ids
 from ..base import ScheduleBase, primitive
 from ..rv import BlockRV, LoopRV
 from ..tree import replace_many
+from .rfactor_nest import copy_nest, every_rf_value_runs, realizes_in, rewrite_nest
 
 
 def _split_conjuncts(pred: E.PrimExpr) -> list[E.PrimExpr]:
@@ -328,7 +329,7 @@ class Reduction(ScheduleBase):
         """
         func_name, index, rf_loop = self._loop(loop)
         factor_axis = self._int(factor_axis, "factor_axis")
-        realizes = [r for r in _realizes_in(rf_loop)]
+        realizes = [r for r in realizes_in(rf_loop)]
         if len(realizes) != 1:
             raise self._error(f"rfactor needs a loop with exactly one block under it; loop "
                               f"{rf_loop.loop_var.name} has {len(realizes)}", rf_loop)
@@ -353,7 +354,7 @@ class Reduction(ScheduleBase):
         if extent is None or const_value(rf_loop.min) != 0:
             raise self._error("rfactor needs a loop starting at 0 with a constant extent", rf_loop)
         loops = index.loops_of(realize)
-        if uses_any(realize.predicate, rf_id) and not _every_rf_value_runs(realize.predicate, rf_loop, loops):
+        if uses_any(realize.predicate, rf_id) and not every_rf_value_runs(realize.predicate, rf_loop, loops):
             raise self._error(f"rfactor: the predicate {realize.predicate} of block {blk.name_hint!r} skips some values "
                               f"of loop {rf_loop.loop_var.name} entirely, whose rfactor entries would never be "
                               f"initialised; rfactor a loop the predicate does not cut (the outer loop of a split) "
@@ -429,8 +430,8 @@ class Reduction(ScheduleBase):
         # right before the outermost loop of the block.
         top = loops[0] if loops else realize
         loop_ids = {id(f.loop_var) for f in loops}
-        wb_nest = _rewrite_nest(top, loop_ids, removed, realize, wb_realize)
-        replacements = {id(top): SeqStmt.flatten(_copy_nest(loops, rf_realize), wb_nest)}
+        wb_nest = rewrite_nest(top, loop_ids, removed, realize, wb_realize)
+        replacements = {id(top): SeqStmt.flatten(copy_nest(loops, rf_realize), wb_nest)}
         if scope is not None:
             scope_block = scope.block
             new_scope_block = replace_many(scope_block, replacements)
@@ -439,66 +440,3 @@ class Reduction(ScheduleBase):
         else:
             raise self._error("rfactor needs the block to be inside a scope (root) block", blk)
         return BlockRV(rf_name, func_name)
-
-
-def _copy_nest(loops: list, realize: BlockRealize):
-    """``realize`` wrapped in copies of ``loops`` (outermost first) with fresh loop variables."""
-    fresh = {f.loop_var: E.Var(f.loop_var.name, f.loop_var.dtype) for f in loops}
-    stmt = realize.replace(iter_values=tuple(substitute(v, fresh) for v in realize.iter_values),
-                           predicate=substitute(realize.predicate, fresh))
-    for f in reversed(loops):
-        stmt = f.replace(loop_var=fresh[f.loop_var], min=substitute(f.min, fresh),
-                         extent=substitute(f.extent, fresh), body=stmt)
-    return stmt
-
-
-def _rewrite_nest(stmt, loop_ids: set, removed: set, realize, new_realize):
-    """``stmt`` with ``realize`` replaced by ``new_realize`` and the loops whose variables are in
-    ``removed`` taken out (their bodies stay); only the loops of ``loop_ids`` are entered."""
-    if isinstance(stmt, For):
-        if id(stmt.loop_var) not in loop_ids:
-            return stmt
-        body = _rewrite_nest(stmt.body, loop_ids, removed, realize, new_realize)
-        return body if id(stmt.loop_var) in removed else stmt.replace(body=body)
-    if stmt is realize:
-        return new_realize
-    if isinstance(stmt, SeqStmt):
-        return SeqStmt.flatten([_rewrite_nest(s, loop_ids, removed, realize, new_realize) for s in stmt.seq])
-    changes = {name: _rewrite_nest(child, loop_ids, removed, realize, new_realize)
-               for name in ("body", "then_case", "else_case")
-               if isinstance(child := getattr(stmt, name, None), Stmt)}
-    return stmt.replace(**changes) if changes else stmt
-
-
-def _realizes_in(stmt):
-    from ..analysis import block_realizes_under
-
-    return block_realizes_under(stmt.body if isinstance(stmt, For) else stmt)
-
-
-def _every_rf_value_runs(predicate, rf_loop, loops, limit: int = 1 << 14) -> bool:
-    """True when, for each value of the rfactor loop, some values of the other loops satisfy the
-    block predicate (so each rfactor entry gets its init). Decided by enumerating the loops the
-    predicate uses; False (refuse) when they are not constant or too many to enumerate."""
-    from itertools import product
-
-    from ...arith.evaluate import evaluate
-
-    used = [lp for lp in loops if uses_any(predicate, {id(lp.loop_var)})]
-    ranges = []
-    for lp in used:
-        lo, ext = const_value(lp.min), const_value(lp.extent)
-        if lo is None or ext is None:
-            return False
-        ranges.append(range(lo, lo + ext))
-    total = 1
-    for r in ranges:
-        total *= len(r)
-    if total > limit:
-        return False
-    covered = set()
-    rf_pos = next(k for k, lp in enumerate(used) if lp.loop_var is rf_loop.loop_var)
-    for point in product(*ranges):
-        if point[rf_pos] not in covered and evaluate(predicate, {lp.loop_var: v for lp, v in zip(used, point)}):
-            covered.add(point[rf_pos])
-    return len(covered) == len(ranges[rf_pos])
