@@ -112,6 +112,14 @@ class GlobalVar(Node):
         return f"I.GlobalVar({self.name_hint!r})"
 
 
+class FunctionMap(dict):
+    """The functions of an IRModule, ``{GlobalVar: PrimFunc}``: a dict hashed by identity, as TVM's
+    ``Map`` (``mod.functions.__hash__()`` tells whether two modules share the same map object)."""
+
+    __slots__ = ()
+    __hash__ = object.__hash__
+
+
 class IRModule(Node):
     """Functions by name. ``mod["main"]`` gets one; ``mod.script()`` prints the module as TVMScript.
 
@@ -122,7 +130,7 @@ class IRModule(Node):
     _type_key = "IRModule"
 
     def __init__(self, functions: Mapping | None = None, attrs: Mapping | None = None, global_infos=None, span=None):
-        funcs: dict[GlobalVar, PrimFunc] = {}
+        funcs: FunctionMap = FunctionMap()
         for key, func in (functions or {}).items():
             gv = key if isinstance(key, GlobalVar) else GlobalVar(str(key))
             funcs[gv] = func

@@ -15,6 +15,8 @@ _SLOTS: dict[type, tuple[str, ...]] = {}  # every slot of a node class, for ``re
 # Printing lives above the IR: ``tensorize.script.printer`` registers its ``script`` function here
 # when it loads, and the ``tensorize`` package registers a loader that imports it on first use.
 _PRINTER: dict[str, Any] = {"script": None, "load": None}
+# ``tensorize.ir.structural`` registers its ``structural_hash`` here when it loads (for ``__tvm_ffi_value__``).
+_STRUCTURAL: dict[str, Any] = {"hash": None}
 
 
 def register_printer(script: Any = None, load: Any = None) -> None:
@@ -156,6 +158,19 @@ class Node:
 
     def __repr__(self) -> str:
         return self.__str__()
+
+    def __tvm_ffi_value__(self) -> int:
+        """The value ``tvm_ffi`` sees when a node is passed to one of its functions: the node's
+        structural hash (as a signed 64-bit integer), so that ``tvm_ffi.structural_equal`` and
+        ``tvm_ffi.structural_hash`` compare tensorize nodes by structure, as they compare TVM's.
+
+        Returns
+        -------
+        int
+            ``tensorize.ir.structural_hash(self)`` in ``[-2**63, 2**63)``.
+        """
+        value = _STRUCTURAL["hash"](self)
+        return value - (1 << 64) if value >= 1 << 63 else value
 
     def __getstate__(self):
         return {name: getattr(self, name) for cls in type(self).__mro__ for name in getattr(cls, "__slots__", ()) if hasattr(self, name) and name != "__weakref__"}

@@ -18,6 +18,7 @@ from typing import Any
 
 from .buffer import Buffer
 from .expr import Op, PointerType, Var
+from . import node as _node_module
 from .node import Node
 from .stmt import Block
 
@@ -275,3 +276,5 @@ def structural_hash(node, map_free_vars: bool = True) -> int:
     """
     return _Hasher().h(node) & 0xFFFFFFFFFFFFFFFF
 
+
+_node_module._STRUCTURAL["hash"] = structural_hash  # Node.__tvm_ffi_value__ hashes through it

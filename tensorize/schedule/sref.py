@@ -5,7 +5,11 @@ returns the same reference for the same statement, and copies of a schedule have
 """
 from __future__ import annotations
 
-from ..ir.stmt import Block, For
+import sys
+
+from ..ir.function import FunctionMap, IRModule, PrimFunc
+from ..ir.node import _set
+from ..ir.stmt import Block, BlockRealize, For, SeqStmt
 from .error import ScheduleError
 
 
@@ -43,8 +47,6 @@ class ScheduleState:
         if hasattr(mod, "_srefs"):  # a Schedule's own state
             self._sch = mod
         else:
-            from ..ir.function import IRModule, PrimFunc
-
             self._sch = _Holder(IRModule({"main": mod}) if isinstance(mod, PrimFunc) else mod)
         self.debug_mask = debug_mask
 
@@ -82,10 +84,12 @@ class ScheduleState:
     def replace(self, src_sref: StmtSRef, tgt_stmt, block_sref_reuse=None) -> None:
         """Replace the statement of ``src_sref`` by ``tgt_stmt`` (TVM's ``ScheduleState.Replace``).
 
-        The path from the statement to the function root is rebuilt (the old module and every node
-        a caller holds stay unchanged); the srefs of the rebuilt loops and blocks follow their new
-        copies, srefs of statements that are gone point to ``None``, and ``block_sref_reuse`` maps an
-        old block to the new block that takes over its sref.
+        Copy-on-write, as TVM: going down from the module (module, function map, function, then the
+        statements from the function body to the statement), the nodes above the first one that is
+        referenced from outside the state are changed in place, that one and the ones below it are
+        copied (the old versions, which someone else holds, stay unchanged). The srefs of the copied
+        loops and blocks follow their new copies, srefs of statements that are gone point to
+        ``None``, and ``block_sref_reuse`` maps an old block to the new block that takes over its sref.
 
         Parameters
         ----------
@@ -106,50 +110,64 @@ class ScheduleState:
         >>> type(sref.stmt.body).__name__, state.mod["main"].body.block.body is sref.stmt
         ('Evaluate', True)
         """
-        from ..ir.function import IRModule
-        from .tree import _children, replace_child
+        from .tree import _children
 
         src = src_sref.stmt
         if src is None:
             raise ValueError("replace: the sref points to no statement (it was removed by an earlier replace)")
+        _check_replace_kinds(src, tgt_stmt)
+        holder = self._sch
+        if hasattr(holder, "_indices"):
+            holder._indices = {}  # the statement indices hold the nodes: drop them before counting references
+        chain, gv = self._chain_to(src)
+        if src is tgt_stmt:
+            return
+        self._flags = None
+        shared = _first_shared(chain, holder._srefs)
+        new_mod, moved = _rebuild(chain, gv, tgt_stmt, shared)
+        new_body = new_mod.functions[gv].body
+        self._update_srefs(src, tgt_stmt, new_body, moved, block_sref_reuse)
+        holder._state_version = getattr(holder, "_state_version", 0) + 1
+        if hasattr(holder, "_indices"):
+            holder._indices = {}
+            holder._mod = new_mod
+        else:
+            holder.mod = new_mod
+
+    def _chain_to(self, src) -> tuple[list, object]:
+        """``[module, its function map, the function, the function body, ..., src]`` and the
+        GlobalVar of the function holding ``src``."""
+        from .tree import _children
+
         mod = self.mod
         for gv, func in mod.functions.items():
             path = _path_to(getattr(func, "body", None), src, _children)
             if path is not None:
-                break
-        else:
-            raise ValueError(f"replace: the {type(src).__name__} of the sref is not in the state's current module")
-        moved = {id(src): tgt_stmt}
-        new = tgt_stmt
-        child = src
-        for parent in reversed(path[:-1]):
-            new_parent = replace_child(parent, child, new)
-            moved[id(parent)] = new_parent
-            child, new = parent, new_parent
-        functions = dict(mod.functions)
-        functions[gv] = func.with_body(new)
-        new_mod = IRModule(functions, mod.attrs, mod.global_infos)
+                return [mod, mod.functions, func, *path], gv
+        raise ValueError(f"replace: the {type(src).__name__} of the sref is not in the state's current module")
+
+    def _update_srefs(self, src, tgt_stmt, new_body, moved: dict, block_sref_reuse) -> None:
+        """Point the srefs of rebuilt statements to their new copies, srefs of removed statements to
+        None, and a block of ``block_sref_reuse`` (or a loop whose variable the new loop reuses) to
+        its successor."""
+        from .tree import _children
+
         reuse = {id(k): v for k, v in (block_sref_reuse or {}).items()}
-        alive = set()
-        _walk_ids(new, alive, _children)
+        alive: set = set()
+        _walk_ids(new_body, alive, _children)
         table = self._sch._srefs
         for key, sref in list(table.items()):
             stmt = sref.stmt
             if stmt is None or id(stmt) in alive:
                 continue
-            target = reuse.get(id(stmt), moved.get(id(stmt)) if id(stmt) != id(src) else None)
-            if target is None and id(stmt) == id(src) and isinstance(src, For) and isinstance(tgt_stmt, For) \
+            target = reuse.get(id(stmt), moved.get(id(stmt)) if stmt is not src else None)
+            if target is None and stmt is src and isinstance(src, For) and isinstance(tgt_stmt, For) \
                     and tgt_stmt.loop_var is src.loop_var:
                 target = tgt_stmt  # as TVM: a loop keeps its sref when the new loop reuses its variable
             del table[key]
             sref.stmt = target if target is not None and id(target) in alive else None
             if sref.stmt is not None:
                 table[id(sref.stmt)] = sref
-        if hasattr(self._sch, "_indices"):
-            self._sch._indices = {}
-            self._sch._mod = new_mod
-        else:
-            self._sch.mod = new_mod
 
     def _get_cached_flags(self, block_sref: StmtSRef):
         """TVM's cached flags of a block (``affine_binding``, ``region_cover``, ``stage_pipeline``).
@@ -170,16 +188,17 @@ class ScheduleState:
         if not isinstance(block, Block):
             raise TypeError(f"cached flags belong to blocks, not to a {type(block).__name__}")
         mod = self.mod
+        version = getattr(self._sch, "_state_version", 0)
         cache = getattr(self, "_flags", None)
-        if cache is None or cache[0] is not mod:
+        if cache is None or cache[0] is not mod or cache[1] != version:
             table = {}
             for func in mod.functions.values():
                 if hasattr(func, "body"):
                     table.update(compute_flags(func.body))
-            cache = self._flags = (mod, table)
-        if id(block) not in cache[1]:
+            cache = self._flags = (mod, version, table)
+        if id(block) not in cache[2]:
             raise ValueError(f"block {block.name_hint!r} is not in the schedule's current module")
-        return cache[1][id(block)]
+        return cache[2][id(block)]
 
 
 class _Holder:
@@ -232,3 +251,99 @@ def _walk_ids(root, out: set, children) -> None:
         node = stack.pop()
         out.add(id(node))
         stack.extend(children(node))
+
+
+def _check_replace_kinds(src, tgt) -> None:
+    """TVM's check of a replacement: a For is replaced by a For or a BlockRealize, a Block by a Block."""
+    if (isinstance(src, For) and isinstance(tgt, (For, BlockRealize))) or \
+            (isinstance(src, Block) and isinstance(tgt, Block)):
+        return
+    raise TypeError(f"replace: a {type(src).__name__} cannot be replaced by a {type(tgt).__name__} (a For is "
+                    "replaced by a For or a BlockRealize, a Block by a Block)")
+
+
+def _first_shared(chain: list, srefs: dict) -> int:
+    """The index of the first node of ``chain`` referenced from outside the state (the last one,
+    the statement being replaced, when no node above it is).
+
+    A node of the chain is held by its parent (the state holds the module), by ``chain`` itself and
+    possibly by its sref; any other reference is someone else's, so the node must not change in
+    place (TVM's ``unique()``). Nodes are read through ``chain[i]`` so that no local variable adds a
+    reference; ``sys.getrefcount`` counts its own argument too.
+    """
+    last = len(chain) - 1
+    for i in range(last):
+        refs = sys.getrefcount(chain[i]) - 2  # getrefcount's argument and the chain list
+        sref = srefs.get(id(chain[i]))
+        if sref is not None and sref.stmt is chain[i]:
+            refs -= 1
+        if refs > 1:
+            return i
+    return last
+
+
+def _rebuild(chain: list, gv, tgt, shared: int) -> tuple[IRModule, dict]:
+    """Put ``tgt`` in place of ``chain[-1]``: the nodes from ``chain[shared]`` down are copied, their
+    parent ``chain[shared - 1]`` is changed in place (a new module when the module itself is shared).
+
+    Returns
+    -------
+    tuple of (IRModule, dict)
+        The module and ``{id(old node): its copy}`` for the copied statements.
+    """
+    moved: dict = {}
+    new = tgt
+    for i in range(len(chain) - 2, shared - 2, -1):
+        if i < 0:
+            return new, moved
+        parent, child = chain[i], chain[i + 1]
+        if i == shared - 1:
+            _set_child(parent, child, new, gv)
+            return chain[0], moved
+        copy = _with_child(parent, child, new, gv)
+        moved[id(parent)] = copy
+        new = copy
+    raise AssertionError("unreachable: the chain starts at the module")
+
+
+def _with_child(parent, old, new, gv):
+    """A copy of ``parent`` (module, function map, function or statement) with child ``old`` replaced by ``new``."""
+    if isinstance(parent, IRModule):
+        return parent.replace(functions=new)
+    if isinstance(parent, FunctionMap):
+        functions = FunctionMap(parent)
+        functions[gv] = new
+        return functions
+    if isinstance(parent, SeqStmt):
+        return parent.replace(seq=_seq_with(parent.seq, old, new))
+    if isinstance(parent, PrimFunc):
+        return parent.replace(body=new)
+    return parent.replace(**{name: new for name in _child_fields(parent, old)})
+
+
+def _set_child(parent, old, new, gv) -> None:
+    """Replace child ``old`` of ``parent`` by ``new`` in place (``parent`` is referenced by the state only)."""
+    if isinstance(parent, FunctionMap):
+        parent[gv] = new
+    elif isinstance(parent, IRModule):
+        _set(parent, "functions", new)
+    elif isinstance(parent, SeqStmt):
+        _set(parent, "seq", _seq_with(parent.seq, old, new))
+    elif isinstance(parent, PrimFunc):
+        _set(parent, "body", new)
+    else:
+        for name in _child_fields(parent, old):
+            _set(parent, name, new)
+
+
+def _seq_with(seq: tuple, old, new) -> tuple:
+    """``seq`` with its element ``old`` (by identity) replaced by ``new``."""
+    return tuple(new if s is old else s for s in seq)
+
+
+def _child_fields(parent, child) -> list[str]:
+    """The fields of statement ``parent`` that hold ``child``."""
+    names = [name for name in ("body", "then_case", "else_case", "init", "block") if getattr(parent, name, None) is child]
+    if not names:
+        raise ValueError(f"replace: the {type(parent).__name__} does not hold the statement to replace")
+    return names

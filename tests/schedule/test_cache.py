@@ -506,3 +506,42 @@ def test_cache_copy_made_inside_a_loop_moves_further_with_compute_at():
                 with T.block("B_shared"):
                     v0, v1 = T.axis.remap("SS", [i, j])""" in text
     check_two_stage(sch.mod)
+
+
+@T.prim_func
+def opaque_copy(A: T.Buffer((32, 32), "float16"), B: T.Buffer((32, 32), "float16")):
+    for i in range(2):
+        with T.block("opaque"):
+            vi = T.axis.spatial(2, i)
+            T.reads(A[vi * 16:vi * 16 + 16, 0:32])
+            T.writes(B[vi * 16:vi * 16 + 16, 0:32])
+            T.evaluate(T.tvm_load_matrix_sync(
+                B.data, 16, 16, 16, vi,
+                T.tvm_access_ptr(T.type_annotation(dtype="float16"), A.data, vi * 512, 512, 1, dtype="handle"),
+                32, "row_major", dtype="handle"))
+
+
+@T.prim_func
+def opaque_copy_cache_read(A: T.Buffer((32, 32), "float16"), B: T.Buffer((32, 32), "float16")):
+    A_shared = T.alloc_buffer((32, 32), "float16", scope="shared")
+    for ax0, ax1 in T.grid(32, 32):
+        with T.block("A_shared"):
+            v0, v1 = T.axis.remap("SS", [ax0, ax1])
+            A_shared[v0, v1] = A[v0, v1]
+    for i in range(2):
+        with T.block("opaque"):
+            vi = T.axis.spatial(2, i)
+            T.reads(A_shared[vi * 16:vi * 16 + 16, 0:32])
+            T.writes(B[vi * 16:vi * 16 + 16, 0:32])
+            T.evaluate(T.tvm_load_matrix_sync(
+                B.data, 16, 16, 16, vi,
+                T.tvm_access_ptr(T.type_annotation(dtype="float16"), A_shared.data, vi * 512, 512, 1,
+                                 dtype="handle"),
+                32, "row_major", dtype="handle"))
+
+
+def test_cache_read_swaps_the_data_pointer_of_opaque_accesses():
+    # As TVM: a consumer that reads A through its data pointer reads the cache's pointer instead.
+    sch = tvm.tir.Schedule(opaque_copy)
+    sch.cache_read(sch.get_block("opaque"), 0, "shared")
+    assert_func_equal(sch.mod["main"], opaque_copy_cache_read)

@@ -194,3 +194,109 @@ def test_decompose_reduction_under_a_thread_binding_gives_the_init_loop_its_own_
     t, _ = sch.get_loops("B")
     sch.decompose_reduction("B", t)
     tvm.ir.assert_structural_equal(sch.mod["main"], expected.with_attr("global_symbol", "before"))
+
+
+# -- rfactor: TVM's loop-nest handling, let-bound updates, spatial-only rfactor blocks ---------------
+
+
+@T.prim_func
+def rowsum_let(A: T.Buffer((8, 16), "float32"), B: T.Buffer((8,), "float32")):
+    for i, ko, ki in T.grid(8, 4, 4):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            vk = T.axis.reduce(16, ko * 4 + ki)
+            with T.init():
+                B[vi] = T.float32(0)
+            v_B: T.let[T.float32] = B[vi] + A[vi, vk]
+            B[vi] = v_B
+
+
+@T.prim_func
+def rowsum_let_rfactor(A: T.Buffer((8, 16), "float32"), B: T.Buffer((8,), "float32")):
+    B_rf = T.alloc_buffer((4, 8))
+    for i, ko, ki in T.grid(8, 4, 4):
+        with T.block("B_rf"):
+            vki, vi, vko = T.axis.remap("SSR", [ki, i, ko])
+            with T.init():
+                B_rf[vki, vi] = T.float32(0)
+            B_rf[vki, vi] = B_rf[vki, vi] + A[vi, vko * 4 + vki]
+    for i, ki in T.grid(8, 4):
+        with T.block("B"):
+            vki, vi = T.axis.remap("RS", [ki, i])
+            with T.init():
+                B[vi] = T.float32(0)
+            B[vi] = B[vi] + B_rf[vki, vi]
+
+
+def test_rfactor_reads_a_let_bound_update_as_its_store():
+    sch = tvm.tir.Schedule(rowsum_let)
+    sch.rfactor(sch.get_loops(sch.get_block("B"))[2], 0)
+    assert_func_equal(sch, rowsum_let_rfactor)
+
+
+@T.prim_func
+def colsum_then_copy(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4,), "float32"), C: T.Buffer((4, 8), "float32")):
+    for i in range(4):
+        for k in range(8):
+            with T.block("B"):
+                vi, vk = T.axis.remap("SR", [i, k])
+                with T.init():
+                    B[vi] = T.float32(0)
+                B[vi] = B[vi] + A[vi, vk]
+        for j in range(8):
+            with T.block("C"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                C[vi, vj] = A[vi, vj]
+
+
+@T.prim_func
+def colsum_then_copy_rfactor(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4,), "float32"),
+                             C: T.Buffer((4, 8), "float32")):
+    B_rf = T.alloc_buffer((4, 8))
+    for i, k in T.grid(4, 8):
+        with T.block("B_rf"):
+            vk, vi = T.axis.remap("SS", [k, i])
+            B_rf[vi, vk] = A[vi, vk]
+    for i in range(4):
+        for k in range(8):
+            with T.block("B"):
+                vk, vi = T.axis.remap("RS", [k, i])
+                with T.init():
+                    B[vi] = T.float32(0)
+                B[vi] = B[vi] + B_rf[vi, vk]
+        for j in range(8):
+            with T.block("C"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                C[vi, vj] = A[vi, vj]
+
+
+def test_rfactor_keeps_the_siblings_of_the_block_in_the_original_nest():
+    # As TVM: the rfactor block gets a copy of the loop nest, placed first; the write-back block stays
+    # in the original nest (next to its siblings). With no reduction iterator left, the rfactor
+    # block just stores its values (no init).
+    sch = tvm.tir.Schedule(colsum_then_copy)
+    sch.rfactor(sch.get_loops(sch.get_block("B"))[1], 1)
+    assert_func_equal(sch, colsum_then_copy_rfactor)
+    a, b, c = np.arange(32, dtype="float32").reshape(4, 8), np.zeros(4, "float32"), np.zeros((4, 8), "float32")
+    _, b, c = run(sch.mod, a, b, c)
+    np.testing.assert_allclose(b, a.sum(axis=1))
+    np.testing.assert_allclose(c, a)
+
+
+@T.prim_func
+def rowsum_unit_loop(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4,), "float32")):
+    for i, k, u in T.grid(4, 8, 1):
+        with T.block("B"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                B[vi] = T.float32(0)
+            B[vi] = B[vi] + A[vi, vk]
+
+
+def test_rfactor_of_a_loop_bound_to_no_iterator():
+    # TVM accepts it: the rfactor buffer gets an axis of the loop's extent.
+    sch = tvm.tir.Schedule(rowsum_unit_loop)
+    sch.rfactor(sch.get_loops(sch.get_block("B"))[2], 0)
+    a, b = np.arange(32, dtype="float32").reshape(4, 8), np.zeros(4, "float32")
+    _, b = run(sch.mod, a, b)
+    np.testing.assert_allclose(b, a.sum(axis=1))

@@ -17,7 +17,7 @@ from .cache_placement import (
     region_of, relax_below, scope_children, stage_analyzer, stage_location, storage_scope_error,
     writes_buffer,
 )
-from ..surgery import rebuild_scope, replace_buffers, scope_parts, top_child
+from ..surgery import BufferReplacer, rebuild_scope, scope_parts, top_child
 from .cache_compact import OffsetReplacer, compact_region
 from ..rv import BlockRV
 
@@ -86,6 +86,21 @@ def _parse_buffer_arg(block: Block, buffer) -> tuple[Buffer, str]:
             if r.buffer is buffer or (isinstance(buffer, str) and r.buffer.name == buffer):
                 return r.buffer, kind
     raise LookupError(f"block {block.name_hint!r} does not access buffer {getattr(buffer, 'name', buffer)!r}")
+
+
+class _CacheSwapper(BufferReplacer):
+    """Swaps a buffer for its cache in the blocks that now use the cache: loads, stores, regions,
+    match_buffers, and, as TVM, the buffer's data pointer in opaque accesses
+    (``T.tvm_access_ptr(..., A.data, ...)`` becomes ``A_global.data``)."""
+
+    _methods: dict = {}
+
+    def __init__(self, old: Buffer, new: Buffer):
+        super().__init__({id(old): new})
+        self.old_data, self.new_data = old.data, new.data
+
+    def visit_var_(self, op):
+        return self.new_data if op is self.old_data else op
 
 
 class Cache(ScheduleBase):
@@ -289,8 +304,8 @@ class Cache(ScheduleBase):
         else:
             cache = new_buffer_like(buf, f"{buf.name}_{storage_scope}", storage_scope)
             stage = copy_stage(name, buf, cache, region, ana)
-            swap = {id(buf): cache}
-            repl = {id(c): replace_buffers(c, swap) for c in consumers}
+            swap = _CacheSwapper(buf, cache)
+            repl = {id(c): swap.visit(c) for c in consumers}
         self._set_body(func_name, insert_stage(tree, scope, loc, pos, stage, repl, [cache]))
         return BlockRV(name, func_name)
 
@@ -387,7 +402,7 @@ class Cache(ScheduleBase):
         else:
             cache = new_buffer_like(buf, f"{buf.name}_{storage_scope}", storage_scope)
             stage = copy_stage(name, cache, buf, region, ana)
-            swap = {id(buf): cache}
-            repl = {id(c): replace_buffers(c, swap) for c in [realize] + chosen}
+            swap = _CacheSwapper(buf, cache)
+            repl = {id(c): swap.visit(c) for c in [realize] + chosen}
         self._set_body(func_name, insert_stage(tree, scope, loc, pos, stage, repl, [cache]))
         return BlockRV(name, func_name)

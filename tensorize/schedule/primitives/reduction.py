@@ -5,12 +5,13 @@ from ...ir import expr as E
 from ...ir.buffer import Buffer
 from ...ir.functor import substitute
 from ...ir.structural import structural_equal
-from ...ir.stmt import Block, BlockRealize, BufferStore, For, ForKind, SeqStmt
+from ...ir.stmt import Block, BlockRealize, BufferStore, For, ForKind, LetStmt, SeqStmt, Stmt
 from ...arith.block_regions import detect_block_regions
 from ..analysis import COMM_REDUCE, DATA_PAR, const_value, uses_any, var_ids
 from ..base import ScheduleBase, primitive
 from ..rv import BlockRV, LoopRV
 from ..tree import replace_many
+from .rfactor_nest import copy_nest, every_rf_value_runs, realizes_in, rewrite_nest
 
 
 def _split_conjuncts(pred: E.PrimExpr) -> list[E.PrimExpr]:
@@ -50,7 +51,7 @@ _REDUCERS = {
 def _match_reduction(block: Block):
     """(reducer, store, rhs) for a reduction block ``B[idx] = op(B[idx], rhs)`` with a constant init;
     raises ValueError naming what does not match."""
-    store = block.body
+    store = _inline_lets(block.body)
     if not isinstance(store, BufferStore):
         raise ValueError("its body is not a single buffer store")
     init = block.init
@@ -76,6 +77,19 @@ def _match_reduction(block: Block):
     if value is None or not reducer.identity_ok(value):
         raise ValueError(f"its init value {ident} is not the identity of the {reducer.name} reduction")
     return reducer, store, rhs
+
+
+def _inline_lets(body):
+    """A body ``let v = value; ...; B[idx] = f(v)`` as the single store ``B[idx] = f(value)`` (as
+    TVM reads a reduction written with let bindings); other bodies are returned as they are."""
+    bindings: dict = {}
+    while isinstance(body, LetStmt):
+        bindings[body.var] = substitute(body.value, bindings)
+        body = body.body
+    if not bindings or not isinstance(body, BufferStore):
+        return body
+    return BufferStore(body.buffer, substitute(body.value, bindings),
+                       [substitute(i, bindings) for i in body.indices], body.predicate)
 
 
 def _same(a, b) -> bool:
@@ -315,7 +329,7 @@ class Reduction(ScheduleBase):
         """
         func_name, index, rf_loop = self._loop(loop)
         factor_axis = self._int(factor_axis, "factor_axis")
-        realizes = [r for r in _realizes_in(rf_loop)]
+        realizes = [r for r in realizes_in(rf_loop)]
         if len(realizes) != 1:
             raise self._error(f"rfactor needs a loop with exactly one block under it; loop "
                               f"{rf_loop.loop_var.name} has {len(realizes)}", rf_loop)
@@ -327,16 +341,10 @@ class Reduction(ScheduleBase):
             raise self._error(f"rfactor cannot factor block {blk.name_hint!r}: {err}", blk) from None
         self._check_rfactor_block(index, realize, rf_loop, store)
         rf_id = {id(rf_loop.loop_var)}
-        touches_reduce = False
         for iv, v in zip(blk.iter_vars, realize.iter_values):
-            if uses_any(v, rf_id):
-                if iv.iter_type != COMM_REDUCE:
-                    raise self._error(f"rfactor: loop {rf_loop.loop_var.name} is bound to the non-reduction "
-                                      f"iterator {iv.var.name}; rfactor needs a reduction loop", realize)
-                touches_reduce = True
-        if not touches_reduce:
-            raise self._error(f"rfactor: loop {rf_loop.loop_var.name} is not bound to any reduction iterator of "
-                              f"block {blk.name_hint!r}", realize)
+            if uses_any(v, rf_id) and iv.iter_type != COMM_REDUCE:
+                raise self._error(f"rfactor: loop {rf_loop.loop_var.name} is bound to the non-reduction "
+                                  f"iterator {iv.var.name}; rfactor needs a reduction loop", realize)
         ndim = len(store.buffer.shape)
         if not -ndim - 1 <= factor_axis <= ndim:
             raise self._error(f"rfactor: factor_axis {factor_axis} is out of range for a {ndim + 1}-d rfactor buffer")
@@ -346,7 +354,7 @@ class Reduction(ScheduleBase):
         if extent is None or const_value(rf_loop.min) != 0:
             raise self._error("rfactor needs a loop starting at 0 with a constant extent", rf_loop)
         loops = index.loops_of(realize)
-        if uses_any(realize.predicate, rf_id) and not _every_rf_value_runs(realize.predicate, rf_loop, loops):
+        if uses_any(realize.predicate, rf_id) and not every_rf_value_runs(realize.predicate, rf_loop, loops):
             raise self._error(f"rfactor: the predicate {realize.predicate} of block {blk.name_hint!r} skips some values "
                               f"of loop {rf_loop.loop_var.name} entirely, whose rfactor entries would never be "
                               f"initialised; rfactor a loop the predicate does not cut (the outer loop of a split) "
@@ -379,31 +387,36 @@ class Reduction(ScheduleBase):
         old = store.buffer
         shape = list(old.shape)
         shape.insert(factor_axis, rf_loop.extent)
+        offset = old.elem_offset if isinstance(old.elem_offset, E.IntImm) else None  # as TVM: the buffer's type, reshaped
         rf_buf = Buffer(E.Var(f"{old.name}_rf", E.PointerType(old.dtype, old.scope())), old.dtype, shape,
-                        name=f"{old.name}_rf")
+                        elem_offset=offset, name=f"{old.name}_rf")
         rf_indices = [substitute(i, var_map) for i in store.indices]
         rf_indices.insert(factor_axis, rf_iter.var)
         rf_load = E.BufferLoad(rf_buf, rf_indices)
-        rf_body = BufferStore(rf_buf, reducer.combine(rf_load, substitute(rhs, var_map)), rf_indices)
-        rf_init = BufferStore(rf_buf, blk.init.value, rf_indices)
+        if any(iv.iter_type == COMM_REDUCE for iv in iters):
+            rf_body = BufferStore(rf_buf, reducer.combine(rf_load, substitute(rhs, var_map)), rf_indices)
+            rf_init = BufferStore(rf_buf, blk.init.value, rf_indices)
+        else:  # as TVM: with no reduction iterator left, the rfactor block just stores its values
+            rf_body, rf_init = BufferStore(rf_buf, substitute(rhs, var_map), rf_indices), None
         rf_block = _with_regions(Block(iters, [], [], rf_name, rf_body, rf_init,
                                        annotations=blk.annotations))
         rf_realize = BlockRealize(values, realize.predicate, rf_block)
-        # The write-back block: original spatial iterators plus a reduction over the rf axis.
-        wb_used = {id(rf_loop.loop_var)}
+        # The write-back block: original spatial iterators plus a reduction over the rf axis; it
+        # stays in the original loop nest, from which the loops bound to reduction iterators (other
+        # than the rf loop) are removed (TVM's BlockReplacer).
+        reduce_touched: set = set()
         for iv, v in zip(blk.iter_vars, realize.iter_values):
-            if iv.iter_type == DATA_PAR:
-                wb_used |= var_ids(v)
-        wb_loops = [f for f in loops if id(f.loop_var) in wb_used]
-        wb_loop_map = {f.loop_var: E.Var(f.loop_var.name, f.loop_var.dtype) for f in wb_loops}
+            if iv.iter_type == COMM_REDUCE:
+                reduce_touched |= var_ids(v)
+        removed = {id(f.loop_var) for f in loops if f is not rf_loop and id(f.loop_var) in reduce_touched}
         wb_rf_iter = E.IterVar(rf_iter.dom, E.Var(rf_iter.var.name, rf_iter.var.dtype), COMM_REDUCE)
-        wb_iters, wb_values, wb_map = [wb_rf_iter], [wb_loop_map[rf_loop.loop_var]], {}
+        wb_iters, wb_values, wb_map = [wb_rf_iter], [rf_loop.loop_var], {}
         for iv, v in zip(blk.iter_vars, realize.iter_values):
             if iv.iter_type == DATA_PAR:
                 nv = E.Var(iv.var.name, iv.var.dtype)
                 wb_map[iv.var] = nv
                 wb_iters.append(iv.replace(var=nv))
-                wb_values.append(substitute(v, wb_loop_map))
+                wb_values.append(v)
         wb_indices = [substitute(i, wb_map) for i in store.indices]
         rf_read = [substitute(i, wb_map) for i in store.indices]
         rf_read.insert(factor_axis, wb_rf_iter.var)
@@ -411,17 +424,14 @@ class Reduction(ScheduleBase):
                               wb_indices)
         wb_init = BufferStore(old, blk.init.value, wb_indices)
         wb_block = _with_regions(Block(wb_iters, [], [], blk.name_hint, wb_body, wb_init, annotations=blk.annotations))
-        available = {id(v) for v in wb_loop_map.values()}
-        wb_pred = [p for p in (substitute(q, wb_loop_map) for q in _split_conjuncts(realize.predicate))
-                   if var_ids(p) <= available]
-        wb_stmt = BlockRealize(wb_values, _conjoin_all(wb_pred), wb_block)
-        for f in reversed(wb_loops):
-            wb_stmt = For(wb_loop_map[f.loop_var], f.min, f.extent, ForKind.SERIAL, wb_stmt)
-        # Put the write-back nest right after the outermost loop of the block, and allocate the
-        # rf buffer in the scope block.
+        wb_pred = [p for p in _split_conjuncts(realize.predicate) if not uses_any(p, removed)]
+        wb_realize = BlockRealize(wb_values, _conjoin_all(wb_pred), wb_block)
+        # The rfactor block goes in a copy of the whole loop nest (fresh loop variables), placed
+        # right before the outermost loop of the block.
         top = loops[0] if loops else realize
-        new_top = replace_many(top, {id(realize): rf_realize})
-        replacements = {id(top): SeqStmt.flatten(new_top, wb_stmt)}
+        loop_ids = {id(f.loop_var) for f in loops}
+        wb_nest = rewrite_nest(top, loop_ids, removed, realize, wb_realize)
+        replacements = {id(top): SeqStmt.flatten(copy_nest(loops, rf_realize), wb_nest)}
         if scope is not None:
             scope_block = scope.block
             new_scope_block = replace_many(scope_block, replacements)
@@ -430,37 +440,3 @@ class Reduction(ScheduleBase):
         else:
             raise self._error("rfactor needs the block to be inside a scope (root) block", blk)
         return BlockRV(rf_name, func_name)
-
-
-def _realizes_in(stmt):
-    from ..analysis import block_realizes_under
-
-    return block_realizes_under(stmt.body if isinstance(stmt, For) else stmt)
-
-
-def _every_rf_value_runs(predicate, rf_loop, loops, limit: int = 1 << 14) -> bool:
-    """True when, for each value of the rfactor loop, some values of the other loops satisfy the
-    block predicate (so each rfactor entry gets its init). Decided by enumerating the loops the
-    predicate uses; False (refuse) when they are not constant or too many to enumerate."""
-    from itertools import product
-
-    from ...arith.evaluate import evaluate
-
-    used = [lp for lp in loops if uses_any(predicate, {id(lp.loop_var)})]
-    ranges = []
-    for lp in used:
-        lo, ext = const_value(lp.min), const_value(lp.extent)
-        if lo is None or ext is None:
-            return False
-        ranges.append(range(lo, lo + ext))
-    total = 1
-    for r in ranges:
-        total *= len(r)
-    if total > limit:
-        return False
-    covered = set()
-    rf_pos = next(k for k, lp in enumerate(used) if lp.loop_var is rf_loop.loop_var)
-    for point in product(*ranges):
-        if point[rf_pos] not in covered and evaluate(predicate, {lp.loop_var: v for lp, v in zip(used, point)}):
-            covered.add(point[rf_pos])
-    return len(covered) == len(ranges[rf_pos])
