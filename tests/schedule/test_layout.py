@@ -284,3 +284,35 @@ def test_transform_layout_with_a_map_of_the_wrong_arity_is_a_schedule_error_and_
     with pytest.raises(tvm.tir.ScheduleError, match="takes 2 indices but the buffer has 4 dimensions"):
         sch.transform_layout(sch.get_block("B"), ("write", 0), lambda j, k: (k, j))
     assert sch.mod.script() == before
+
+
+@T.prim_func
+def unit_rows(A: T.Buffer((1, 128), "float32"), B: T.Buffer((1, 128), "float32")):
+    for i, j in T.grid(1, 128):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+
+
+@T.prim_func
+def unit_rows_swapped(A: T.Buffer((1, 128), "float32"), B: T.Buffer((1, 128), "float32")):
+    for ax0, ax1 in T.grid(128, 1):
+        with T.block("B"):
+            v0, v1 = T.axis.remap("SS", [ax0, ax1])
+            B[v1, v0] = A[v1, v0] * T.float32(2)
+
+
+def test_transform_block_layout_keeps_a_unit_iterator_a_variable():
+    """As TVM: the extent-1 iterator stays ``v1`` in the accesses (the inverse keeps unit indices and
+    only non-trivial simplifications of the indices are applied), it is not folded to 0."""
+    from tests.schedule._sched_workloads import assert_func_equal
+
+    sch = tvm.tir.Schedule(unit_rows)
+    sch.transform_block_layout(sch.get_block("B"), lambda i, j: (j, i))
+    assert_func_equal(sch.mod, unit_rows_swapped)
+    inv = IndexMap.from_func(lambda i, j: (j, i)).inverse([1, 128], keep_unit_indices=True)
+    assert str(inv) == "lambda i0, i1: (i1, i0)"
+    a = np.random.default_rng(0).random((1, 128)).astype("float32")
+    out = tvm.nd.array(np.zeros((1, 128), "float32"))
+    tvm.build(sch.mod, target="llvm")(tvm.nd.array(a), out)
+    np.testing.assert_allclose(out.numpy(), a * 2)

@@ -13,6 +13,7 @@ from ...ir.functor import StmtExprMutator, collect_vars, substitute
 from ...arith.index_map import IndexMap
 from ...ir.stmt import Block, BlockRealize, BufferRegion, BufferStore, For, IfThenElse, Stmt
 from ..base import ScheduleBase, primitive
+from ...arith.iter_map import iter_map_simplify
 from ...arith.loop_relax import make_analyzer, relax_expr
 from ..tree import StmtIndex
 from ..surgery import rebuild_scope, removal_target, scope_parts, top_child
@@ -315,7 +316,7 @@ class Layout(PadEinsum, ScheduleBase):
             raise self._error(f"transform_block_layout: the loops of block {blk.name_hint!r} must enumerate its "
                               "iteration space exactly once (bijective bindings, no predicate)", realize)
         try:
-            inverse = imap.inverse(extents)
+            inverse = imap.inverse(extents, keep_unit_indices=True)
             new_extents = imap.map_shape(extents)
         except ValueError as err:
             raise self._error(f"transform_block_layout: {err}", realize) from None
@@ -328,17 +329,11 @@ class Layout(PadEinsum, ScheduleBase):
                                   "iterators", realize)
             kind = kinds.pop() if kinds else E.IterVar.DataPar
             new_ivars.append(E.IterVar(E.Range.from_min_extent(0, ext), E.Var(f"v{k}", f.dtype), kind))
-        ana = make_analyzer({iv.var: iv.dom for iv in new_ivars})
+        ana = make_analyzer({})  # as TVM: the new iterators are unbound while substituting
         old_values = inverse.map_indices([iv.var for iv in new_ivars], ana)
         vmap = {iv.var: v for iv, v in zip(blk.iter_vars, old_values)}
-
-        def sub(x):
-            return substitute(x, vmap)
-
-        new_block = blk.replace(iter_vars=tuple(new_ivars), body=_simplify_indices(sub(blk.body), ana),
-                                init=None if blk.init is None else _simplify_indices(sub(blk.init), ana),
-                                reads=tuple(_simplify_region(sub(r), ana) for r in blk.reads),
-                                writes=tuple(_simplify_region(sub(w), ana) for w in blk.writes))
+        substituted = substitute(blk, vmap).replace(iter_vars=tuple(new_ivars))
+        new_block = _AccessSimplifier(ana).visit(substituted)
         loop_vars = [E.Var(f"ax{k}", iv.var.dtype) for k, iv in enumerate(new_ivars)]
         stmt: Stmt = BlockRealize(loop_vars, True, new_block)
         for var, ext in reversed(list(zip(loop_vars, new_extents))):
@@ -367,28 +362,74 @@ def _numel(shape) -> int | None:
     return total
 
 
-class _IndexSimplifier(StmtExprMutator):
+class _IterContextMutator(StmtExprMutator):
+    """A mutator that knows the loops and block iterators around the node it visits (TVM's
+    ``IRMutatorWithAnalyzer``), to simplify indices through their iterator map in that context."""
+
     _methods: dict = {}
 
-    def __init__(self, ana):
+    def __init__(self, iters: dict | None = None):
+        self.iters: dict = dict(iters or {})
+
+    def visit_for_(self, op):
+        self.iters[op.loop_var] = E.Range.from_min_extent(op.min, op.extent)
+        try:
+            return super().visit_for_(op)
+        finally:
+            self.iters.pop(op.loop_var, None)
+
+    def visit_block_(self, op):
+        for iv in op.iter_vars:
+            self.iters[iv.var] = iv.dom
+        try:
+            return super().visit_block_(op)
+        finally:
+            for iv in op.iter_vars:
+                self.iters.pop(iv.var, None)
+
+    def simplify_indices(self, indices) -> tuple:
+        """``indices`` through ``iter_map_simplify`` in the current context; an index that becomes a
+        constant only because its variable has extent 1 stays the variable (TVM's
+        ``IterMapSimplifyWithContext(..., non_trivial_only=True)``)."""
+        if not indices:
+            return tuple(indices)
+        simplified = iter_map_simplify(list(indices), dict(self.iters))
+        return tuple(old if isinstance(new, E.IntImm) and isinstance(old, E.Var) else new
+                     for old, new in zip(indices, simplified))
+
+
+class _AccessSimplifier(_IterContextMutator):
+    """Simplifies buffer indices and the mins of block regions (TVM's ``BlockBufferAccessSimplifier``)."""
+
+    _methods: dict = {}
+
+    def __init__(self, ana, iters: dict | None = None):
+        super().__init__(iters)
         self.ana = ana
 
     def visit_buffer_load_(self, op):
         op = super().visit_buffer_load_(op)
-        return op.replace(indices=tuple(self.ana.simplify(i) for i in op.indices))
+        return op.replace(indices=self.simplify_indices(op.indices))
 
     def visit_buffer_store_(self, op):
         op = super().visit_buffer_store_(op)
-        return op.replace(indices=tuple(self.ana.simplify(i) for i in op.indices))
+        return op.replace(indices=self.simplify_indices(op.indices))
 
+    def visit_block_(self, op):
+        for iv in op.iter_vars:
+            self.iters[iv.var] = iv.dom
+        try:
+            op = StmtExprMutator.visit_block_(self, op)
+            return op.replace(reads=tuple(self._region(r) for r in op.reads),
+                              writes=tuple(self._region(w) for w in op.writes))
+        finally:
+            for iv in op.iter_vars:
+                self.iters.pop(iv.var, None)
 
-def _simplify_indices(stmt, ana):
-    return _IndexSimplifier(ana).visit(stmt)
-
-
-def _simplify_region(region: BufferRegion, ana) -> BufferRegion:
-    return BufferRegion(region.buffer, [E.Range.from_min_extent(ana.simplify(r.min), ana.simplify(r.extent))
-                                        for r in region.region])
+    def _region(self, region: BufferRegion) -> BufferRegion:
+        mins = self.simplify_indices([r.min for r in region.region])
+        return BufferRegion(region.buffer, [E.Range.from_min_extent(m, self.ana.simplify(r.extent))
+                                            for m, r in zip(mins, region.region)])
 
 
 def padded_inverse(imap: IndexMap, shape) -> tuple[IndexMap, list[int]]:
