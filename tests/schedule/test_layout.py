@@ -397,6 +397,7 @@ def test_transform_layout_pad_value_errors_leave_schedule_unchanged():
     from tensorize.tir import decl_buffer
 
     other = decl_buffer((1,), "int32", name="other")
+    assert other.ty.dtype == "int32" and [int(s) for s in other.ty.shape] == [1]  # TVM's buffer.ty
     cases = [
         (lambda i, j: other[0], "loads from \\['other'\\]; it may only load from the transformed buffer 'A'"),
         (lambda i, j: (i, j), "has 2 outputs; give one value"),
