@@ -409,3 +409,25 @@ def test_transform_layout_pad_value_errors_leave_schedule_unchanged():
         with pytest.raises(ScheduleError, match=message):
             sch.transform_layout(sch.get_block("B"), "A", lambda i: (i // 4, i % 4), pad_value=pad_value)
         assert sch.mod is before and len(sch.trace) == 1
+
+
+@T.prim_func
+def double_16(A: T.Buffer((16,), "int32"), B: T.Buffer((16,), "int32")):
+    for i in range(16):
+        with T.block("B"):
+            vi = T.axis.spatial(16, i)
+            B[vi] = A[vi] * 2
+
+
+def test_transform_layout_shifted_index_pads_on_both_sides():
+    """``(i + 1) // 8, (i + 1) % 8`` on 16 elements gives 3 x 8: one padding element before the data
+    and seven after; the writer fills both with the pad value."""
+    sch = tvm.tir.Schedule(double_16)
+    sch.transform_layout(sch.get_block("B"), "B", lambda i: (0, (i + 1) // 8, (i + 1) % 8), pad_value=-1)
+    assert 'B: T.Buffer((1, 3, 8), "int32")' in sch.mod.script()
+    a = np.arange(16, dtype="int32")
+    out = tvm.nd.array(np.zeros((1, 3, 8), "int32"))
+    tvm.build(sch.mod, target="llvm")(tvm.nd.array(a), out)
+    expected = np.full(24, -1, "int32")
+    expected[1:17] = a * 2
+    np.testing.assert_array_equal(out.numpy().reshape(-1), expected)

@@ -57,11 +57,20 @@ def padding_predicate(inverse: IndexMap, old_shape, new_shape) -> E.PrimExpr | N
     for x, s in zip(inverse.final_indices, old_shape):
         if not isinstance(s, E.IntImm):
             continue
-        c = _at_least(x, s.value, extents)
-        if c is None or (isinstance(c, E.IntImm) and not c.value):
-            continue
-        pred = c if pred is None else E.Or(pred, c)
+        for c in (_below_zero(x), _at_least(x, s.value, extents)):
+            if c is None or (isinstance(c, E.IntImm) and not c.value):
+                continue
+            pred = c if pred is None else E.Or(pred, c)
     return pred
+
+
+def _below_zero(x):
+    """``x < 0`` when ``x`` is an affine form with a negative constant (an index shifted by an
+    offset pads before its start), else None."""
+    lin = affine_lin(x)
+    if lin is None or lin.const >= 0:
+        return None
+    return E.LT(x, E.make_const(x.dtype, 0))
 
 
 def _at_least(x, bound: int, extents: dict):
