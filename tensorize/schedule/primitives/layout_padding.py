@@ -335,7 +335,7 @@ def _new_iterators(inverse: IndexMap, new_buf):
     return ivars, [iv.var for iv in ivars]
 
 
-def prologue(new_buf, inverse: IndexMap, pred, pad_map: IndexMap, name: str) -> Stmt:
+def _prologue(new_buf, inverse: IndexMap, pred, pad_map: IndexMap, name: str) -> Stmt:
     """Loops over the new shape with a block assuming ``not padding or buf[...] == pad_value``."""
     ivars, vs = _new_iterators(inverse, new_buf)
     to_block = dict(zip(inverse.initial_indices, vs))
@@ -347,7 +347,7 @@ def prologue(new_buf, inverse: IndexMap, pred, pad_map: IndexMap, name: str) -> 
     return _loop_nest(inverse.initial_indices, new_buf.shape, realize)
 
 
-def epilogue(new_buf, inverse: IndexMap, pred, pad_map: IndexMap, name: str) -> Stmt:
+def _epilogue(new_buf, inverse: IndexMap, pred, pad_map: IndexMap, name: str) -> Stmt:
     """Loops over the new shape with a block writing ``pad_value`` where ``T.where(padding)``."""
     ivars, vs = _new_iterators(inverse, new_buf)
     pad = pad_map.map_indices(vs, Analyzer())[0]
@@ -403,7 +403,7 @@ def apply_padding_plan(body: Stmt, old_buf, new_buf, inverse: IndexMap, pred, pa
     writes = collector.writes
     if not writes:
         logger.debug("transform_layout: %s is an input; assuming its padding holds the pad value", new_buf.name)
-        return body, prologue(new_buf, inverse, pred, pad_map, block_name(f"buffer_{new_buf.name}_assumptions"))
+        return body, _prologue(new_buf, inverse, pred, pad_map, block_name(f"buffer_{new_buf.name}_assumptions"))
     replacements = {}
     for info in writes:
         if not info.row_major:
@@ -418,5 +418,5 @@ def apply_padding_plan(body: Stmt, old_buf, new_buf, inverse: IndexMap, pred, pa
     anchor = last.loopnest[0] if last.loopnest else last.realize
     if anchor is None:
         raise ValueError(f"the store {last.store} of {old_buf.name!r} lies outside any block or loop")
-    extra = epilogue(new_buf, inverse, pred, pad_map, block_name(f"buffer_{new_buf.name}_padding"))
+    extra = _epilogue(new_buf, inverse, pred, pad_map, block_name(f"buffer_{new_buf.name}_padding"))
     return _Splice({}, anchor, extra).visit(body), None
