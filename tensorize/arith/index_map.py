@@ -153,18 +153,22 @@ class IndexMap(Node):
         """
         return self._iter_map(shape) is not None and _product(self.map_shape(shape)) == _product(shape)
 
-    def _iter_map(self, shape):
+    def _iter_map(self, shape, simplify_trivial_iterators: bool = True):
         iters = {v: E.Range.from_min_extent(0, s) for v, s in zip(self.initial_indices, shape)}
-        res = detect_iter_map(list(self.final_indices), iters, check_level="bijective")
+        res = detect_iter_map(list(self.final_indices), iters, check_level="bijective",
+                              simplify_trivial_iterators=simplify_trivial_iterators)
         return None if res.errors else res
 
-    def inverse(self, shape: Sequence) -> "IndexMap":
+    def inverse(self, shape: Sequence, keep_unit_indices: bool = False) -> "IndexMap":
         """The inverse map, valid on ``shape`` (the initial shape); the map must be bijective there.
 
         Parameters
         ----------
         shape : list of int or PrimExpr
             The initial shape.
+        keep_unit_indices : bool
+            As TVM's ``IndexMap.inverse``: an index of extent 1 stays a variable of the inverse
+            (``lambda j, i: (i, j)`` for ``lambda i, j: (j, i)`` on ``[1, n]``) instead of folding to 0.
 
         Returns
         -------
@@ -173,7 +177,7 @@ class IndexMap(Node):
         """
         if self.inverse_index_map is not None:
             return self.inverse_index_map
-        res = self._iter_map(shape)
+        res = self._iter_map(shape, simplify_trivial_iterators=not keep_unit_indices)
         new_shape = self.map_shape(shape)
         if res is None or _product(new_shape) != _product(shape):
             raise ValueError(f"index map {self} is not bijective on the shape {list(shape)}, so it has no inverse")
@@ -202,7 +206,8 @@ class IndexMap(Node):
                 split_sum(E.sub(y, index.base) if int(index.base) else y, index.args)
         ana = Analyzer()
         for y, s in zip(ys, new_shape):
-            ana.bind(y, E.Range.from_min_extent(0, s))
+            if not (keep_unit_indices and isinstance(s, E.IntImm) and s.value == 1):
+                ana.bind(y, E.Range.from_min_extent(0, s))
         finals = []
         for v in self.initial_indices:
             total = E.make_const(v.dtype, 0)

@@ -52,6 +52,13 @@ class Buffer(Node):
         _set(self, "axis_separators", tuple(int(a) for a in axis_separators))
         _set(self, "span", span)
 
+    @property
+    def ty(self):
+        """The buffer's type, as TVM's ``buffer.ty``: its ``dtype`` and ``shape``."""
+        from .types import BufferType
+
+        return BufferType(self.dtype, self.shape)
+
     def scope(self) -> str:
         """The storage scope: ``"global"``, ``"shared"``, ``"local"``, ``"wmma.matrix_a"``, ...
 

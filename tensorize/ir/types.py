@@ -1,7 +1,7 @@
 """The types of IR values: ``ScalarType`` (TVM's ``PrimType``) and ``PointerType`` (a buffer's data pointer)."""
 from __future__ import annotations
 
-__all__ = ["ScalarType", "PointerType"]
+__all__ = ["ScalarType", "PointerType", "BufferType"]
 
 
 class ScalarType:
@@ -38,3 +38,23 @@ class PointerType:
 
     def __repr__(self):
         return f"PointerType({self.element_dtype!r}, {self.storage_scope!r})"
+
+
+class BufferType:
+    """The type of a buffer (TVM's ``buffer.ty``): its element ``dtype`` and ``shape``."""
+
+    __slots__ = ("dtype", "shape")
+
+    def __init__(self, dtype: str, shape):
+        self.dtype, self.shape = dtype, tuple(shape)
+
+    def __eq__(self, other):
+        return isinstance(other, BufferType) and other.dtype == self.dtype and len(other.shape) == len(self.shape) \
+            and all(a is b or (hasattr(a, "value") and hasattr(b, "value") and a.value == b.value)
+                    for a, b in zip(self.shape, other.shape))
+
+    def __hash__(self):
+        return hash(("BufferType", self.dtype, len(self.shape)))
+
+    def __repr__(self):
+        return f"BufferType({self.dtype!r}, {list(self.shape)!r})"

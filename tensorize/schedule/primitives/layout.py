@@ -9,16 +9,18 @@ from __future__ import annotations
 import logging
 
 from ...ir import expr as E
-from ...ir.functor import StmtExprMutator, collect_vars, substitute
+from ...ir.functor import StmtExprMutator, collect_vars, post_order_visit, substitute
 from ...arith.index_map import IndexMap
-from ...ir.stmt import Block, BlockRealize, BufferRegion, BufferStore, For, IfThenElse, Stmt
+from ...ir.stmt import BlockRealize, BufferRegion, BufferStore, For, SeqStmt, Stmt
 from ..base import ScheduleBase, primitive
+from ...arith.iter_map import iter_map_simplify
 from ...arith.loop_relax import make_analyzer, relax_expr
-from ..tree import StmtIndex
-from ..surgery import rebuild_scope, removal_target, scope_parts, top_child
+from ..surgery import removal_target
 from ..rv import BlockRV
 from ..trace import register_codec
 from .cache import _parse_buffer_arg, unique_block_name
+from .layout_padding import apply_padding_plan, pad_value_map, padding_predicate
+from .layout_inverse import padded_inverse
 from .pad_einsum import PadEinsum
 
 logger = logging.getLogger(__name__)
@@ -34,32 +36,73 @@ def _as_index_map(index_map, ndim: int, index_dtype: str = "int32") -> IndexMap:
     raise TypeError(f"index_map must be an IndexMap or a function of the indices, got {type(index_map).__name__}")
 
 
-class _LayoutRewriter(StmtExprMutator):
-    """Rewrites every access of one buffer through an index map."""
+class _IterContextMutator(StmtExprMutator):
+    """A mutator that knows the loops and block iterators around the node it visits (TVM's
+    ``IRMutatorWithAnalyzer``), to simplify indices through their iterator map in that context."""
+
+    _methods: dict = {}
+
+    def __init__(self, iters: dict | None = None):
+        self.iters: dict = dict(iters or {})
+
+    def visit_for_(self, op):
+        self.iters[op.loop_var] = E.Range.from_min_extent(op.min, op.extent)
+        try:
+            return super().visit_for_(op)
+        finally:
+            self.iters.pop(op.loop_var, None)
+
+    def visit_block_(self, op):
+        for iv in op.iter_vars:
+            self.iters[iv.var] = iv.dom
+        try:
+            return super().visit_block_(op)
+        finally:
+            for iv in op.iter_vars:
+                self.iters.pop(iv.var, None)
+
+    def simplify_indices(self, indices) -> tuple:
+        """``indices`` through ``iter_map_simplify`` in the current context; an index that becomes a
+        constant only because its variable has extent 1 stays the variable (TVM's
+        ``IterMapSimplifyWithContext(..., non_trivial_only=True)``)."""
+        if not indices:
+            return tuple(indices)
+        simplified = iter_map_simplify(list(indices), dict(self.iters))
+        return tuple(old if (isinstance(new, E.IntImm) and isinstance(old, E.Var)) or _size(new) >= _size(old)
+                     else new for old, new in zip(indices, simplified))
+
+
+class _LayoutRewriter(_IterContextMutator):
+    """Rewrites every access of one buffer through an index map; the mapped indices are simplified
+    through their iterator map in the context of the enclosing loops and blocks (as TVM)."""
 
     _methods: dict = {}
 
     def __init__(self, old, new, index_map: IndexMap, ana):
+        super().__init__()
         self.old, self.new, self.map, self.ana = old, new, index_map, ana
+
+    def _map(self, indices) -> tuple:
+        return self.simplify_indices(self.map.map_indices(indices, self.ana))
 
     def visit_buffer_load_(self, op):
         op = super().visit_buffer_load_(op)
         if op.buffer is not self.old:
             return op
-        return E.BufferLoad(self.new, self.map.map_indices(op.indices, self.ana), op.predicate)
+        return E.BufferLoad(self.new, self._map(op.indices), op.predicate)
 
     def visit_buffer_store_(self, op):
         op = super().visit_buffer_store_(op)
         if op.buffer is not self.old:
             return op
-        return BufferStore(self.new, op.value, self.map.map_indices(op.indices, self.ana), op.predicate)
+        return BufferStore(self.new, op.value, self._map(op.indices), op.predicate)
 
     def visit_buffer_region(self, region):
         region = super().visit_buffer_region(region)
         if region.buffer is not self.old:
             return region
         if all(isinstance(r.extent, E.IntImm) and r.extent.value == 1 for r in region.region):
-            return BufferRegion.from_point(self.new, self.map.map_indices([r.min for r in region.region], self.ana))
+            return BufferRegion.from_point(self.new, self._map([r.min for r in region.region]))
         # A box: relax the mapped indices over it.
         temps = [E.Var(f"t{k}", r.min.dtype) for k, r in enumerate(region.region)]
         dom = {id(t): (t, E.Range.from_min_extent(0, r.extent)) for t, r in zip(temps, region.region)}
@@ -118,20 +161,22 @@ class Layout(PadEinsum, ScheduleBase):
                         C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vj // 16, vk // 4, vj % 16, vk % 4]
 
         A transformation that pads (the new shape holds more elements than the old one, e.g.
-        ``lambda i: (i // 16, i % 16)`` on 30 elements gives 2 x 16) needs ``pad_value``: a number, or a
-        function of the new indices. A block ``<buffer>_padding`` placed right after the buffer's
-        producer writes it into the padding, so consumers may read it. For a buffer that nothing in
-        the function writes (an input), the caller provides the padded data::
+        ``lambda i: (i // 16, i % 16)`` on 30 elements gives 2 x 16) needs ``pad_value``: a number of the
+        buffer's dtype, or a function of the new indices that loads no other buffer (or pass
+        ``assume_injective_transform=True`` to leave the padding unwritten). As TVM, the padding is
+        filled by the first plan that applies (``layout_padding.py``): a writer that visits every
+        index in row-major order, with no other store in its loops, is rewritten to traverse the new
+        shape and write ``T.if_then_else(padding, pad_value, value)``::
 
-            for i in range(30):
-                with T.block("B"):
-                    vi = T.axis.spatial(30, i)
-                    B[vi // 16, vi % 16] = A[vi] * T.float32(2)
             for i0, i1 in T.grid(2, 16):
-                with T.block("B_padding"):
-                    v0, v1 = T.axis.remap("SS", [i0, i1])
-                    if 30 <= v0 * 16 + v1:
-                        B[v0, v1] = T.float32(0)
+                with T.block("B"):
+                    v_i0, v_i1 = T.axis.remap("SS", [i0, i1])
+                    B[v_i0, v_i1] = T.if_then_else(v_i0 == 1 and 14 <= v_i1, T.float32(0),
+                                                   A[v_i0 * 16 + v_i1] * T.float32(2))
+
+        other writers get a block ``buffer_B_padding`` right after the last one, writing the pad value
+        under ``T.where(padding)``; for a buffer nothing writes (an input) the caller provides the
+        padding, and a first block assumes (``T.assume``) that it holds the pad value.
 
         Examples
         --------
@@ -152,7 +197,8 @@ class Layout(PadEinsum, ScheduleBase):
                 raise self._error(f"transform_layout: {err} ({buf.name!r})", realize) from None
         self._check_pad_dtype(block, buffer, pad_value)
         if callable(pad_value) and not isinstance(pad_value, IndexMap):
-            pad_value = IndexMap.from_func(pad_value, len(index_map.final_indices))
+            pad_value = IndexMap.from_func(pad_value, len(index_map.final_indices),
+                                           index_dtype=_index_dtype(self._block(block)[2].block))
         elif isinstance(pad_value, (E.IntImm, E.FloatImm)):
             pad_value = pad_value.value
         return self._transform_layout(block, buffer, index_map, pad_value, assume_injective_transform)
@@ -194,14 +240,15 @@ class Layout(PadEinsum, ScheduleBase):
         except ValueError as err:
             raise self._error(f"transform_layout: {err}", realize) from None
         old_n, new_n = _numel(buf.shape), _numel(new_shape)
-        pads = old_n is not None and new_n is not None and new_n != old_n
+        pads = old_n is not None and new_n is not None and new_n != old_n and not assume_injective_transform
         if pads:
             if pad_value is None:
                 raise self._error(f"transform_layout: mapping {buf.name!r} of shape {[int(s) for s in buf.shape]} "
                                   f"through {imap} gives shape {[int(s) for s in new_shape]}, which adds "
                                   f"{new_n - old_n} padding elements; pass pad_value= to allow padding", realize)
             try:
-                inverse, padded_shape = padded_inverse(imap, buf.shape)
+                inverse, _padded_shape = padded_inverse(imap, buf.shape)
+                pad_map = pad_value_map(pad_value, buf, len(new_shape), _index_dtype(realize.block))
             except ValueError as err:
                 raise self._error(f"transform_layout: {err}", realize) from None
         elif new_n is not None and old_n is not None and not assume_injective_transform and \
@@ -210,53 +257,21 @@ class Layout(PadEinsum, ScheduleBase):
                               "two elements would share a location", realize)
         new_buf = buf.replace(shape=tuple(new_shape), strides=())
         func = self._func(func_name)
-        ana = make_analyzer({})
-        body = _LayoutRewriter(buf, new_buf, imap, ana).visit(func.body)
+        body, first = func.body, None
         if pads:
-            body = self._fill_padding(body, buf, new_buf, inverse, padded_shape, pad_value)
+            pred = padding_predicate(inverse, buf.shape, new_shape)
+            if pred is not None:
+                try:
+                    body, first = apply_padding_plan(body, buf, new_buf, inverse, pred, pad_map,
+                                                     lambda name: unique_block_name(tree, name))
+                except ValueError as err:
+                    raise self._error(f"transform_layout: {err}", realize) from None
+        body = _LayoutRewriter(buf, new_buf, imap, make_analyzer({})).visit(body)
+        if first is not None:
+            body = _prepend_in_scope(body, new_buf, first)
         buffer_map = {p: (new_buf if b is buf else b) for p, b in func.buffer_map.items()}
         new_func = func.replace(body=body, buffer_map=buffer_map)
         self._set_func(func_name, new_func)
-
-    def _fill_padding(self, body: Stmt, old_buf, new_buf, inverse: IndexMap, padded_shape, pad_value) -> Stmt:
-        """``body`` with a block writing ``pad_value`` into the padding of ``new_buf`` right after the
-        top-level loop nest of its last writer (no block when nothing in the function writes it)."""
-        tree = StmtIndex(body)
-        writers = [r for found in tree.blocks.values() for r in found
-                   if any(w.buffer is new_buf for w in r.block.writes)]
-        if not writers:
-            logger.debug("transform_layout: %s is an input; the caller provides its padding", new_buf.name)
-            return body
-        last = max(writers, key=lambda r: tree.order[id(r)])
-        scope, children = scope_parts(tree, last)
-        pos = top_child(tree, children, last)
-        readers = [r.block.name_hint for r in tree.child_block_realizes(children[pos]) if r not in writers
-                   and any(x.buffer is new_buf for x in r.block.reads)]
-        if readers:
-            raise self._error(f"transform_layout: blocks {readers} read {new_buf.name!r} in the loop nest of its "
-                              f"producer {last.block.name_hint!r}, before the padding could be written; apply "
-                              "transform_layout before compute_at", last)
-        ivars = [E.IterVar(E.Range.from_min_extent(0, s), E.Var(f"v{k}", s.dtype), E.IterVar.DataPar)
-                 for k, s in enumerate(new_buf.shape)]
-        vs = [iv.var for iv in ivars]
-        ana = make_analyzer({iv.var: iv.dom for iv in ivars})
-        original = inverse.map_indices(vs, ana)
-        cond = None
-        for x, s, ps in zip(original, old_buf.shape, padded_shape):
-            if int(ps) != int(s):
-                c = E.GE(x, s)
-                cond = c if cond is None else E.logical_or(cond, c)
-        value = _pad_value_expr(pad_value, vs, new_buf.dtype)
-        store = BufferStore(new_buf, value, vs)
-        name = unique_block_name(tree, f"{new_buf.name}_padding")
-        block = Block(ivars, [], [BufferRegion.from_point(new_buf, vs)], name, IfThenElse(cond, store))
-        loops = [E.Var(f"i{k}", s.dtype) for k, s in enumerate(new_buf.shape)]
-        stmt: Stmt = BlockRealize(loops, True, block)
-        for var, ext in reversed(list(zip(loops, new_buf.shape))):
-            stmt = For(var, 0, ext, body=stmt)
-        children = list(children)
-        children.insert(pos + 1, stmt)
-        return rebuild_scope(tree, scope, children, [])
 
     def transform_block_layout(self, block: BlockRV, index_map) -> None:
         """Remap the iteration space of ``block`` through ``index_map`` (a bijection of its iterators):
@@ -315,7 +330,7 @@ class Layout(PadEinsum, ScheduleBase):
             raise self._error(f"transform_block_layout: the loops of block {blk.name_hint!r} must enumerate its "
                               "iteration space exactly once (bijective bindings, no predicate)", realize)
         try:
-            inverse = imap.inverse(extents)
+            inverse = imap.inverse(extents, keep_unit_indices=True)
             new_extents = imap.map_shape(extents)
         except ValueError as err:
             raise self._error(f"transform_block_layout: {err}", realize) from None
@@ -328,17 +343,11 @@ class Layout(PadEinsum, ScheduleBase):
                                   "iterators", realize)
             kind = kinds.pop() if kinds else E.IterVar.DataPar
             new_ivars.append(E.IterVar(E.Range.from_min_extent(0, ext), E.Var(f"v{k}", f.dtype), kind))
-        ana = make_analyzer({iv.var: iv.dom for iv in new_ivars})
+        ana = make_analyzer({})  # as TVM: the new iterators are unbound while substituting
         old_values = inverse.map_indices([iv.var for iv in new_ivars], ana)
         vmap = {iv.var: v for iv, v in zip(blk.iter_vars, old_values)}
-
-        def sub(x):
-            return substitute(x, vmap)
-
-        new_block = blk.replace(iter_vars=tuple(new_ivars), body=_simplify_indices(sub(blk.body), ana),
-                                init=None if blk.init is None else _simplify_indices(sub(blk.init), ana),
-                                reads=tuple(_simplify_region(sub(r), ana) for r in blk.reads),
-                                writes=tuple(_simplify_region(sub(w), ana) for w in blk.writes))
+        substituted = substitute(blk, vmap).replace(iter_vars=tuple(new_ivars))
+        new_block = _AccessSimplifier(ana).visit(substituted)
         loop_vars = [E.Var(f"ax{k}", iv.var.dtype) for k, iv in enumerate(new_ivars)]
         stmt: Stmt = BlockRealize(loop_vars, True, new_block)
         for var, ext in reversed(list(zip(loop_vars, new_extents))):
@@ -358,6 +367,56 @@ class Layout(PadEinsum, ScheduleBase):
         self._mod = IRModule(functions, self._mod.attrs, self._mod.global_infos)
 
 
+def _size(expr) -> int:
+    """The number of nodes of ``expr``: an iterator-map rewrite is kept only when it is smaller (our
+    normal form of a split, ``x // 2 % 4``, is not TVM's ``x % 8 // 2``; an equal-size rewrite
+    would only change the form later passes match against)."""
+    count = 0
+
+    def bump(_node):
+        nonlocal count
+        count += 1
+
+    post_order_visit(expr, bump)
+    return count
+
+
+def _index_dtype(block) -> str:
+    """The dtype of new index variables for ``block`` (TVM's ``_get_sblock_default_dtype``)."""
+    for iv in block.iter_vars:
+        return iv.var.dtype
+    for region in list(block.reads) + list(block.writes):
+        for r in region.region:
+            return r.min.dtype
+    return "int64"
+
+
+class _Prepend(StmtExprMutator):
+    """Puts a statement first in the body of the block that allocates a buffer."""
+
+    _methods: dict = {}
+
+    def __init__(self, buf, stmt):
+        self.buf, self.stmt, self.done = buf, stmt, False
+
+    def visit_block_(self, op):
+        if any(b is self.buf for b in op.alloc_buffers):
+            self.done = True
+            return op.replace(body=SeqStmt.flatten(self.stmt, op.body))
+        return super().visit_block_(op)
+
+
+def _prepend_in_scope(body: Stmt, buf, stmt: Stmt) -> Stmt:
+    """``body`` with ``stmt`` first in the scope of ``buf``: the block allocating it, else the root."""
+    prepend = _Prepend(buf, stmt)
+    out = prepend.visit(body)
+    if prepend.done:
+        return out
+    if isinstance(body, BlockRealize):
+        return body.replace(block=body.block.replace(body=SeqStmt.flatten(stmt, body.block.body)))
+    return SeqStmt.flatten(stmt, body)
+
+
 def _numel(shape) -> int | None:
     total = 1
     for s in shape:
@@ -367,69 +426,35 @@ def _numel(shape) -> int | None:
     return total
 
 
-class _IndexSimplifier(StmtExprMutator):
+class _AccessSimplifier(_IterContextMutator):
+    """Simplifies buffer indices and the mins of block regions (TVM's ``BlockBufferAccessSimplifier``)."""
+
     _methods: dict = {}
 
-    def __init__(self, ana):
+    def __init__(self, ana, iters: dict | None = None):
+        super().__init__(iters)
         self.ana = ana
 
     def visit_buffer_load_(self, op):
         op = super().visit_buffer_load_(op)
-        return op.replace(indices=tuple(self.ana.simplify(i) for i in op.indices))
+        return op.replace(indices=self.simplify_indices(op.indices))
 
     def visit_buffer_store_(self, op):
         op = super().visit_buffer_store_(op)
-        return op.replace(indices=tuple(self.ana.simplify(i) for i in op.indices))
+        return op.replace(indices=self.simplify_indices(op.indices))
 
+    def visit_block_(self, op):
+        for iv in op.iter_vars:
+            self.iters[iv.var] = iv.dom
+        try:
+            op = StmtExprMutator.visit_block_(self, op)
+            return op.replace(reads=tuple(self._region(r) for r in op.reads),
+                              writes=tuple(self._region(w) for w in op.writes))
+        finally:
+            for iv in op.iter_vars:
+                self.iters.pop(iv.var, None)
 
-def _simplify_indices(stmt, ana):
-    return _IndexSimplifier(ana).visit(stmt)
-
-
-def _simplify_region(region: BufferRegion, ana) -> BufferRegion:
-    return BufferRegion(region.buffer, [E.Range.from_min_extent(ana.simplify(r.min), ana.simplify(r.extent))
-                                        for r in region.region])
-
-
-def padded_inverse(imap: IndexMap, shape) -> tuple[IndexMap, list[int]]:
-    """For a map that pads ``shape``: the inverse map and the padded initial shape it is a bijection
-    on (each initial index is padded to the product of the extents of the final indices it feeds).
-
-    Parameters
-    ----------
-    imap : IndexMap
-        The padding map.
-    shape : list of int
-        The initial shape.
-
-    Returns
-    -------
-    tuple of (IndexMap, list of int)
-        The inverse map and the padded initial shape.
-    """
-    new_shape = [int(s) for s in imap.map_shape(shape)]
-    padded = []
-    for v, s in zip(imap.initial_indices, shape):
-        total = 1
-        for f, ext in zip(imap.final_indices, new_shape):
-            used = collect_vars(f)
-            if any(u is v for u in used):
-                if len(used) != 1:
-                    raise ValueError(f"the padding index map {imap} mixes several indices in {f}; only maps that "
-                                     "split indices separately can pad")
-                total *= ext
-        padded.append(total)
-    if [int(s) for s in imap.map_shape(padded)] != new_shape or not imap.is_bijective_on(padded):
-        raise ValueError(f"index map {imap} is not a bijection from the padded shape {padded} to {new_shape}")
-    return imap.inverse(padded), padded
-
-
-def _pad_value_expr(pad_value, indices, dtype: str):
-    if isinstance(pad_value, IndexMap):
-        if len(pad_value.final_indices) != 1:
-            raise ValueError("pad_value must compute a single value from the transformed indices")
-        value = substitute(pad_value.final_indices[0], dict(zip(pad_value.initial_indices, indices)))
-        return value if value.dtype == dtype else E.cast(dtype, value)
-    if isinstance(pad_value, E.PrimExpr):
-        return pad_value if pad_value.dtype == dtype else E.cast(dtype, pad_value)
-    return E.make_const(dtype, pad_value)
+    def _region(self, region: BufferRegion) -> BufferRegion:
+        mins = self.simplify_indices([r.min for r in region.region])
+        return BufferRegion(region.buffer, [E.Range.from_min_extent(m, self.ana.simplify(r.extent))
+                                            for m, r in zip(mins, region.region)])
