@@ -139,7 +139,8 @@ class Simplifier:
         return lo, hi
 
     def prove_le0(self, lin: Lin) -> bool:
-        """True when ``lin <= 0`` follows from bounds or from one known fact ``f <= 0``.
+        """True when ``lin <= 0`` follows from bounds or from one known fact ``f <= 0`` (scaled by a
+        positive integer matching a shared term: ``32 * k + j < 32 * n`` from ``k < n``, ``j < 32``).
 
         Parameters
         ----------
@@ -154,8 +155,9 @@ class Simplifier:
         if self.lin_bound(lin)[1] <= 0:
             return True
         for fact in self.an._facts:
-            if self.lin_bound(lin.combine(fact, -1))[1] <= 0:
-                return True
+            for m in _fact_multipliers(lin, fact):
+                if self.lin_bound(lin.combine(fact.scale(m) if m != 1 else fact, -1))[1] <= 0:
+                    return True
         return False
 
     def decide_cmp(self, cls, g: Lin):
@@ -275,14 +277,18 @@ class Simplifier:
                 return q.add_const(lo // c)
             if not r.terms:
                 return q.add_const(r.const // c)
+            folded = self._fold_reduced_remainder(q, r, c)
+            if folded is not None:
+                return folded
             inner = r.single_atom()
             if inner is not None and type(inner) is E.FloorDiv and isinstance(inner.b, E.IntImm) and inner.b.value > 0:
                 # floordiv(floordiv(x, a), b) == floordiv(x, a * b) for positive a, b.
                 return q.combine(Lin.atom(E.FloorDiv(inner.a, E.IntImm(la.dtype, inner.b.value * c))))
             g = r.coeff_gcd()
-            if g > 1 and c % g == 0 and r.const % g == 0:
-                # floordiv(g * y, g * c') == floordiv(y, c')
-                return q.combine(self._division(E.FloorDiv(r.scale_down(g).to_expr(), E.IntImm(la.dtype, c // g))))
+            if g > 1 and c % g == 0:
+                # floordiv(g * y + s, g * c') == floordiv(y, c') for 0 <= s < g (the low bits never carry)
+                y = Lin(r.terms, r.const - r.const % g, r.dtype).scale_down(g)
+                return q.combine(self._division(E.FloorDiv(y.to_expr(), E.IntImm(la.dtype, c // g))))
             return q.combine(Lin.atom(E.FloorDiv(r.to_expr(), E.IntImm(la.dtype, c))))
         # floormod: the multiples of c vanish.
         r = Lin(r.terms, r.const % c, r.dtype)
@@ -300,6 +306,24 @@ class Simplifier:
             # floormod(g * y, g * c') == g * floormod(y, c')
             return self._division(E.FloorMod(r.scale_down(g).to_expr(), E.IntImm(la.dtype, c // g))).scale(g)
         return Lin.atom(E.FloorMod(r.to_expr(), E.IntImm(la.dtype, c)))
+
+    def _fold_reduced_remainder(self, q: Lin, r: Lin, c: int) -> Lin | None:
+        """``floordiv(q * c + r, c)`` when reducing the coefficients of ``r`` modulo ``c`` leaves a
+        remainder whose quotient is one constant: ``floordiv(x * 360 + 359, 16)`` with ``x`` in
+        ``[0, 1]`` is ``x * 22 + 22``. None when the quotient still varies."""
+        whole, rest = dict(q.terms), {}
+        for key, (atom, k) in r.terms.items():
+            if k // c:
+                prev = whole.get(key)
+                whole[key] = (atom, (prev[1] if prev else 0) + k // c)
+            if k % c:
+                rest[key] = (atom, k % c)
+        if len(whole) == len(q.terms) and all(whole[key][1] == q.terms[key][1] for key in whole):
+            return None  # nothing moved: the caller's own check already failed
+        lo, hi = self.lin_bound(Lin(rest, r.const, r.dtype))
+        if -INF < lo and hi < INF and lo // c == hi // c:
+            return Lin({key: v for key, v in whole.items() if v[1]}, lo // c, q.dtype)
+        return None
 
     def _merge_div_mod(self, lin: Lin) -> Lin:
         """``k * c * floordiv(x, c) + k * floormod(x, c)`` collapses to ``k * x``.
@@ -486,3 +510,14 @@ def _order_key(e):
     if isinstance(e, E.Var):
         return (0, e.name)
     return (1, type(e).__name__)
+
+
+def _fact_multipliers(lin: Lin, fact: Lin) -> list[int]:
+    """Positive ``m`` to try in ``lin - m * fact``: 1, and each ratio of a term's coefficient in
+    ``lin`` to its coefficient in ``fact`` that is a positive integer."""
+    out = [1]
+    for key, (_, kf) in fact.terms.items():
+        hit = lin.terms.get(key)
+        if hit is not None and kf and hit[1] % kf == 0 and hit[1] // kf > 1 and hit[1] // kf not in out:
+            out.append(hit[1] // kf)
+    return out
