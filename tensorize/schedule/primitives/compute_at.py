@@ -287,6 +287,9 @@ class ComputeAt(ScheduleBase):
         blk = realize.block
         outer = tree.loops_of(loop_stmt) + [loop_stmt]
         ana = make_analyzer(outer)
+        for f in outer:  # as TVM's analyzer: a loop of extent 1 stands for its min
+            if _const(f.extent) == 1:
+                ana.bind(f.loop_var, f.min)
         _mark_shape_vars_nonneg(ana, self._func(func_name))
         provided, buffers = {}, {}
         for region in (blk.reads if reverse else blk.writes):
@@ -375,15 +378,16 @@ class ComputeAt(ScheduleBase):
 
 
 def _thread_visible_loops(loops: list, scope: str) -> list:
-    """The loops among ``loops`` bound to threads that all see one buffer of ``scope``: ``threadIdx.*`` for
-    ``shared``, ``threadIdx.x`` (the lanes) for ``warp``, none otherwise."""
+    """The loops among ``loops`` bound to threads that all see one buffer of ``scope`` (TVM's
+    ``CanRelaxStorageUnderThread``): ``threadIdx.*`` and virtual threads for ``shared``,
+    ``threadIdx.x`` (the lanes) for ``warp``, none otherwise."""
     if scope.startswith("shared"):
-        prefix = "threadIdx"
+        prefixes = ("threadIdx", "vthread", "cthread")
     elif scope == "warp":
-        prefix = "threadIdx.x"
+        prefixes = ("threadIdx.x",)
     else:
         return []
-    return [f for f in loops if f.thread_tag.startswith(prefix)]
+    return [f for f in loops if f.thread_tag.startswith(prefixes)]
 
 
 def index_is_inside(tree, realize: BlockRealize, loop_stmt: For) -> bool:
