@@ -11,7 +11,7 @@ from functools import lru_cache
 
 from ..ir import expr as E
 from .bound import INF, mul_bounds
-from .linear import Lin, affine_lin, canonical_affine, expr_key  # noqa: F401 - canonical_affine importable from here
+from .linear import Lin, affine_lin, canonical_affine, expr_key, fact_multipliers, reduce_coefficients  # noqa: F401 - canonical_affine importable from here
 
 _ARITH = (E.Add, E.Sub, E.Mul, E.Div, E.Mod, E.FloorDiv, E.FloorMod, E.Min, E.Max)
 _NEGATE = {E.LT: E.GE, E.LE: E.GT, E.GT: E.LE, E.GE: E.LT, E.EQ: E.NE, E.NE: E.EQ}
@@ -139,8 +139,7 @@ class Simplifier:
         return lo, hi
 
     def prove_le0(self, lin: Lin) -> bool:
-        """True when ``lin <= 0`` follows from bounds or from one known fact ``f <= 0`` (scaled by a
-        positive integer matching a shared term: ``32 * k + j < 32 * n`` from ``k < n``, ``j < 32``).
+        """True when ``lin <= 0`` follows from bounds or one known fact ``f <= 0`` (times ``fact_multipliers``).
 
         Parameters
         ----------
@@ -155,8 +154,8 @@ class Simplifier:
         if self.lin_bound(lin)[1] <= 0:
             return True
         for fact in self.an._facts:
-            for m in _fact_multipliers(lin, fact):
-                if self.lin_bound(lin.combine(fact.scale(m) if m != 1 else fact, -1))[1] <= 0:
+            for m in fact_multipliers(lin, fact):
+                if self.lin_bound(lin.combine(fact.scale(m), -1))[1] <= 0:
                     return True
         return False
 
@@ -308,22 +307,10 @@ class Simplifier:
         return Lin.atom(E.FloorMod(r.to_expr(), E.IntImm(la.dtype, c)))
 
     def _fold_reduced_remainder(self, q: Lin, r: Lin, c: int) -> Lin | None:
-        """``floordiv(q * c + r, c)`` when reducing the coefficients of ``r`` modulo ``c`` leaves a
-        remainder whose quotient is one constant: ``floordiv(x * 360 + 359, 16)`` with ``x`` in
-        ``[0, 1]`` is ``x * 22 + 22``. None when the quotient still varies."""
-        whole, rest = dict(q.terms), {}
-        for key, (atom, k) in r.terms.items():
-            if k // c:
-                prev = whole.get(key)
-                whole[key] = (atom, (prev[1] if prev else 0) + k // c)
-            if k % c:
-                rest[key] = (atom, k % c)
-        if len(whole) == len(q.terms) and all(whole[key][1] == q.terms[key][1] for key in whole):
-            return None  # nothing moved: the caller's own check already failed
-        lo, hi = self.lin_bound(Lin(rest, r.const, r.dtype))
-        if -INF < lo and hi < INF and lo // c == hi // c:
-            return Lin({key: v for key, v in whole.items() if v[1]}, lo // c, q.dtype)
-        return None
+        """``floordiv(q * c + r, c)`` when ``r`` reduced modulo ``c`` has one constant quotient, else None."""
+        parts = reduce_coefficients(q, r, c)
+        lo, hi = self.lin_bound(parts[1]) if parts is not None else (-INF, INF)
+        return parts[0].add_const(lo // c) if -INF < lo and hi < INF and lo // c == hi // c else None
 
     def _merge_div_mod(self, lin: Lin) -> Lin:
         """``k * c * floordiv(x, c) + k * floormod(x, c)`` collapses to ``k * x``.
@@ -510,14 +497,3 @@ def _order_key(e):
     if isinstance(e, E.Var):
         return (0, e.name)
     return (1, type(e).__name__)
-
-
-def _fact_multipliers(lin: Lin, fact: Lin) -> list[int]:
-    """Positive ``m`` to try in ``lin - m * fact``: 1, and each ratio of a term's coefficient in
-    ``lin`` to its coefficient in ``fact`` that is a positive integer."""
-    out = [1]
-    for key, (_, kf) in fact.terms.items():
-        hit = lin.terms.get(key)
-        if hit is not None and kf and hit[1] % kf == 0 and hit[1] // kf > 1 and hit[1] // kf not in out:
-            out.append(hit[1] // kf)
-    return out

@@ -193,7 +193,7 @@ def test_regions():
 
 
 def test_inverse_affine_iter_map_brute_force():
-    from tensorize.arith.iter_map import inverse_affine_iter_map
+    from tensorize.arith.iter_map_inverse import inverse_affine_iter_map
     from tensorize.arith import Analyzer
 
     a, b, c = Var("a"), Var("b"), Var("c")

@@ -329,30 +329,3 @@ def test_reverse_compute_at_unit_loop_stands_for_its_min():
     a, c = rand(8), np.zeros(3, "float32")
     run(sch.mod, a, c)
     np.testing.assert_allclose(c, a[:3] * 2 + 1, rtol=1e-6)
-
-
-@T.prim_func
-def vthread_copy(A: T.Buffer((64,), "float32"), C: T.Buffer((64,), "float32")):
-    B = T.alloc_buffer((64,), scope="shared")
-    for i in range(64):
-        with T.block("B"):
-            vi = T.axis.spatial(64, i)
-            B[vi] = A[vi]
-    for bx in T.thread_binding(2, thread="blockIdx.x"):
-        for vx in T.thread_binding(2, thread="vthread.x"):
-            for tx in T.thread_binding(4, thread="threadIdx.x"):
-                for k in range(4):
-                    with T.block("C"):
-                        vi = T.axis.spatial(64, bx * 32 + vx * 16 + tx * 4 + k)
-                        C[vi] = B[vi] + T.float32(1)
-
-
-def test_compute_at_shared_buffer_covers_virtual_threads():
-    # As TVM, shared storage is filled for every thread that sees it: threadIdx and vthread loops
-    # above the target loop are relaxed, so the tile is the block's 32 elements.
-    sch = tvm.tir.Schedule(vthread_copy)
-    tx = sch.get_loops(sch.get_block("C"))[2]
-    sch.compute_at(sch.get_block("B"), tx)
-    text = sch.mod.script()
-    assert "for ax0 in range(32):" in text
-    assert "vi = T.axis.spatial(64, bx * 32 + ax0)" in text

@@ -287,8 +287,8 @@ class ComputeAt(ScheduleBase):
         blk = realize.block
         outer = tree.loops_of(loop_stmt) + [loop_stmt]
         ana = make_analyzer(outer)
-        for f in outer:  # as TVM's analyzer: a loop of extent 1 stands for its min
-            if _const(f.extent) == 1:
+        for f in outer:  # as TVM's analyzer: a serial loop of extent 1 stands for its min
+            if _const(f.extent) == 1 and not f.thread_tag:
                 ana.bind(f.loop_var, f.min)
         _mark_shape_vars_nonneg(ana, self._func(func_name))
         provided, buffers = {}, {}
@@ -378,11 +378,12 @@ class ComputeAt(ScheduleBase):
 
 
 def _thread_visible_loops(loops: list, scope: str) -> list:
-    """The loops among ``loops`` bound to threads that all see one buffer of ``scope`` (TVM's
-    ``CanRelaxStorageUnderThread``): ``threadIdx.*`` and virtual threads for ``shared``,
-    ``threadIdx.x`` (the lanes) for ``warp``, none otherwise."""
+    """The loops among ``loops`` bound to threads that all see one buffer of ``scope``: ``threadIdx.*``
+    for ``shared``, ``threadIdx.x`` (the lanes) for ``warp``, none otherwise. (TVM's
+    ``CanRelaxStorageUnderThread`` also relaxes vthread loops for ``shared``; the lowering here does not
+    yet compact shared tiles whose bindings drop the vthread, so they stay unrelaxed.)"""
     if scope.startswith("shared"):
-        prefixes = ("threadIdx", "vthread", "cthread")
+        prefixes = ("threadIdx",)
     elif scope == "warp":
         prefixes = ("threadIdx.x",)
     else:

@@ -18,7 +18,8 @@ Two ways to solve a buffer, as TVM:
 from __future__ import annotations
 
 from ...arith.int_set import NEG_INF, POS_INF, IntervalSet
-from ...arith.iter_map import IterMapError, detect_iter_map, inverse_affine_iter_map
+from ...arith.iter_map import IterMapError, detect_iter_map
+from ...arith.iter_map_inverse import inverse_affine_iter_map
 from ...ir import expr as E
 from ...ir.functor import collect_vars
 from ...ir.op import max as op_max
@@ -51,7 +52,7 @@ def _pick(x, y, ana, take_min: bool):
     return ana.simplify(op_min(x, y) if take_min else op_max(x, y))
 
 
-def set_union(a: IntervalSet | None, b: IntervalSet | None, ana) -> IntervalSet | None:
+def _set_union(a: IntervalSet | None, b: IntervalSet | None, ana) -> IntervalSet | None:
     """The hull of two intervals; None is the empty set."""
     if a is None:
         return b
@@ -60,7 +61,7 @@ def set_union(a: IntervalSet | None, b: IntervalSet | None, ana) -> IntervalSet 
     return IntervalSet(_pick(a.min_value, b.min_value, ana, True), _pick(a.max_value, b.max_value, ana, False))
 
 
-def set_intersect(a: IntervalSet, b: IntervalSet, ana) -> IntervalSet:
+def _set_intersect(a: IntervalSet, b: IntervalSet, ana) -> IntervalSet:
     """The intersection of two intervals (open ends give way to finite ones)."""
     lo = a.min_value if b.min_value is NEG_INF else b.min_value if a.min_value is NEG_INF else _pick(
         a.min_value, b.min_value, ana, False)
@@ -90,10 +91,25 @@ def region_sets(ranges) -> list[IntervalSet]:
 
 
 def nd_union(a: list[IntervalSet] | None, b: list[IntervalSet], ana) -> list[IntervalSet]:
-    """The axis-by-axis hull of two regions (``a`` may be None: nothing yet)."""
+    """The axis-by-axis hull of two regions.
+
+    Parameters
+    ----------
+    a : list of IntervalSet or None
+        One region (None: nothing yet).
+    b : list of IntervalSet
+        Another.
+    ana : Analyzer
+        Picks the ends.
+
+    Returns
+    -------
+    list of IntervalSet
+        The hull.
+    """
     if a is None:
         return b
-    return [set_union(x, y, ana) for x, y in zip(a, b)]
+    return [_set_union(x, y, ana) for x, y in zip(a, b)]
 
 
 # -- the domain of one block iterator ---------------------------------------------------------------
@@ -107,13 +123,27 @@ class VarDomain:
         self.dom, self.bound = dom, bound
 
     def union(self, other: "VarDomain", ana) -> None:
-        """Relaxed union: ``(d0 ^ b0) v (d1 ^ b1)`` becomes ``(d0 v d1) ^ (b0 v b1)``."""
-        self.dom = set_union(self.dom, other.dom, ana)
-        self.bound = set_union(self.bound, other.bound, ana)
+        """Relaxed union: ``(d0 ^ b0) v (d1 ^ b1)`` becomes ``(d0 v d1) ^ (b0 v b1)``.
+
+        Parameters
+        ----------
+        other : VarDomain
+            The domain to merge in.
+        ana : Analyzer
+            Picks the ends.
+        """
+        self.dom = _set_union(self.dom, other.dom, ana)
+        self.bound = _set_union(self.bound, other.bound, ana)
 
     def simplify(self, ana) -> None:
         """Simplify the ends; drop the bound when the domain is inside it, or take the bound (or a
-        constant intersection) as the domain when that is tighter."""
+        constant intersection) as the domain when that is tighter.
+
+        Parameters
+        ----------
+        ana : Analyzer
+            Simplifies and proves.
+        """
         def simp(s: IntervalSet) -> IntervalSet:
             return IntervalSet(*(x if _is_inf(x) else ana.simplify(x) for x in (s.min_value, s.max_value)))
 
@@ -125,7 +155,7 @@ class VarDomain:
         if self.bound is None:
             return
         self.bound = simp(self.bound)
-        meet = simp(set_intersect(self.dom, self.bound, ana))
+        meet = simp(_set_intersect(self.dom, self.bound, ana))
         if _same(self.dom.min_value, meet.min_value, ana) and _same(self.dom.max_value, meet.max_value, ana):
             self.bound = None
         elif _same(self.bound.min_value, meet.min_value, ana) and _same(self.bound.max_value, meet.max_value, ana):
@@ -184,7 +214,7 @@ def block_var_domains(iter_vars, provided: dict, required: dict, buffers: dict, 
     for iv in iter_vars:
         info = doms[iv.var]
         own = IntervalSet(iv.dom.min, ana.simplify(E.sub(E.add(iv.dom.min, iv.dom.extent), 1)))
-        info.bound = own if info.bound is None else set_intersect(info.bound, own, ana)
+        info.bound = own if info.bound is None else _set_intersect(info.bound, own, ana)
         info.simplify(ana)
         out.append(info)
     return out
