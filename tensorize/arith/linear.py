@@ -334,3 +334,58 @@ def canonical_affine(e):
     _CANONICAL[id(e)] = (e, result)
     _CANONICAL[id(result)] = (result, result)
     return result
+
+
+def fact_multipliers(lin: Lin, fact: Lin) -> list[int]:
+    """Positive ``m`` to try in ``lin - m * fact``: 1, and each ratio of a term's coefficient in
+    ``lin`` to its coefficient in ``fact`` that is a positive integer.
+
+    Parameters
+    ----------
+    lin : Lin
+        The form to bound.
+    fact : Lin
+        A known fact ``fact <= 0``.
+
+    Returns
+    -------
+    list of int
+        The multipliers.
+    """
+    out = [1]
+    for key, (_, kf) in fact.terms.items():
+        hit = lin.terms.get(key)
+        if hit is not None and kf and hit[1] % kf == 0 and hit[1] // kf > 1 and hit[1] // kf not in out:
+            out.append(hit[1] // kf)
+    return out
+
+
+def reduce_coefficients(q: Lin, r: Lin, c: int):
+    """``(whole, rest)`` with ``q * c + r == whole * c + rest``, where ``rest`` keeps each coefficient of
+    ``r`` modulo ``c``; None when no coefficient of ``r`` reaches ``c``.
+
+    Parameters
+    ----------
+    q : Lin
+        The quotient so far.
+    r : Lin
+        The remainder so far.
+    c : int
+        The divisor.
+
+    Returns
+    -------
+    tuple of (Lin, Lin) or None
+        ``(whole, rest)``.
+    """
+    whole, rest, moved = dict(q.terms), {}, False
+    for key, (atom, k) in r.terms.items():
+        if k // c:
+            prev = whole.get(key)
+            whole[key] = (atom, (prev[1] if prev else 0) + k // c)
+            moved = True
+        if k % c:
+            rest[key] = (atom, k % c)
+    if not moved:
+        return None
+    return Lin({key: v for key, v in whole.items() if v[1]}, 0, q.dtype), Lin(rest, r.const, r.dtype)

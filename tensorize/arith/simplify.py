@@ -11,7 +11,7 @@ from functools import lru_cache
 
 from ..ir import expr as E
 from .bound import INF, mul_bounds
-from .linear import Lin, affine_lin, canonical_affine, expr_key  # noqa: F401 - canonical_affine importable from here
+from .linear import Lin, affine_lin, canonical_affine, expr_key, fact_multipliers, reduce_coefficients  # noqa: F401 - canonical_affine importable from here
 
 _ARITH = (E.Add, E.Sub, E.Mul, E.Div, E.Mod, E.FloorDiv, E.FloorMod, E.Min, E.Max)
 _NEGATE = {E.LT: E.GE, E.LE: E.GT, E.GT: E.LE, E.GE: E.LT, E.EQ: E.NE, E.NE: E.EQ}
@@ -139,7 +139,7 @@ class Simplifier:
         return lo, hi
 
     def prove_le0(self, lin: Lin) -> bool:
-        """True when ``lin <= 0`` follows from bounds or from one known fact ``f <= 0``.
+        """True when ``lin <= 0`` follows from bounds or one known fact ``f <= 0`` (times ``fact_multipliers``).
 
         Parameters
         ----------
@@ -154,8 +154,9 @@ class Simplifier:
         if self.lin_bound(lin)[1] <= 0:
             return True
         for fact in self.an._facts:
-            if self.lin_bound(lin.combine(fact, -1))[1] <= 0:
-                return True
+            for m in fact_multipliers(lin, fact):
+                if self.lin_bound(lin.combine(fact.scale(m), -1))[1] <= 0:
+                    return True
         return False
 
     def decide_cmp(self, cls, g: Lin):
@@ -275,14 +276,18 @@ class Simplifier:
                 return q.add_const(lo // c)
             if not r.terms:
                 return q.add_const(r.const // c)
+            folded = self._fold_reduced_remainder(q, r, c)
+            if folded is not None:
+                return folded
             inner = r.single_atom()
             if inner is not None and type(inner) is E.FloorDiv and isinstance(inner.b, E.IntImm) and inner.b.value > 0:
                 # floordiv(floordiv(x, a), b) == floordiv(x, a * b) for positive a, b.
                 return q.combine(Lin.atom(E.FloorDiv(inner.a, E.IntImm(la.dtype, inner.b.value * c))))
             g = r.coeff_gcd()
-            if g > 1 and c % g == 0 and r.const % g == 0:
-                # floordiv(g * y, g * c') == floordiv(y, c')
-                return q.combine(self._division(E.FloorDiv(r.scale_down(g).to_expr(), E.IntImm(la.dtype, c // g))))
+            if g > 1 and c % g == 0:
+                # floordiv(g * y + s, g * c') == floordiv(y, c') for 0 <= s < g (the low bits never carry)
+                y = Lin(r.terms, r.const - r.const % g, r.dtype).scale_down(g)
+                return q.combine(self._division(E.FloorDiv(y.to_expr(), E.IntImm(la.dtype, c // g))))
             return q.combine(Lin.atom(E.FloorDiv(r.to_expr(), E.IntImm(la.dtype, c))))
         # floormod: the multiples of c vanish.
         r = Lin(r.terms, r.const % c, r.dtype)
@@ -300,6 +305,12 @@ class Simplifier:
             # floormod(g * y, g * c') == g * floormod(y, c')
             return self._division(E.FloorMod(r.scale_down(g).to_expr(), E.IntImm(la.dtype, c // g))).scale(g)
         return Lin.atom(E.FloorMod(r.to_expr(), E.IntImm(la.dtype, c)))
+
+    def _fold_reduced_remainder(self, q: Lin, r: Lin, c: int) -> Lin | None:
+        """``floordiv(q * c + r, c)`` when ``r`` reduced modulo ``c`` has one constant quotient, else None."""
+        parts = reduce_coefficients(q, r, c)
+        lo, hi = self.lin_bound(parts[1]) if parts is not None else (-INF, INF)
+        return parts[0].add_const(lo // c) if -INF < lo and hi < INF and lo // c == hi // c else None
 
     def _merge_div_mod(self, lin: Lin) -> Lin:
         """``k * c * floordiv(x, c) + k * floormod(x, c)`` collapses to ``k * x``.

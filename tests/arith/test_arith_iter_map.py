@@ -190,3 +190,21 @@ def test_regions():
     ana = tvm.arith.Analyzer()
     s = ana.int_set(floormod(i, 8) + j, {i: Range(0, 32), j: Range(0, 4)})
     assert (int(s.min_value), int(s.max_value)) == (0, 10)
+
+
+def test_inverse_affine_iter_map_brute_force():
+    from tensorize.arith.iter_map_inverse import inverse_affine_iter_map
+    from tensorize.arith import Analyzer
+
+    a, b, c = Var("a"), Var("b"), Var("c")
+    d = doms((a, 6), (b, 8), (c, 5))
+    indices = [floordiv(a * 8 + b, 16), c, floormod(a * 8 + b, 16)]
+    res = detect_iter_map(indices, d, check_level="bijective")
+    assert not res.errors
+    outs = [Var("o0"), Var("o1"), Var("o2")]
+    inv = inverse_affine_iter_map(res.indices, outs)
+    for va, vb, vc in itertools.product(range(6), range(8), range(5)):
+        point = {a: va, b: vb, c: vc}
+        out_vals = {o: evaluate(e, point) for o, e in zip(outs, indices)}
+        for var, expr in inv.items():
+            assert evaluate(expr, out_vals) == point[var]

@@ -139,3 +139,15 @@ def test_errors(ana):
         ana.update(Var("x"), (0, 1))
     with pytest.raises(ZeroDivisionError):
         ana.simplify(floordiv(Var("x"), Var("y") * 0))
+
+
+def test_floordiv_low_bits_and_reduced_remainder(ana):
+    x, k, n = Var("x"), Var("k"), Var("n")
+    # floordiv(8x + 7, 16): the low bits 7 < 8 never carry.
+    assert text(ana.simplify(floordiv(x * 8 + 7, 16))) == text(floordiv(x, 2))
+    ana.bind(x, Range(0, 2))
+    # 360 = 22 * 16 + 8: with x in [0, 1] the remainder 8x + 359 stays in one block of 16.
+    assert text(ana.simplify(floordiv(x * 360 + 359, 16))) == text(ana.simplify(x * 22 + 22))
+    # A fact scaled by a matching coefficient: k < n gives 32k + 31 < 32n.
+    ana.bind(k, Range(0, n))
+    assert ana.can_prove(LT(k * 32 + 31, n * 32))

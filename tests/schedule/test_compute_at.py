@@ -127,3 +127,205 @@ def test_sample_compute_location_replays():
     with pytest.raises(ScheduleError, match="not a valid compute location"):
         s = tvm.tir.Schedule(two_stage)
         s.sample_compute_location(s.get_block("B"), decision=5)
+
+
+# -- iterator domains (TVM's CalculateBlockVarDomain) --------------------------------------------------
+@T.prim_func
+def repeat_by_16(A: T.Buffer((8,), "float32"), C: T.Buffer((128,), "float32")):
+    B = T.alloc_buffer((8, 16))
+    for i, j in T.grid(8, 16):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi] + T.float32(1)
+    for i in range(128):
+        with T.block("C"):
+            vi = T.axis.spatial(128, i)
+            C[vi] = B[vi // 16, vi % 16] * T.float32(2)
+
+
+@T.prim_func
+def repeat_by_16_reverse(A: T.Buffer((8,), "float32"), C: T.Buffer((128,), "float32")):
+    B = T.alloc_buffer((8, 16))
+    for i in range(8):
+        for j in range(16):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj] = A[vi] + T.float32(1)
+        for ax0 in range(16):
+            with T.block("C"):
+                vi = T.axis.spatial(128, i * 16 + ax0)
+                C[vi] = B[vi // 16, vi % 16] * T.float32(2)
+
+
+def _check_repeat(mod):
+    from tests.schedule._sched_workloads import rand, run
+    import numpy as np
+
+    a = rand(8)
+    c = np.zeros(128, "float32")
+    run(mod, a, c)
+    np.testing.assert_allclose(c, np.repeat(a + 1, 16) * 2, rtol=1e-6)
+
+
+def test_reverse_compute_at_inverts_floordiv_floormod_indices():
+    # C reads B[vi // 16, vi % 16]: the indices are a bijective map of vi, so one row of B
+    # (i, 0:16) maps back to vi in [i * 16, i * 16 + 15].
+    sch = tvm.tir.Schedule(repeat_by_16)
+    i, _ = sch.get_loops(sch.get_block("B"))
+    sch.reverse_compute_at(sch.get_block("C"), i)
+    assert_func_equal(sch.mod, repeat_by_16_reverse)
+    _check_repeat(sch.mod)
+
+
+@T.prim_func
+def grouped_bias(X: T.Buffer((720,), "float32"), Y: T.Buffer((720,), "float32")):
+    B = T.alloc_buffer((45,))
+    for i in range(45):
+        with T.block("init"):
+            vi = T.axis.spatial(45, i)
+            B[vi] = T.Cast("float32", vi)
+    for c_o, c_i in T.grid(2, 360):
+        with T.block("compute"):
+            cc = T.axis.spatial(720, c_o * 360 + c_i)
+            Y[cc] = X[cc] + B[cc // 16]
+
+
+@T.prim_func
+def grouped_bias_compute_at(X: T.Buffer((720,), "float32"), Y: T.Buffer((720,), "float32")):
+    B = T.alloc_buffer((45,))
+    for c_o in range(2):
+        for ax0 in range(23):
+            with T.block("init"):
+                vi = T.axis.spatial(45, c_o * 22 + ax0)
+                B[vi] = T.Cast("float32", vi)
+        for c_i in range(360):
+            with T.block("compute"):
+                cc = T.axis.spatial(720, c_o * 360 + c_i)
+                Y[cc] = X[cc] + B[cc // 16]
+
+
+def test_compute_at_non_perfect_group_has_constant_extent():
+    # 360 channels per c_o read groups c_o * 360 // 16 .. (c_o * 360 + 359) // 16: with c_o in {0, 1}
+    # that is c_o * 22 .. c_o * 22 + 22, 23 groups (the groups overlap at the tile edge).
+    from tests.schedule._sched_workloads import rand, run
+    import numpy as np
+
+    sch = tvm.tir.Schedule(grouped_bias)
+    sch.compute_at(sch.get_block("init"), sch.get_loops(sch.get_block("compute"))[0])
+    assert_func_equal(sch.mod, grouped_bias_compute_at)
+    x, y = rand(720), np.zeros(720, "float32")
+    run(sch.mod, x, y)
+    np.testing.assert_allclose(y, x + np.arange(720) // 16, rtol=1e-6)
+
+
+@T.prim_func
+def blockized_producer(A: T.Buffer((64, 64), "float32"), C: T.Buffer((64, 64), "float32")):
+    B = T.alloc_buffer((64, 64))
+    for i_o, j_o in T.grid(4, 4):
+        with T.block("B_outer"):
+            vio, vjo = T.axis.remap("SS", [i_o, j_o])
+            T.reads(A[vio * 16:vio * 16 + 16, vjo * 16:vjo * 16 + 16])
+            T.writes(B[vio * 16:vio * 16 + 16, vjo * 16:vjo * 16 + 16])
+            for i_i, j_i in T.grid(16, 16):
+                with T.block("B"):
+                    vi = T.axis.spatial(64, vio * 16 + i_i)
+                    vj = T.axis.spatial(64, vjo * 16 + j_i)
+                    B[vi, vj] = A[vi, vj] * T.float32(2)
+    for i_o, j_o, i_i, j_i in T.grid(2, 2, 32, 32):
+        with T.block("C"):
+            vi = T.axis.spatial(64, i_o * 32 + i_i)
+            vj = T.axis.spatial(64, j_o * 32 + j_i)
+            C[vi, vj] = B[vi, vj] + T.float32(1)
+
+
+def test_compute_at_blockized_producer_covers_tiles():
+    # B_outer writes B[vio * 16 : vio * 16 + 16]: a 32-row tile of C needs vio in
+    # [i_o * 2, i_o * 2 + 1], two blocks per axis (not all four).
+    from tests.schedule._sched_workloads import rand, run
+    import numpy as np
+
+    sch = tvm.tir.Schedule(blockized_producer)
+    _, j_o, _, _ = sch.get_loops(sch.get_block("C"))
+    sch.compute_at(sch.get_block("B_outer"), j_o)
+    text = sch.mod.script()
+    assert "for ax0, ax1 in T.grid(2, 2):" in text
+    assert "vio = T.axis.spatial(4, i_o * 2 + ax0)" in text
+    a, c = rand(64, 64), np.zeros((64, 64), "float32")
+    run(sch.mod, a, c)
+    np.testing.assert_allclose(c, a * 2 + 1, rtol=1e-6)
+
+
+@T.prim_func
+def symbolic_copy(x: T.handle, y: T.handle, n: T.int32):
+    X = T.match_buffer(x, (n * 32,))
+    Y = T.match_buffer(y, (n * 32,))
+    B = T.alloc_buffer((n * 32,))
+    for k in range(n * 32):
+        with T.block("B"):
+            vk = T.axis.spatial(n * 32, k)
+            B[vk] = X[vk]
+    for k_0, k_1 in T.grid(n, 32):
+        with T.block("Y"):
+            vk = T.axis.spatial(n * 32, k_0 * 32 + k_1)
+            Y[vk] = B[vk]
+
+
+def test_compute_at_symbolic_tile_needs_no_predicate():
+    # k_0 < n gives k_0 * 32 + ax0 < n * 32: the tile stays inside the buffer, so no T.where.
+    sch = tvm.tir.Schedule(symbolic_copy)
+    sch.compute_at(sch.get_block("B"), sch.get_loops(sch.get_block("Y"))[0])
+    text = sch.mod.script()
+    assert "for ax0 in range(32):" in text
+    assert "T.where" not in text
+
+
+@T.prim_func
+def unsolvable_read(A: T.Buffer((16,), "float32"), C: T.Buffer((16,), "float32")):
+    B = T.alloc_buffer((16,))
+    for i in range(16):
+        with T.block("B"):
+            vi = T.axis.spatial(16, i)
+            B[vi] = A[vi]
+    for i in range(16):
+        with T.block("C"):
+            vi = T.axis.spatial(16, i)
+            C[vi] = B[vi // 2 + vi % 2]
+
+
+def test_reverse_compute_at_unsolvable_index_is_an_error():
+    sch = tvm.tir.Schedule(unsolvable_read)
+    loop = sch.get_loops(sch.get_block("B"))[0]
+    c = sch.get_block("C")
+    before, n = sch.mod, len(sch.trace)
+    with pytest.raises(ScheduleError, match="cannot solve the iterator domains of block 'C'"):
+        sch.reverse_compute_at(c, loop)
+    assert sch.mod is before and len(sch.trace) == n
+
+
+@T.prim_func
+def unit_outer_loop(A: T.Buffer((8,), "float32"), C: T.Buffer((3,), "float32")):
+    B = T.alloc_buffer((1, 8))
+    for a, b in T.grid(1, 8):
+        with T.block("B"):
+            va, vb = T.axis.remap("SS", [a, b])
+            B[va, vb] = A[vb] * T.float32(2)
+    for i in range(3):
+        with T.block("C"):
+            vi = T.axis.spatial(3, i)
+            C[vi] = B[vi // 8, vi] + T.float32(1)
+
+
+def test_reverse_compute_at_unit_loop_stands_for_its_min():
+    # Under the unit loop a (a == 0), B[vi // 8, vi] for one row a gives vi in [a * 8, a * 8 + 7],
+    # which meets vi's own domain [0, 2] exactly: three instances, no predicate.
+    from tests.schedule._sched_workloads import rand, run
+    import numpy as np
+
+    sch = tvm.tir.Schedule(unit_outer_loop)
+    a_loop, _ = sch.get_loops(sch.get_block("B"))
+    sch.reverse_compute_at(sch.get_block("C"), a_loop)
+    text = sch.mod.script()
+    assert "for ax0 in range(3):" in text and "T.where" not in text
+    a, c = rand(8), np.zeros(3, "float32")
+    run(sch.mod, a, c)
+    np.testing.assert_allclose(c, a[:3] * 2 + 1, rtol=1e-6)

@@ -10,7 +10,9 @@ from __future__ import annotations
 from ...ir import expr as E
 from ...ir.stmt import Block, BlockRealize, For, Stmt
 from ..base import ScheduleBase, primitive
-from ...arith.loop_relax import block_region_in_loops, hull, loop_dom, make_analyzer
+from ...arith.loop_relax import block_region_in_loops, loop_dom, make_analyzer
+from ...ir.functor import collect_vars
+from .compute_at_domain import DomainError, block_var_domains, nd_union, region_sets
 from ..tree import replace_many, replace_stmt
 from .cache_placement import common_loop
 from ..surgery import children_of, conflicts, contains, realize_in_loops, removal_target, remove_stmt, seq
@@ -258,7 +260,8 @@ class ComputeAt(ScheduleBase):
         else:
             raise self._error(f"{name}: index {index} is not a valid position under loop {loop.var.name}; valid "
                               f"positions are {lo}..{hi} (or -1 for the last, -2 for the first)", loop_stmt)
-        new_stmt = self._regenerate(tree, realize, loop_stmt, required, preserve_unit_loops, reverse, name)
+        new_stmt = self._regenerate(tree, realize, loop_stmt, required, preserve_unit_loops, reverse, name,
+                                    func_name)
         # Build the new loop body, then splice it in (the removal may be inside or outside the loop).
         new_children = []
         for p, child in enumerate(children):
@@ -279,115 +282,113 @@ class ComputeAt(ScheduleBase):
         self._set_body(func_name, body)
 
     def _regenerate(self, tree, realize: BlockRealize, loop_stmt: For, others: list[BlockRealize],
-                    preserve_unit_loops: bool, reverse: bool, name: str) -> Stmt:
+                    preserve_unit_loops: bool, reverse: bool, name: str, func_name: str) -> Stmt:
         """The moved block under fresh loops covering what ``others`` consume (produce) per iteration."""
         blk = realize.block
         outer = tree.loops_of(loop_stmt) + [loop_stmt]
         ana = make_analyzer(outer)
-        # Region of each buffer needed (compute_at) or provided (reverse) per iteration of the loop.
-        needed: dict[int, list[E.Range]] = {}
-        own = {id(r.buffer) for r in (blk.reads if reverse else blk.writes)}
+        for f in outer:  # as TVM's analyzer: a serial loop of extent 1 stands for its min
+            if _const(f.extent) == 1 and not f.thread_tag:
+                ana.bind(f.loop_var, f.min)
+        _mark_shape_vars_nonneg(ana, self._func(func_name))
+        provided, buffers = {}, {}
+        for region in (blk.reads if reverse else blk.writes):
+            key = id(region.buffer)
+            buffers[key] = region.buffer
+            provided[key] = nd_union(provided.get(key), region_sets(region.region), ana)
+        required = self._required_regions(tree, loop_stmt, outer, others, buffers, reverse, ana)
+        try:
+            solved: set = set()
+            doms = block_var_domains(blk.iter_vars, provided, required, buffers, ana, solved)
+        except DomainError as err:
+            raise self._error(f"{name}: cannot solve the iterator domains of block {blk.name_hint!r}: {err}; the "
+                              "moved block must access the buffer at iterators (times or plus constants)",
+                              realize) from None
+        if reverse:
+            self._check_determined(blk, solved, name, realize)
+        return self._make_loops(blk, doms, ana, preserve_unit_loops, name, realize)
+
+    @staticmethod
+    def _required_regions(tree, loop_stmt: For, outer: list, others: list[BlockRealize], buffers: dict,
+                          reverse: bool, ana) -> dict:
+        """``id(buffer) -> intervals``: what ``others`` read (write) of ``buffers`` per iteration of the loop."""
+        required: dict = {}
         for s in others:
             inner = [f for f in tree.loops_of(s) if tree.is_ancestor(loop_stmt, f)]
             dom = loop_dom(inner)
             for region in (s.block.writes if reverse else s.block.reads):
-                if id(region.buffer) not in own:
+                if id(region.buffer) not in buffers:
                     continue
                 # As TVM: storage the threads share is filled for all of them, so the thread loops above
                 # the target loop are relaxed too (a shared tile covers the thread block, not one warp).
-                visible = _thread_visible_loops(outer, region.buffer.scope())
+                visible = [] if reverse else _thread_visible_loops(outer, region.buffer.scope())
                 rng = block_region_in_loops(s, region, {**loop_dom(visible), **dom} if visible else dom, ana)
                 key = id(region.buffer)
-                needed[key] = rng if key not in needed else hull(needed[key], rng, ana)
-        # Solve the moved block's iterator ranges from its own accesses of those buffers.
-        ranges: dict[int, E.Range] = {}
-        ivars = {id(iv.var): iv for iv in blk.iter_vars}
-        for region in (blk.reads if reverse else blk.writes):
-            req = needed.get(id(region.buffer))
-            if req is None:
-                continue
-            for axis, (acc, want) in enumerate(zip(region.region, req)):
-                var, offset = _var_plus_const(acc.min)
-                sign = 1
-                if var is None and isinstance(acc.min, E.Sub) and isinstance(acc.min.a, E.IntImm) and isinstance(
-                        acc.min.b, E.Var):  # c - v: a reversed axis (TVM solves it too)
-                    var, offset, sign = acc.min.b, acc.min.a.value, -1
-                if var is None or id(var) not in ivars or not _is_one(acc.extent):
-                    if reverse and _uses_ivars(acc.min, ivars):
-                        raise self._error(f"{name}: block {blk.name_hint!r} accesses {region.buffer.name!r} on axis "
-                                          f"{axis} with the index {acc.min}, which is not an iterator plus a "
-                                          "constant; its range cannot be matched to the produced region", realize)
-                    continue
-                if sign == 1:
-                    new = E.Range.from_min_extent(ana.simplify(E.sub(want.min, offset)), want.extent)
-                else:  # v = c - index over [min, min + extent)
-                    lo = E.sub(E.sub(E.make_const(want.min.dtype, offset + 1), want.min), want.extent)
-                    new = E.Range.from_min_extent(ana.simplify(lo), want.extent)
-                old = ranges.get(id(var))
-                if old is None:
-                    ranges[id(var)] = new
-                elif reverse:
-                    if not (ana.can_prove_equal(old.min, new.min) and ana.can_prove_equal(old.extent, new.extent)):
-                        raise self._error(f"{name}: block {blk.name_hint!r} reads {region.buffer.name!r} with "
-                                          f"iterator {var.name} in several places needing different ranges", realize)
-                else:
-                    ranges[id(var)] = hull([old], [new], ana)[0]
-        if reverse:
-            for iv in blk.iter_vars:
-                if id(iv.var) not in ranges and any(_uses_ivars(r.min, {id(iv.var): iv}) for reg in blk.reads
-                                                    if id(reg.buffer) in own for r in reg.region):
-                    raise self._error(f"{name}: iterator {iv.var.name} of block {blk.name_hint!r} is not "
-                                      "determined by the produced region", realize)
-        # New loops and bindings, in iterator order.
-        bindings, loops, preds = [], [], []
-        n_loops = 0
+                required[key] = nd_union(required.get(key), region_sets(rng), ana)
+        return required
+
+    def _check_determined(self, blk: Block, solved: set, name: str, realize: BlockRealize) -> None:
+        """reverse_compute_at: every iterator the block reads with must be fixed by the produced region."""
         for iv in blk.iter_vars:
-            rng = ranges.get(id(iv.var), iv.dom)
-            dom_lo, dom_hi = iv.dom.min, E.add(iv.dom.min, iv.dom.extent)
-            if rng is not iv.dom and ana.can_prove(E.LE(rng.min, dom_lo)) and ana.can_prove(
-                    E.GE(E.add(rng.min, rng.extent), dom_hi)):
-                rng = iv.dom  # as TVM: a region wider than the iterator's domain is the domain
-            extent = ana.simplify(rng.extent)
-            ext_c = _const(extent)
-            if ext_c is None:
-                bound = ana.const_int_bound(extent).max_value
-                if bound > (1 << 40):
-                    raise self._error(f"{name}: the region of iterator {iv.var.name} has the unbounded extent "
-                                      f"{extent}", realize)
-                ext_c = bound
-            if ext_c == 1 and not preserve_unit_loops:
-                value = ana.simplify(rng.min)
+            if iv.var not in solved and any(_uses_ivars(r.min, {id(iv.var): iv}) for reg in blk.reads
+                                            for r in reg.region):
+                raise self._error(f"{name}: iterator {iv.var.name} of block {blk.name_hint!r} is not "
+                                  "determined by the produced region", realize)
+
+    def _make_loops(self, blk: Block, doms: list, ana, preserve_unit_loops: bool, name: str,
+                    realize: BlockRealize) -> Stmt:
+        """New loops and bindings, in iterator order, with predicates clipping to the bounds."""
+        bindings, loops, preds = [], [], []
+        for iv, info in zip(blk.iter_vars, doms):
+            lo = ana.simplify(info.dom.min_value)
+            extent = ana.simplify(E.sub(E.add(info.dom.max_value, 1), lo))
+            if _const(extent) == 1 and not preserve_unit_loops:
+                value = lo
                 b = ana.const_int_bound(value)
                 if b.min_value == b.max_value:  # as TVM: i0 of a unit loop is the constant 0
                     value = E.make_const(value.dtype, b.min_value)
             else:
-                var = E.Var(f"ax{n_loops}", iv.var.dtype)
-                n_loops += 1
-                loops.append((var, ext_c))
-                lo_s = ana.simplify(rng.min)
-                value = var if _const(lo_s) == 0 else E.add(lo_s, var)  # TVM's form: min + ax
-                if _const(extent) is None:
-                    preds.append(E.LT(var, extent))
-            lo_ok = ana.can_prove(E.GE(rng.min, dom_lo))
-            hi_ok = ana.can_prove(E.LE(E.add(rng.min, extent), dom_hi))
-            if not lo_ok:
-                preds.append(_bound_pred(ana, value, dom_lo, lower=True))
-            if not hi_ok:
-                preds.append(_bound_pred(ana, value, dom_hi, lower=False))
+                dtype = _wider(lo.dtype, extent.dtype)
+                var = E.Var(f"ax{len(loops)}", dtype)
+                if _const(extent) is None and ana.const_int_bound(extent).max_value > (1 << 40) and \
+                        not collect_vars(extent):
+                    raise self._error(f"{name}: the region of iterator {iv.var.name} has the unbounded extent "
+                                      f"{extent}", realize)
+                loops.append((var, extent))
+                ana.bind(var, E.Range.from_min_extent(E.make_const(dtype, 0), extent))
+                if _const(extent) == 1:
+                    ana.bind(var, E.make_const(dtype, 0))  # as TVM's analyzer: a unit loop is its min
+                value = var if _const(lo) == 0 else E.add(lo, var)  # TVM's form: min + ax
             bindings.append(value)
+            if info.bound is not None:
+                preds += self._bound_preds(ana, value, info.bound)
         return realize_in_loops(bindings, preds, blk, loops)
+
+    @staticmethod
+    def _bound_preds(ana, value, bound) -> list:
+        """``bound.min <= value`` and ``value <= bound.max`` where not provable."""
+        out = []
+        if bound.has_lower_bound() and not ana.can_prove(E.GE(value, bound.min_value)):
+            out.append(_bound_pred(ana, value, bound.min_value, lower=True))
+        if bound.has_upper_bound():
+            limit = ana.simplify(E.add(bound.max_value, 1))
+            if not _prove_lt(ana, value, limit):
+                out.append(_bound_pred(ana, value, limit, lower=False))
+        return out
 
 
 def _thread_visible_loops(loops: list, scope: str) -> list:
-    """The loops among ``loops`` bound to threads that all see one buffer of ``scope``: ``threadIdx.*`` for
-    ``shared``, ``threadIdx.x`` (the lanes) for ``warp``, none otherwise."""
+    """The loops among ``loops`` bound to threads that all see one buffer of ``scope``: ``threadIdx.*``
+    for ``shared``, ``threadIdx.x`` (the lanes) for ``warp``, none otherwise. (TVM's
+    ``CanRelaxStorageUnderThread`` also relaxes vthread loops for ``shared``; the lowering here does not
+    yet compact shared tiles whose bindings drop the vthread, so they stay unrelaxed.)"""
     if scope.startswith("shared"):
-        prefix = "threadIdx"
+        prefixes = ("threadIdx",)
     elif scope == "warp":
-        prefix = "threadIdx.x"
+        prefixes = ("threadIdx.x",)
     else:
         return []
-    return [f for f in loops if f.thread_tag.startswith(prefix)]
+    return [f for f in loops if f.thread_tag.startswith(prefixes)]
 
 
 def index_is_inside(tree, realize: BlockRealize, loop_stmt: For) -> bool:
@@ -449,3 +450,34 @@ def _uses_ivars(expr, ivars) -> bool:
     from ...ir.functor import collect_vars
 
     return any(id(v) in ivars for v in collect_vars(expr))
+
+
+def _wider(a: str, b: str) -> str:
+    """The wider of two integer dtypes (TVM: the new loop variable holds both its min and extent)."""
+    return a if int(a[3:] or 32) >= int(b[3:] or 32) else b
+
+
+def _mark_shape_vars_nonneg(ana, func) -> None:
+    """As TVM's ``AddShapeVarBounds``: the variables in the parameter buffers' shapes are non-negative."""
+    from ...arith.bound import ConstIntBound
+
+    for buf in func.buffer_map.values():
+        for dim in buf.shape:
+            if isinstance(dim, E.Var):
+                lo, hi = ana.const_int_bound(dim).min_value, ana.const_int_bound(dim).max_value
+                if lo < 0:
+                    ana.update(dim, ConstIntBound(0, hi))
+
+
+def _prove_lt(ana, value, limit) -> bool:
+    """``value < limit``, also through a symbolic divisor ``y >= 0`` (TVM proves these with its
+    symbolic-bound strength): ``x % y < y``, and ``x // y < c`` from ``x < c * y``. A zero divisor
+    cannot occur where the block runs: the loop over ``x`` is then empty."""
+    if ana.can_prove(E.LT(value, limit)):
+        return True
+    v = ana.simplify(value)
+    if type(v) not in (E.FloorMod, E.FloorDiv) or isinstance(v.b, E.IntImm) or not ana.can_prove(E.GE(v.b, 0)):
+        return False
+    if isinstance(v, E.FloorMod):
+        return ana.can_prove_equal(v.b, limit)
+    return ana.can_prove(E.LT(v.a, E.mul(limit, v.b)))
