@@ -131,8 +131,8 @@ def is_affine_binding(realize: BlockRealize, loops) -> bool:
     pred = realize.predicate
     if not uses_any(pred, ids):
         return True
-    bounded = [c.a for c in _conjuncts(pred) if isinstance(c, (E.LT, E.LE)) and uses_any(c.a, ids)]
-    others = [c for c in _conjuncts(pred) if not isinstance(c, (E.LT, E.LE)) and uses_any(c, ids)]
+    bounded = [c.a for c in split_conjuncts(pred) if isinstance(c, (E.LT, E.LE)) and uses_any(c.a, ids)]
+    others = [c for c in split_conjuncts(pred) if not isinstance(c, (E.LT, E.LE)) and uses_any(c, ids)]
     from ..ir.structural import structural_equal
 
     return not others and all(
@@ -140,10 +140,50 @@ def is_affine_binding(realize: BlockRealize, loops) -> bool:
         for b in bounded)
 
 
-def _conjuncts(pred) -> list:
+def split_conjuncts(pred) -> list:
+    """The conjuncts of ``pred`` (``a && b && ...``), constant-true parts dropped.
+
+    Parameters
+    ----------
+    pred : PrimExpr
+        A condition.
+
+    Returns
+    -------
+    list of PrimExpr
+        Its conjuncts, outermost ``And`` first.
+
+    Examples
+    --------
+    >>> from tensorize.ir import expr as E
+    >>> i, j = E.Var("i", "int32"), E.Var("j", "int32")
+    >>> [str(c) for c in split_conjuncts(E.logical_and(i < 5, j < 3))]
+    ['i < 5', 'j < 3']
+    """
     if isinstance(pred, E.And):
-        return _conjuncts(pred.a) + _conjuncts(pred.b)
+        return split_conjuncts(pred.a) + split_conjuncts(pred.b)
+    if isinstance(pred, E.IntImm) and pred.value:
+        return []
     return [pred]
+
+
+def conjoin_all(parts) -> E.PrimExpr:
+    """``parts[0] && parts[1] && ...`` (``conjoin`` folded); ``True`` for none.
+
+    Parameters
+    ----------
+    parts : iterable of PrimExpr
+        Conditions.
+
+    Returns
+    -------
+    PrimExpr
+        Their conjunction.
+    """
+    out: E.PrimExpr = E.IntImm("bool", True)
+    for p in parts:
+        out = conjoin(out, p)
+    return out
 
 
 def _is_plain_sum(expr, values, ids) -> bool:

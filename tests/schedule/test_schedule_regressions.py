@@ -67,3 +67,38 @@ def test_rfactor_of_the_outer_loop_of_an_uneven_split_is_exact():
     out = tvm.nd.array(np.zeros(4, "float32"))
     tvm.build(sch.mod, target="llvm")(tvm.nd.array(a), out)
     np.testing.assert_array_equal(out.numpy(), a.sum(axis=1))
+
+
+def test_reorder_keeps_the_order_of_fused_spatial_reduction_loops():
+    """Found by the property test: fuse(j, k) then split gives two loops that each carry j and k; swapping
+    them would run an output's init after some of its updates. The reorder is refused, nothing changes."""
+    from tests.schedule.test_properties import matmul
+
+    sch = tvm.tir.Schedule(matmul)
+    i, j, k = sch.get_loops(sch.get_block("C"))
+    fused = sch.fuse(j, k)
+    f0, f1 = sch.split(fused, factors=[None, 5])
+    before, n = sch.mod, len(sch.trace)
+    with pytest.raises(tvm.tir.ScheduleError, match="init would no longer run before all updates"):
+        sch.reorder(f1, f0)
+    assert sch.mod is before and len(sch.trace) == n
+    sch.reorder(f0, i)  # a spatial loop still moves freely around them
+
+
+def test_blockize_carries_a_non_dividing_split_predicate_into_the_init():
+    """Found by the property test: a split by 6 of an extent-5 loop, blockized above it: the init nest
+    keeps the predicate (no write past the output's end) and the program computes the same."""
+    import numpy as np
+
+    from tests.schedule.test_properties_wide import _depthwise_case
+
+    func, inputs, out, expected = _depthwise_case()
+    sch = tvm.tir.Schedule(func)
+    loops = sch.get_loops(sch.get_block("C"))
+    sch.split(loops[1], factors=[None, 6])
+    sch.blockize(sch.get_loops(sch.get_block("C"))[0])
+    init = sch.get(sch.get_block("C_init"))
+    assert init.name_hint == "C_init"
+    assert "T.where(h_0 * 6 + h_1 < 5)" in sch.mod.script()
+    tvm.build(sch.mod, target="llvm")(*[tvm.nd.array(x) for x in inputs], res := tvm.nd.array(out))
+    np.testing.assert_allclose(res.numpy(), expected, rtol=1e-5, atol=1e-5)

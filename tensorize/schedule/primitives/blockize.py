@@ -13,6 +13,7 @@ from ...ir import expr as E
 from ...ir.functor import collect_vars, substitute
 from ...ir.stmt import Block, BlockRealize, BufferRegion, For, SeqStmt, Stmt
 from ...ir.structural import structural_equal
+from ..analysis import conjoin_all, split_conjuncts
 from ..base import ScheduleBase, primitive
 from ...arith.loop_relax import hull, make_analyzer, relax_region
 from ..tree import StmtIndex, replace_many
@@ -346,17 +347,32 @@ class Blockize(ScheduleBase):
             init_ivars.append(copy)
             init_values.append(value)
             needed_loops |= {id(v) for v in collect_vars(value)}
+        # The inner predicate's conjuncts free of reduction loops carry over (with the loops they name):
+        # a split that does not divide must not initialise outputs past the buffer's end.
+        reduce_loops = {id(v) for nv, value in zip(inner_ivars, inner_values)
+                        if nv.iter_type != E.IterVar.DataPar for v in collect_vars(value)}
+        inner_loops = {id(f.loop_var) for f in div.inner_loops}
+        kept = []
+        for part in split_conjuncts(div.inner_pred):
+            used = {id(v) for v in collect_vars(part)} & inner_loops
+            if used & reduce_loops and used - reduce_loops:
+                raise self._error(f"blockize: the predicate {part} of block {blk.name_hint!r} mixes its spatial and "
+                                  "reduction loops, so its init cannot be blockized; decompose_reduction first", blk)
+            if used and not used & reduce_loops:
+                kept.append(part)
+                needed_loops |= used
         # Re-express the original iterators with the init iterators instead of the inner ones.
         swap = {nv.var: c.var for nv, c in zip([v for v in inner_ivars if v.iter_type == E.IterVar.DataPar], init_ivars)}
         init_map = {k: substitute(v, swap) for k, v in vmap.items()}
         loops = [f for f in div.inner_loops if id(f.loop_var) in needed_loops]
         loop_copy = {f.loop_var: f.loop_var.copy_with_name(f.loop_var.name) for f in loops}
         init_values = [substitute(v, loop_copy) for v in init_values]
+        pred = [substitute(part, loop_copy) for part in kept]
         body = substitute(blk.init, init_map)
         written = [BufferRegion(w.buffer, [E.Range.from_min_extent(substitute(r.min, init_map), r.extent)
                                            for r in w.region]) for w in blk.writes]
         init_block = Block(init_ivars, [], written, blk.name_hint + "_init", body)
-        stmt: Stmt = BlockRealize(init_values, True, init_block)
+        stmt: Stmt = BlockRealize(init_values, conjoin_all(pred), init_block)
         for f in reversed(loops):
             stmt = For(loop_copy[f.loop_var], f.min, f.extent, f.kind, stmt, f.thread_binding, f.annotations)
         return stmt

@@ -319,6 +319,7 @@ class LoopTransform(ScheduleBase):
         new_path = list(path)
         for pos, f in zip(positions, fors):
             new_path[pos] = f
+        self._check_init_order(bottom, path, new_path)
         seen: set[int] = set()
         for f in new_path:
             if uses_any(f.min, chain_ids - seen) or uses_any(f.extent, chain_ids - seen):
@@ -329,6 +330,27 @@ class LoopTransform(ScheduleBase):
         for f in reversed(new_path):
             body = f.replace(body=body)
         self._replace(func_name, path[0], body)
+
+    def _check_init_order(self, bottom, path, new_path) -> None:
+        """Reject a reorder that swaps two loops which each carry both a spatial and a reduction iterator
+        of a block with an init (a fused spatial-reduction loop, split): the reduction instances of one
+        output would no longer run in order, so its init (run at the first instance) could come after
+        updates and wipe them. Such loops keep their relative order; other loops move freely."""
+        for realize in block_realizes_under(bottom.body):
+            if realize.block.init is None:
+                continue
+            kinds: dict[int, set] = {}
+            for iv, value in zip(realize.block.iter_vars, realize.iter_values):
+                for p in path:
+                    if uses_any(value, {id(p.loop_var)}):
+                        kinds.setdefault(id(p), set()).add(iv.iter_type)
+            mixed = [id(p) for p in path if kinds.get(id(p), set()) >= {DATA_PAR, COMM_REDUCE}]
+            if [i for i in map(id, new_path) if i in mixed] != mixed:
+                names = ", ".join(p.loop_var.name for p in path if id(p) in mixed)
+                raise self._error(f"reorder would change the order of loops {names}, which each carry both spatial "
+                                  f"and reduction iterators of block {realize.block.name_hint!r}: its init would no "
+                                  "longer run before all updates of an output; keep their order, or "
+                                  "decompose_reduction first", realize)
 
     # -- merge ----------------------------------------------------------------------------------
     @primitive

@@ -7,26 +7,12 @@ from ...ir.functor import substitute
 from ...ir.structural import structural_equal
 from ...ir.stmt import Block, BlockRealize, BufferStore, For, ForKind, LetStmt, SeqStmt, Stmt
 from ...arith.block_regions import detect_block_regions
-from ..analysis import COMM_REDUCE, DATA_PAR, const_value, uses_any, var_ids
+from ..analysis import COMM_REDUCE, DATA_PAR, conjoin_all, const_value, split_conjuncts, uses_any, var_ids
 from ..base import ScheduleBase, primitive
 from ..rv import BlockRV, LoopRV
 from ..tree import replace_many
 from .rfactor_nest import copy_nest, every_rf_value_runs, realizes_in, rewrite_nest
 
-
-def _split_conjuncts(pred: E.PrimExpr) -> list[E.PrimExpr]:
-    if isinstance(pred, E.And):
-        return _split_conjuncts(pred.a) + _split_conjuncts(pred.b)
-    if isinstance(pred, E.IntImm) and pred.value:
-        return []
-    return [pred]
-
-
-def _conjoin_all(parts) -> E.PrimExpr:
-    out: E.PrimExpr = E.IntImm("bool", True)
-    for p in parts:
-        out = E.logical_and(out, p)
-    return out
 
 
 class _Reducer:
@@ -216,7 +202,7 @@ class Reduction(ScheduleBase):
             new_values.append(substitute(v, loop_map))
         available = {id(f.loop_var) for f in loops[:pos]} | {id(v) for v in loop_map.values()}
         pred_parts = []
-        for part in _split_conjuncts(realize.predicate):
+        for part in split_conjuncts(realize.predicate):
             part = substitute(part, loop_map)
             if var_ids(part) <= available:
                 pred_parts.append(part)
@@ -224,7 +210,7 @@ class Reduction(ScheduleBase):
         # As in TVM, the init block keeps the block's annotations and each copied loop keeps its
         # kind (a vectorized inner loop stays vectorized), but not its annotations.
         init_block = _with_regions(Block(new_iters, [], [], init_name, init_body, annotations=blk.annotations))
-        stmt = BlockRealize(new_values, _conjoin_all(pred_parts), init_block)
+        stmt = BlockRealize(new_values, conjoin_all(pred_parts), init_block)
         for f in reversed(inner_loops):
             binding = f.thread_binding if f.kind == ForKind.THREAD_BINDING else None
             if binding is not None:  # the init loop binds the thread axis with an IterVar of its own, as TVM's
@@ -424,8 +410,8 @@ class Reduction(ScheduleBase):
                               wb_indices)
         wb_init = BufferStore(old, blk.init.value, wb_indices)
         wb_block = _with_regions(Block(wb_iters, [], [], blk.name_hint, wb_body, wb_init, annotations=blk.annotations))
-        wb_pred = [p for p in _split_conjuncts(realize.predicate) if not uses_any(p, removed)]
-        wb_realize = BlockRealize(wb_values, _conjoin_all(wb_pred), wb_block)
+        wb_pred = [p for p in split_conjuncts(realize.predicate) if not uses_any(p, removed)]
+        wb_realize = BlockRealize(wb_values, conjoin_all(wb_pred), wb_block)
         # The rfactor block goes in a copy of the whole loop nest (fresh loop variables), placed
         # right before the outermost loop of the block.
         top = loops[0] if loops else realize
