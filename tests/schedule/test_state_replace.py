@@ -5,20 +5,7 @@ import pytest
 import tensorize as tvm
 from tensorize.ir import IRModule
 from tensorize.ir.stmt import Block, BlockRealize, Evaluate, For
-from tensorize.script import tir as T
-
-
-@T.prim_func
-def two_stages(A: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
-    B = T.alloc_buffer((16, 16))
-    for i, j in T.grid(16, 16):
-        with T.block("B"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            B[vi, vj] = A[vi, vj] * T.float32(2)
-    for i, j in T.grid(16, 16):
-        with T.block("C"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            C[vi, vj] = B[vi, vj] + T.float32(1)
+from tests.schedule._sched_workloads import two_stage as two_stages
 
 
 def fresh_state():
@@ -27,7 +14,7 @@ def fresh_state():
 
 
 def empty_loop(loop):
-    return For(loop.loop_var, 0, 16, loop.kind, Evaluate(0))
+    return For(loop.loop_var, 0, loop.extent, loop.kind, Evaluate(0))
 
 
 def test_unshared_nodes_change_in_place():
