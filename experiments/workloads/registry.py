@@ -24,6 +24,13 @@ class Workload:
     reference: Callable[..., np.ndarray]
     flops: int
     params: dict[str, Any] = field(default_factory=dict)
+    #: names of the inputs that are a model's constant weights (layout-free: a schedule may pre-pack them
+    #: once, as MetaSchedule's ``rewrite_layout``, and the timed kernel takes them packed)
+    weights: tuple = ("kernel",)
+
+    def weight_indices(self) -> list[int]:
+        """Positions in ``args`` of the weights (``weights``), for the ``layout_free_buffers`` attribute."""
+        return [i for i, t in enumerate(self.args[:-1]) if getattr(t, "name", None) in self.weights]
 
     def random_inputs(self, rng: np.random.Generator) -> list[np.ndarray]:
         """Random inputs of the right shapes and dtypes (small integers for integer dtypes)."""

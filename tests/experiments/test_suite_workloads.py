@@ -47,3 +47,38 @@ def test_gpu_and_cross_targets_say_what_to_do():
     with pytest.raises(ConfigError, match="not this machine.*arm64"):
         resolve_target({"name": "aarch64_sdot", "target": "llvm -mtriple=aarch64-linux-gnu -mattr=+neon,+dotprod"})
     assert resolve_target({"name": "host", "target": "llvm -mcpu=native"}).is_host
+
+
+def test_conv_weights_are_layout_free_and_pre_packed_outside_the_timed_kernel():
+    """The driver declares a convolution's ``kernel`` layout-free (``layout_free_buffers``), so a schedule
+    may pack it once; ``split_layout_rewrite`` + ``pack_weights`` give the kernel and its packed weight,
+    whose result equals numpy's. A batch matmul has no weight."""
+    import search
+    from search.context import TuneContext
+    from search.measure.tasks import pack_weights
+    from search.postproc import PostprocError, RewriteLayout, default_postprocs
+    from search.space_generator import PostOrderApply, sample_candidate
+
+    assert get_workload("GMM").weight_indices() == []
+    assert get_workload("C2D").weight_indices() == [1]
+    w = get_workload("conv2d", "small", "float32")
+    func = te.create_prim_func(w.args).with_attr("layout_free_buffers", w.weight_indices())
+    ctx = TuneContext.create(func, "llvm -mcpu=native", seed=0, num_threads=1)
+    packed = None
+    for seed, sketch in enumerate(PostOrderApply().generate_design_space(ctx)):
+        try:
+            cand = sample_candidate(ctx, sketch, default_postprocs(ctx), seed=seed)
+        except (tvm.tir.ScheduleError, PostprocError):  # an invalid sample: the search drops it too
+            continue
+        if cand is not None and search.split_layout_rewrite(cand.mod)[1]:
+            packed = cand
+            break
+    assert packed is not None and any(isinstance(p, RewriteLayout) for p in default_postprocs(ctx))
+    kernel_mod, rewrites = search.split_layout_rewrite(packed.mod)
+    lib = tvm.build(kernel_mod, target="llvm -mcpu=native")
+    inputs = w.random_inputs(np.random.default_rng(0))
+    args = pack_weights(lib, [tvm.nd.array(x) for x in inputs])
+    assert tuple(args[1].shape) == rewrites[0].shape
+    out = tvm.nd.array(np.zeros(w.output_shape(), w.output_dtype))
+    lib(*[a if isinstance(a, tvm.nd.Tensor) else tvm.nd.array(a) for a in args], out)
+    np.testing.assert_allclose(out.numpy(), w.reference(*inputs), rtol=1e-4, atol=1e-4)
