@@ -194,7 +194,7 @@ def searched(func, opts, name: str, inputs: list[np.ndarray]):
 def family_summary(db) -> str:
     """How many valid candidates each intrinsic family (the intrinsic name's last word: ``amx``, ``vnni``,
     ``avx512``...; ``plain`` for none) had measured, and the best of each, e.g. ``amx 12 (best 1.61 ms)``."""
-    names = [n for n in tvm.tir.TensorIntrin.list_names()]
+    names = list(tvm.tir.TensorIntrin.list_names())
     best: dict[str, list] = {}
     for rec in db.get_all_tuning_records():
         if not rec.is_valid:
