@@ -545,3 +545,65 @@ def test_cache_read_swaps_the_data_pointer_of_opaque_accesses():
     sch = tvm.tir.Schedule(opaque_copy)
     sch.cache_read(sch.get_block("opaque"), 0, "shared")
     assert_func_equal(sch.mod["main"], opaque_copy_cache_read)
+
+
+@T.prim_func
+def _inplace_call(data_io: T.Buffer((64,), "int32")):
+    for i0 in range(1):
+        with T.block("ext_call"):
+            T.reads(data_io[0:64])
+            T.writes(data_io[0:64])
+            T.evaluate(T.call_extern("call_impl", data_io.data, dtype=""))
+
+
+@T.prim_func
+def _inplace_call_cached(data_io: T.Buffer((64,), "int32")):
+    data_io_local = T.alloc_buffer((64,), "int32", scope="local")
+    for i0 in range(1):
+        for ax0 in range(64):
+            with T.block("data_io_local"):
+                v0 = T.axis.spatial(64, ax0)
+                T.reads(data_io[v0])
+                T.writes(data_io_local[v0])
+                data_io_local[v0] = data_io[v0]
+        with T.block("ext_call"):
+            T.reads(data_io_local[0:64])
+            T.writes(data_io_local[0:64])
+            T.evaluate(T.call_extern("call_impl", data_io_local.data, dtype=""))
+        for ax0 in range(64):
+            with T.block("data_io_local_1"):
+                v0 = T.axis.spatial(64, ax0)
+                T.reads(data_io_local[v0])
+                T.writes(data_io[v0])
+                data_io[v0] = data_io_local[v0]
+
+
+def test_cache_inplace_copies_in_before_and_out_after_the_block():
+    sch = tvm.tir.Schedule(_inplace_call)
+    copy_in, copy_out = sch.cache_inplace("ext_call", 0, "local")
+    assert (sch.get(copy_in).name_hint, sch.get(copy_out).name_hint) == ("data_io_local", "data_io_local_1")
+    assert_func_equal(sch.mod, _inplace_call_cached)
+    # the copy into the cache reads the input before anything writes it: a cache_read of it goes first
+    sch.cache_read(copy_in, 0, "global", [copy_in])
+    assert [b.name_hint for b in _block_order(sch)][:2] == ["data_io_global", "data_io_local"]
+    fresh = tvm.tir.Schedule(_inplace_call)
+    tvm.tir.Trace.from_json(sch.trace.as_json()).apply_to_schedule(fresh)
+    tvm.ir.assert_structural_equal(fresh.mod, sch.mod)
+
+
+def test_cache_inplace_of_a_buffer_the_block_only_reads_is_refused():
+    sch = tvm.tir.Schedule(_inplace_call)
+    sch.cache_inplace("ext_call", 0, "local")
+    before, n = sch.mod, len(sch.trace)
+    with pytest.raises(tvm.tir.ScheduleError, match="does not write it.*use cache_read"):
+        sch.cache_inplace("data_io_local", 0, "global")
+    assert sch.mod is before and len(sch.trace) == n
+
+
+def _block_order(sch):
+    from tensorize.ir.stmt import Block
+    from tensorize.ir.functor import post_order_visit
+
+    found = []
+    post_order_visit(sch.mod["main"].body, lambda n: found.append(n) if isinstance(n, Block) else None)
+    return [b for b in found if b.name_hint != "root"]

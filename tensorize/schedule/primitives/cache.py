@@ -278,6 +278,8 @@ class Cache(ScheduleBase):
         if writer is not None and any(c is writer for c in chosen):
             raise self._error(f"{what}: consumer block {writer.block.name_hint!r} writes {buf.name!r}; only readers "
                               "can read the copy", writer)
+        if chosen and writer is not None and all(tree.precedes(c, writer) for c in chosen):
+            writer = None  # as TVM: the chosen readers all run before the (later) writer: copy at the start
         related = chosen or [s for s in siblings if reads_buffer(s, buf) and writer is not None
                              and tree.precedes(writer, s)]
         loc, pos = self._place(tree, scope, writer, related, buf, what)
