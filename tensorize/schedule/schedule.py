@@ -21,6 +21,7 @@ from .base import ScheduleBase
 from .primitives.annotation import Annotation
 from .primitives.blockize import Blockize
 from .primitives.buffer_prims import BufferPrimitives
+from .primitives.cache_index import CacheIndex
 from .primitives.cache_inplace import CacheInplace
 from .primitives.compute_location import ComputeLocation
 from .primitives.for_kind import ForKindPrimitives
@@ -35,7 +36,7 @@ from .primitives.tensorize import Tensorize
 
 
 class Schedule(GetHandles, Sampling, LoopTransform, ForKindPrimitives, Annotation, Inline, Reduction, ComputeLocation,
-               BufferPrimitives, ReindexCache, CacheInplace, Layout, Blockize, Tensorize, ScheduleBase):
+               BufferPrimitives, ReindexCache, CacheInplace, CacheIndex, Layout, Blockize, Tensorize, ScheduleBase):
     """A schedule of ``mod`` (``tvm.tir.Schedule``): the primitives, the current module
     (``sch.mod``) and the replayable ``trace``.
 

@@ -607,3 +607,59 @@ def _block_order(sch):
     found = []
     post_order_visit(sch.mod["main"].body, lambda n: found.append(n) if isinstance(n, Block) else None)
     return [b for b in found if b.name_hint != "root"]
+
+
+@T.prim_func
+def _resize(a: T.handle, b: T.handle) -> None:
+    A = T.match_buffer(a, (1, 3, 40, 40))
+    B = T.match_buffer(b, (1, 3, 80, 80))
+    for i0, i1, i2, i3 in T.grid(1, 3, 80, 80):
+        with T.block("A"):
+            n, c, vi, vj = T.axis.remap("SSSS", [i0, i1, i2, i3])
+            B[n, c, vi, vj] = A[n, c, vi // 4 + vj // 4, vj // 2]
+
+
+def test_cache_index_precomputes_each_index_expression_once():
+    import numpy as np
+
+    sch = tvm.tir.Schedule(_resize)
+    blocks = sch.cache_index("A", "global")
+    assert [sch.get(b).name_hint for b in blocks] == ["index_0", "index_1"]
+    text = sch.mod.script()
+    assert "index_var_0[v0, v1] = v0 // 4 + v1 // 4" in text and "index_var_1[v0] = v0 // 2" in text
+    assert "B[n, c, vi, vj] = A[n, c, index_var_0[vi, vj], index_var_1[vj]]" in text
+    a, out = np.random.rand(1, 3, 40, 40).astype("float32"), tvm.nd.array(np.zeros((1, 3, 80, 80), "float32"))
+    tvm.build(sch.mod, target="llvm")(tvm.nd.array(a), out)
+    vi, vj = np.meshgrid(np.arange(80), np.arange(80), indexing="ij")
+    np.testing.assert_array_equal(out.numpy(), a[:, :, vi // 4 + vj // 4, vj // 2])
+    fresh = tvm.tir.Schedule(_resize)
+    tvm.tir.Trace.from_json(sch.trace.as_json()).apply_to_schedule(fresh)
+    tvm.ir.assert_structural_equal(fresh.mod, sch.mod)
+
+
+@T.prim_func
+def _gather(A: T.Buffer((64,), "float32"), C: T.Buffer((64,), "float32"), B: T.Buffer((126,), "float32")):
+    for i in range(126):
+        with T.block("B"):
+            vi = T.axis.spatial(126, i)
+            B[vi] = A[vi // 2] + A[vi // 2 + 1] * C[vi // 2]
+
+
+def test_cache_index_threshold_caches_only_repeated_subexpressions():
+    import numpy as np
+
+    # vi // 2 + 1 occurs once: with cse_thresh 2 it gives way to vi // 2, then seen three times
+    sch = tvm.tir.Schedule(_gather)
+    assert len(sch.cache_index("B", "global", 2)) == 1
+    text = sch.mod.script()
+    assert "index_var_0[v0] = v0 // 2" in text and "index_var_1" not in text
+    assert "A[index_var_0[vi]] + A[index_var_0[vi] + 1] * C[index_var_0[vi]]" in text
+    a, c = np.random.rand(64).astype("float32"), np.random.rand(64).astype("float32")
+    out = tvm.nd.array(np.zeros(126, "float32"))
+    tvm.build(sch.mod, target="llvm")(tvm.nd.array(a), tvm.nd.array(c), out)
+    i = np.arange(126)
+    np.testing.assert_allclose(out.numpy(), a[i // 2] + a[i // 2 + 1] * c[i // 2], rtol=1e-6)
+    before, n = sch.mod, len(sch.trace)
+    with pytest.raises(ScheduleError, match="cse_thresh must be 0 or more"):
+        sch.cache_index("B", "global", -1)
+    assert sch.mod is before and len(sch.trace) == n
