@@ -138,7 +138,7 @@ def tune_tir(mod, target, work_dir: str, max_trials_global: int = 64, num_trials
              space=None, strategy_config: dict | None = None, builder_config: dict | None = None,
              runner_config: dict | None = None, num_threads: int | None = None, remeasure_top_k: int = 3,
              task_name: str = "main", progress: bool = True, database: Database | None = None,
-             on_trial=None) -> Database:
+             on_trial=None, baselines=()) -> Database:
     """Search schedules of ``mod`` for ``target``; return the database of every measurement.
 
     Parameters
@@ -166,6 +166,10 @@ def tune_tir(mod, target, work_dir: str, max_trials_global: int = 64, num_trials
     on_trial : callable
         ``on_trial(trial_index, best_seconds_so_far, record)`` after each measured program (for
         experiment trackers).
+    baselines : sequence of Schedule
+        Schedules of ``mod`` made some other way (e.g. a graph's default schedule), measured first as
+        trials (once: a resumed database that holds their traces skips them), so the database's best
+        is never worse than they are.
 
     Returns
     -------
@@ -194,6 +198,7 @@ def tune_tir(mod, target, work_dir: str, max_trials_global: int = 64, num_trials
     logger.info("task %s: %d sketches, %d trials already in the database", task_name, len(sketches), len(measured))
 
     try:
+        _measure_baselines(ctx, target, db, workload, tkey, bld, run, report, baselines, max_trials_global)
         _tune_loop(ctx, target, db, workload, tkey, strat, model, features, bld, run, report, max_trials_global,
                    num_trials_per_iter, remeasure_top_k, progress, on_trial, task_name)
     finally:
@@ -211,6 +216,32 @@ def tune_tir(mod, target, work_dir: str, max_trials_global: int = 64, num_trials
                 "run %.1f)", task_name, report.trials, report.valid, report.best_secs * 1e3, report.best_gflops,
                 report.seconds["total"], report.seconds["search"], report.seconds["build"], report.seconds["run"])
     return db
+
+
+def _measure_baselines(ctx, target, db, workload, tkey, bld, run, report, baselines, max_trials_global) -> None:
+    """Build, run and record the ``baselines`` schedules whose traces the database does not hold yet."""
+    held = {json.dumps(r.trace_json, sort_keys=True) for r in db.get_all_tuning_records()
+            if r.workload.key == workload.key and r.target_key == tkey}
+    todo = [sch for sch in baselines if json.dumps(sch.trace.as_json(), sort_keys=True) not in held]
+    todo = todo[:max(0, max_trials_global - report.trials)]
+    if not todo:
+        return
+    t0 = time.perf_counter()
+    builds = bld.build([MeasureCandidate(sch.mod, sch.trace.as_json()) for sch in todo], target)
+    report.seconds["build"] += time.perf_counter() - t0
+    t0 = time.perf_counter()
+    results = run.run(ctx, builds)
+    report.seconds["run"] += time.perf_counter() - t0
+    for sch, res in zip(todo, results):
+        record = TuningRecord(sch.trace.as_json(), workload, res.run_secs, str(target), target_key=tkey,
+                              error=res.error, error_kind=res.error_kind)
+        db.commit_tuning_record(record)
+        report.trials += 1
+        if math.isfinite(record.mean_run_secs):
+            report.valid += 1
+        report.best_secs = min(report.best_secs, record.mean_run_secs)
+        report.curve.append(report.best_secs)
+        logger.info("baseline schedule of %s: %.4f ms", workload.key[:8], record.mean_run_secs * 1e3)
 
 
 def _tune_loop(ctx, target, db, workload, tkey, strat, model, features, bld, run, report, max_trials_global,

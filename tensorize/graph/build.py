@@ -21,6 +21,7 @@ import time
 
 from ..driver import build as build_module
 from ..errors import TVMError, TVMValueError
+from ..schedule import Schedule
 from ..target import Target
 from .default_schedule import default_schedules
 from .executor import GraphExecutor
@@ -28,13 +29,42 @@ from .tasks import Task, extract_tasks
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["build", "GraphLibrary", "compile_task"]
+__all__ = ["build", "GraphLibrary", "compile_task", "default_schedule"]
 
 
 def _lanes(target: Target) -> int:
     """float32 lanes of the target's widest vector register."""
     has = target.has_feature
     return 16 if has("avx512f") else 8 if (has("avx2") or has("avx")) else 4
+
+
+def default_schedule(mod, target) -> Schedule | None:
+    """The first of the task's default schedules (``default_schedules``) for ``target``: what an
+    untuned graph runs, and the baseline a tuner measures first.
+
+    Parameters
+    ----------
+    mod : IRModule or PrimFunc
+        A task's program.
+    target : str or Target
+        The target (its vector width picks the tiles).
+
+    Returns
+    -------
+    Schedule or None
+        The schedule; None when only the unscheduled program remains.
+
+    Examples
+    --------
+    >>> from tensorize import te
+    >>> A = te.placeholder((64, 64), name="A")
+    >>> B = te.compute((64, 64), lambda i, j: A[i, j] * 2.0, name="B")
+    >>> default_schedule(te.create_prim_func([A, B]), "llvm -mcpu=skylake-avx512") is not None
+    True
+    """
+    target = target if isinstance(target, Target) else Target(target)
+    first = next(default_schedules(mod, _lanes(target)))
+    return first if first.trace.insts else None
 
 
 def compile_task(task: Task, target: Target, database=None):
