@@ -329,33 +329,3 @@ def test_reverse_compute_at_unit_loop_stands_for_its_min():
     a, c = rand(8), np.zeros(3, "float32")
     run(sch.mod, a, c)
     np.testing.assert_allclose(c, a[:3] * 2 + 1, rtol=1e-6)
-
-
-def test_sample_compute_location_offers_tvms_candidates():
-    """As TVM's CollectComputeLocation: inline and root, then the consumer's loops down to the first
-    data-parallel loop under a reduction loop (no deeper: recomputing there repeats work)."""
-    @T.prim_func
-    def scaled_matmul(A: T.Buffer((32, 32), "float32"), B: T.Buffer((32, 32), "float32"),
-                      C: T.Buffer((32, 32), "float32")):
-        A2 = T.alloc_buffer((32, 32))
-        for i, k in T.grid(32, 32):
-            with T.block("A2"):
-                vi, vk = T.axis.remap("SS", [i, k])
-                A2[vi, vk] = A[vi, vk] * T.float32(2)
-        for i, j, k in T.grid(32, 32, 32):
-            with T.block("C"):
-                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-                with T.init():
-                    C[vi, vj] = T.float32(0)
-                C[vi, vj] = C[vi, vj] + A2[vi, vk] * B[vk, vj]
-
-    sch = tvm.tir.Schedule(scaled_matmul, seed=0)
-    i, j, k = sch.get_loops(sch.get_block("C"))
-    i0, i1 = sch.split(i, [4, 8])
-    k0, k1 = sch.split(k, [4, 8])
-    sch.reorder(i0, j, k0, i1, k1)  # S S R S R: i1 is data-parallel under k0
-    decisions = set()
-    for _ in range(60):
-        sch.sample_compute_location("A2")
-        decisions.add(sch.trace.decisions[sch.trace.insts[-1]])
-    assert decisions == {-2, -1, 0, 1, 2}

@@ -59,48 +59,26 @@ class ComputeLocation(ComputeAt):
 
     # -- candidates ----------------------------------------------------------------------------
     def _first_consumer(self, block: BlockRV) -> BlockRealize | None:
-        consumers = self._consumers(block)
-        return consumers[0] if consumers else None
-
-    def _consumers(self, block: BlockRV) -> list[BlockRealize]:
-        """The sibling blocks after ``block`` that read what it writes, in program order."""
         func_name, index, realize = self._block(block)
         scope = index.parent_block_realize(realize)
         siblings = index.child_block_realizes(scope if scope is not None else index.root)
         written = {id(r.buffer) for r in realize.block.writes}
-        pos = next(i for i, s in enumerate(siblings) if s is realize)
-        return [s for s in siblings[pos + 1:] if any(id(r.buffer) in written for r in s.block.reads)]
+        after = False
+        for s in siblings:
+            if s is realize:
+                after = True
+            elif after and any(id(r.buffer) in written for r in s.block.reads):
+                return s
+        return None
 
     def _location_options(self, block: BlockRV) -> list[int]:
-        """Plausible locations, as TVM's ``CollectComputeLocation``: inline (-2) if inlinable, root (-1),
-        then the first consumer's loops down to the lowest loop around every consumer, skipping unit
-        loops, stopping at a data-parallel loop below a reduction loop and at the trailing reduction
-        loops (computing there only repeats work)."""
+        """Plausible locations: inline (-2) if inlinable, root (-1), first-consumer loops not above the block."""
         func_name, index, realize = self._block(block)
         options = [-2] if self._can_inline(realize.block, func_name) else []
         options.append(-1)
-        consumers = self._consumers(block)
-        if not consumers:
-            return options
-        loops = index.loops_of(consumers[0])
-        around_all = [i for i, loop in enumerate(loops) if all(index.is_ancestor(loop, c) for c in consumers[1:])]
-        if not around_all:
-            return options
-        kinds = [_loop_iter_type(loop) for loop in loops[:around_all[-1] + 1]]
-        last_datapar = max((i for i, k in enumerate(kinds) if k == E.IterVar.DataPar), default=-1)
-        seen_reduce = False
-        for i, (loop, kind) in enumerate(zip(loops, kinds)):
-            if isinstance(loop.extent, E.IntImm) and loop.extent.value == 1:
-                continue
-            if kind == E.IterVar.DataPar:
-                if seen_reduce:
-                    break
-            else:
-                seen_reduce = True
-                if i > last_datapar:
-                    break
-            if not index.is_ancestor(loop, realize):
-                options.append(i)
+        consumer = self._first_consumer(block)
+        if consumer is not None:
+            options += [i for i, loop in enumerate(index.loops_of(consumer)) if not index.is_ancestor(loop, realize)]
         return options
 
     def _location_applies(self, block: BlockRV, decision: int) -> bool:
@@ -145,21 +123,3 @@ class ComputeLocation(ComputeAt):
         idx = block.body.indices
         return all(isinstance(i, E.Var) for i in idx) and len({id(i) for i in idx}) == len(idx) and all(
             any(i is v for v in ivars) for i in idx)
-
-
-def _loop_iter_type(loop) -> int:
-    """The kind of ``loop`` as TVM's ``GetLoopIterType``: data-parallel when every block under it binds it
-    to spatial iterators only (or not at all), reduction when some bind it to a reduction iterator and
-    none to an opaque one, opaque otherwise."""
-    from ..analysis import block_realizes_under, uses_any
-
-    kinds = set()
-    for realize in block_realizes_under(loop.body):
-        for iv, value in zip(realize.block.iter_vars, realize.iter_values):
-            if uses_any(value, {id(loop.loop_var)}):
-                kinds.add(iv.iter_type)
-    if kinds <= {E.IterVar.DataPar}:
-        return E.IterVar.DataPar
-    if kinds <= {E.IterVar.DataPar, E.IterVar.CommReduce}:
-        return E.IterVar.CommReduce
-    return E.IterVar.Opaque if hasattr(E.IterVar, "Opaque") else -1
