@@ -102,3 +102,19 @@ def test_blockize_carries_a_non_dividing_split_predicate_into_the_init():
     assert "T.where(h_0 * 6 + h_1 < 5)" in sch.mod.script()
     tvm.build(sch.mod, target="llvm")(*[tvm.nd.array(x) for x in inputs], res := tvm.nd.array(out))
     np.testing.assert_allclose(res.numpy(), expected, rtol=1e-5, atol=1e-5)
+
+
+def test_compute_at_refuses_a_block_of_another_blocks_init():
+    """Found by the property test: after blockize, the init nest's block ``C_init`` is a producer of the
+    inner update; moving it under the update's loops would reset the accumulator on every step."""
+    from tests.schedule.test_properties_wide import WORKLOADS
+
+    func = WORKLOADS["row_max_f16"][0]
+    sch = tvm.tir.Schedule(func)
+    sch.cache_write(sch.get_block("C"), 0, "global")
+    sch.blockize(sch.get_loops(sch.get_block("C"))[0])
+    init, loop = sch.get_block("C_init"), sch.get_loops(sch.get_block("C"))[1]
+    before, n = sch.mod, len(sch.trace)
+    with pytest.raises(tvm.tir.ScheduleError, match="part of the init of block 'C_o'"):
+        sch.compute_at(init, loop)
+    assert sch.mod is before and len(sch.trace) == n

@@ -177,6 +177,11 @@ class ComputeAt(ScheduleBase):
                               "loop must be a loop of the block's consumers (producers), not of the block itself",
                               loop_stmt)
         scope = tree.parent_block_realize(realize)
+        init = scope.block.init if scope is not None else None
+        if init is not None and (init is realize or tree.is_ancestor(init, realize)):
+            raise self._error(f"{name}: block {blk.name_hint!r} is part of the init of block "
+                              f"{scope.block.name_hint!r}, which runs once before all its updates; moving it "
+                              "under a loop would run it again. Use decompose_reduction first", realize)
         if tree.parent_block_realize(loop_stmt) is not scope:
             raise self._error(f"{name}: block {blk.name_hint!r} and loop {loop.var.name} are not in the same block "
                               "scope; the loop must be directly in the block's scope (not inside another block)",
