@@ -42,6 +42,7 @@ import numpy as np  # noqa: E402
 import yaml  # noqa: E402
 
 import search  # noqa: E402
+from search.measure.tasks import pack_weights  # noqa: E402
 import tensorize as tvm  # noqa: E402
 from experiments.workloads import get_workload  # noqa: E402
 from tensorize import te  # noqa: E402
@@ -171,18 +172,14 @@ def tvm_metaschedule(func, trials: int, work_dir: str, inputs, out_shape, out_dt
 WEIGHTS = {"gemm": [1], "gemm_int8": [1], "conv2d": [1], "dep_conv": [1]}
 
 
-def build_prepacked(mod, inputs: list[np.ndarray]):
+def build_prepacked(mod, inputs: list):
     """Build the tuned ``mod`` with its weight packing split out (``search.split_layout_rewrite``), pack the
-    weights among ``inputs`` once, and return ``(lib, arguments)`` for the kernel alone."""
-    kernel_mod, rewrites = search.split_layout_rewrite(mod)
-    lib = tvm.build(kernel_mod, target=TARGET)
+    weights among ``inputs`` (numpy arrays or tensors) once, as the search's runner does
+    (``search.measure.tasks.pack_weights``), and return ``(lib, arguments)`` for the kernel alone."""
+    lib = tvm.build(search.split_layout_rewrite(mod)[0], target=TARGET)
     dev = tvm.cpu(0)
-    args = [x if isinstance(x, tvm.nd.Tensor) else tvm.nd.array(x, dev) for x in inputs]
-    for rw in rewrites:
-        packed = tvm.nd.empty(rw.shape, rw.dtype, dev)
-        lib[rw.function](args[rw.param_index], packed)
-        args[rw.param_index] = packed
-    return lib, args
+    call = [x if isinstance(x, tvm.nd.Tensor) else tvm.nd.array(x, dev) for x in inputs]
+    return lib, pack_weights(lib, call)  # packed weights come back as numpy arrays, which calls accept
 
 
 def run_workload(name: str, trials: int, repeat: int, work_root: str, strategy_config: dict, with_tvm: bool,

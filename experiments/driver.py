@@ -115,8 +115,7 @@ def run_experiment(cfg: Mapping[str, Any], original_cwd: str | None = None, swee
         compile_s = time.perf_counter() - start
 
         progress.set_postfix_str(f"{schedule_name}: check")
-        args = [x if isinstance(x, tvm.nd.Tensor) else tvm.nd.array(x, dev)
-                for x in pack_weights(rt_mod, [tvm.nd.array(x, dev) for x in inputs])]
+        args = pack_weights(rt_mod, [tvm.nd.array(x, dev) for x in inputs])  # packed ones come back as numpy
         out = tvm.nd.array(np.zeros(workload.output_shape(), workload.output_dtype), dev)
         rt_mod(*args, out)
         max_err = float(np.max(np.abs(out.numpy() - expected)))

@@ -218,30 +218,44 @@ def tune_tir(mod, target, work_dir: str, max_trials_global: int = 64, num_trials
     return db
 
 
-def _measure_baselines(ctx, target, db, workload, tkey, bld, run, report, baselines, max_trials_global) -> None:
-    """Build, run and record the ``baselines`` schedules whose traces the database does not hold yet."""
-    held = {json.dumps(r.trace_json, sort_keys=True) for r in db.get_all_tuning_records()
-            if r.workload.key == workload.key and r.target_key == tkey}
-    todo = [sch for sch in baselines if json.dumps(sch.trace.as_json(), sort_keys=True) not in held]
-    todo = todo[:max(0, max_trials_global - report.trials)]
-    if not todo:
-        return
+def _build_run_record(ctx, target, db, workload, tkey, bld, run, report, mods_traces, on_trial=None) -> list:
+    """Build and run ``(mod, trace_json)`` pairs, commit each result as a record and count it in ``report``
+    (trials, valid, failures by kind, best so far, curve); returns ``(record, build)`` per pair."""
     t0 = time.perf_counter()
-    builds = bld.build([MeasureCandidate(sch.mod, sch.trace.as_json()) for sch in todo], target)
+    builds = bld.build([MeasureCandidate(mod, trace) for mod, trace in mods_traces], target)
     report.seconds["build"] += time.perf_counter() - t0
     t0 = time.perf_counter()
     results = run.run(ctx, builds)
     report.seconds["run"] += time.perf_counter() - t0
-    for sch, res in zip(todo, results):
-        record = TuningRecord(sch.trace.as_json(), workload, res.run_secs, str(target), target_key=tkey,
-                              error=res.error, error_kind=res.error_kind)
+    out = []
+    for (_, trace), res, build in zip(mods_traces, results, builds):
+        record = TuningRecord(trace, workload, res.run_secs, str(target), target_key=tkey, error=res.error,
+                              error_kind=res.error_kind)
         db.commit_tuning_record(record)
         report.trials += 1
         if math.isfinite(record.mean_run_secs):
             report.valid += 1
+        else:
+            report.failed[res.error_kind or "error"] = report.failed.get(res.error_kind or "error", 0) + 1
         report.best_secs = min(report.best_secs, record.mean_run_secs)
         report.curve.append(report.best_secs)
-        logger.info("baseline schedule of %s: %.4f ms", workload.key[:8], record.mean_run_secs * 1e3)
+        if on_trial is not None:
+            on_trial(report.trials, report.best_secs, record)
+        out.append((record, build))
+    return out
+
+
+def _measure_baselines(ctx, target, db, workload, tkey, bld, run, report, baselines, max_trials_global) -> None:
+    """Measure the ``baselines`` schedules whose traces the database does not hold yet, as trials."""
+    held = {json.dumps(r.trace_json, sort_keys=True) for r in db.get_all_tuning_records()
+            if r.workload.key == workload.key and r.target_key == tkey}
+    todo = [sch for sch in baselines if json.dumps(sch.trace.as_json(), sort_keys=True) not in held]
+    todo = todo[:max(0, max_trials_global - report.trials)]
+    if todo:
+        measured = _build_run_record(ctx, target, db, workload, tkey, bld, run, report,
+                                     [(sch.mod, sch.trace.as_json()) for sch in todo])
+        for record, _ in measured:
+            logger.info("baseline schedule of %s: %.4f ms", workload.key[:8], record.mean_run_secs * 1e3)
 
 
 def _tune_loop(ctx, target, db, workload, tkey, strat, model, features, bld, run, report, max_trials_global,
@@ -257,29 +271,11 @@ def _tune_loop(ctx, target, db, workload, tkey, strat, model, features, bld, run
         if not cands:
             logger.warning("the search space of %s is exhausted after %d trials", task_name, report.trials)
             break
-        t0 = time.perf_counter()
-        builds = bld.build([MeasureCandidate(c.sch.mod, c.trace.as_json()) for c in cands], target)
-        report.seconds["build"] += time.perf_counter() - t0
-        t0 = time.perf_counter()
-        results = run.run(ctx, builds)
-        report.seconds["run"] += time.perf_counter() - t0
-        secs = []
-        for cand, res in zip(cands, results):
-            record = TuningRecord(cand.trace.as_json(), workload, res.run_secs, str(target), target_key=tkey,
-                                  error=res.error, error_kind=res.error_kind)
-            db.commit_tuning_record(record)
-            mean = record.mean_run_secs
-            secs.append(mean)
-            report.trials += 1
-            if math.isfinite(mean):
-                report.valid += 1
-                measured_cands.append((mean, cand, builds[len(secs) - 1]))
-            else:
-                report.failed[res.error_kind or "error"] = report.failed.get(res.error_kind or "error", 0) + 1
-            report.best_secs = min(report.best_secs, mean)
-            report.curve.append(report.best_secs)
-            if on_trial is not None:
-                on_trial(report.trials, report.best_secs, record)
+        measured = _build_run_record(ctx, target, db, workload, tkey, bld, run, report,
+                                     [(c.sch.mod, c.trace.as_json()) for c in cands], on_trial)
+        secs = [record.mean_run_secs for record, _ in measured]
+        measured_cands += [(record.mean_run_secs, cand, build) for cand, (record, build) in zip(cands, measured)
+                           if math.isfinite(record.mean_run_secs)]
         t0 = time.perf_counter()
         strat.notify_runner_results(cands, secs)
         if model is not None and features is not None:

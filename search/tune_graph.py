@@ -144,11 +144,10 @@ def tune_graph(graph, target, work_dir: str, max_trials_global: int = 256, num_t
         t0 = time.perf_counter()
         before = st.trials
         # the graph's default (CPU) schedule is measured first: the database's best is never worse than it
-        cpu = getattr(target.kind, "name", "llvm") == "llvm"
-        baselines = [default_schedule(st.task.mod, target)] if before == 0 and cpu else []
+        baseline = default_schedule(st.task.mod, target) if before == 0 and target.kind.name == "llvm" else None
         tune_tir(st.task.mod, target, os.path.join(work_dir, f"task_{st.index:03d}"), max_trials_global=st.trials + size,
                  num_trials_per_iter=num_trials_per_iter, task_name=st.task.name, database=db,
-                 baselines=[b for b in baselines if b is not None], **tune_kwargs)
+                 baselines=[baseline] if baseline is not None else [], **tune_kwargs)
         st.previous_best = st.best
         st.trials, st.best = _measured(db, st.task.mod, tkey)
         st.last_round = st.trials - before

@@ -49,8 +49,9 @@ def new_buffer_like(buf: Buffer, name: str, scope: str | None = None, shape=None
                   data_alignment=buf.data_alignment, offset_factor=buf.offset_factor)
 
 
-def unique_block_name(tree, base: str) -> str:
-    """``base``, or ``base_1``, ``base_2``, ... when a block of the function already has that name.
+def unique_block_name(tree, base: str, taken=()) -> str:
+    """``base``, or ``base_1``, ``base_2``, ... when a block of the function (or a name in ``taken``,
+    of blocks about to be added) already has that name.
 
     Parameters
     ----------
@@ -58,18 +59,19 @@ def unique_block_name(tree, base: str) -> str:
         The index of the function's statements.
     base : str
         The wanted name.
+    taken : collection of str
+        Names of blocks the primitive is adding along with this one.
 
     Returns
     -------
     str
         A block name unused in the function.
     """
-    if base not in tree.blocks:
-        return base
-    n = 1
-    while f"{base}_{n}" in tree.blocks:
+    name, n = base, 0
+    while name in tree.blocks or name in taken:
         n += 1
-    return f"{base}_{n}"
+        name = f"{base}_{n}"
+    return name
 
 
 def _parse_buffer_arg(block: Block, buffer) -> tuple[Buffer, str]:

@@ -187,9 +187,7 @@ class CacheIndex(ScheduleBase):
         values = [substitute(bindings[id(v)][1], new_loop_vars) for v in used]
         indices = [iv.var for iv in ivars]
         body = BufferStore(buf, substitute(expr, dict(zip(used, indices))), indices)
-        name = unique_block_name(tree, f"index_{k}")
-        while name in names:
-            name += "_"
+        name = unique_block_name(tree, f"index_{k}", names)
         names.append(name)
         block = Block(ivars, [], [BufferRegion.from_point(buf, indices)], name, body)
         stage = realize_in_loops(values, [], block, [(new_loop_vars[lv], loops[id(lv)].extent) for lv in loop_vars])

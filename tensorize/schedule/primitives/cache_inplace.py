@@ -8,7 +8,7 @@ from ...ir.functor import substitute
 from ..base import primitive
 from ..rv import BlockRV
 from ..surgery import replace_in_scope, seq
-from .cache import Cache, _CacheSwapper, new_buffer_like
+from .cache import Cache, _CacheSwapper, new_buffer_like, unique_block_name
 from .cache_placement import context_analyzer, copy_stage, region_of
 
 
@@ -83,23 +83,14 @@ class CacheInplace(Cache):
         region = [E.Range.from_min_extent(substitute(r.min, bindings), substitute(r.extent, bindings))
                   for r in region_of(realize.block.reads, buf).region]
         ana = context_analyzer(tree, realize)
-        name_in = self._fresh_name(tree, cache.name, ())
-        name_out = self._fresh_name(tree, cache.name, (name_in,))
+        name_in = unique_block_name(tree, cache.name)
+        name_out = unique_block_name(tree, cache.name, (name_in,))
         copy_in = copy_stage(name_in, buf, cache, region, ana)
         copy_out = copy_stage(name_out, cache, buf, region, ana)
         swapped = _CacheSwapper(buf, cache).visit(realize)
         body = replace_in_scope(tree, realize, {id(realize): seq([copy_in, swapped, copy_out])}, [cache])
         self._set_body(func_name, body)
         return [BlockRV(name_in, func_name), BlockRV(name_out, func_name)]
-
-    @staticmethod
-    def _fresh_name(tree, base: str, taken) -> str:
-        """``base`` or ``base_1``, ... unused by the function's blocks and by ``taken``."""
-        name, n = base, 0
-        while name in tree.blocks or name in taken:
-            n += 1
-            name = f"{base}_{n}"
-        return name
 
 
 __all__ = ["CacheInplace"]
