@@ -148,6 +148,11 @@ def measure(n, in_dtype, out_dtype, arch, repeat, trials, work_dir, max_configs=
     if trials:
         sch = searched_schedule(n, in_dtype, out_dtype, arch, trials, os.path.join(work_dir, f"{in_dtype}_{n}"))
         secs = run("searched", sch) if sch is not None else None
+        if sch is not None:  # the best program, for reading: its trace and CUDA C beside the database
+            with open(os.path.join(work_dir, f"{in_dtype}_{n}", "best.cu"), "w") as f:
+                f.write(tvm.build(sch.mod, target=f"cuda -arch={arch}").imported_modules[0].get_source())
+            with open(os.path.join(work_dir, f"{in_dtype}_{n}", "best_trace.py"), "w") as f:
+                f.write(str(sch.trace))
         if secs is not None:
             row["searched"] = {"tflops": flops / secs / 1e12, "ratio": library / secs, "trials": trials}
             print(f"  searched  {row['searched']['tflops']:.1f} TFLOPS ({row['searched']['ratio']:.2f}x cuBLAS)")

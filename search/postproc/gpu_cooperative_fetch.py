@@ -2,16 +2,25 @@
 from __future__ import annotations
 
 from tensorize.ir import expr as E
-from tensorize.ir.stmt import BlockRealize, ForKind
+from tensorize.ir.functor import post_order_visit
+from tensorize.ir.stmt import BlockRealize, BufferStore, ForKind, SeqStmt
 from tensorize.schedule import ScheduleError
 
-from ..schedule_rule.gpu_limits import COOPERATIVE_FETCH, WARP_EXECUTION
+from ..schedule_rule.gpu_limits import (COOPERATIVE_FETCH, PIPELINE_ASYNC_STAGES, PIPELINE_DEPTH, PIPELINE_STAGE,
+                                        WARP_EXECUTION)
 from .base import POSTPROCS, Postproc, PostprocError
 from .loops import nest_blocks
 
 __all__ = ["RewriteCooperativeFetch", "thread_extents"]
 
 _TAGS = ("threadIdx.z", "threadIdx.y", "threadIdx.x")
+
+
+def _writes_shared(stmt) -> bool:
+    found = []
+    post_order_visit(stmt, lambda n: found.append(n) if isinstance(n, BufferStore)
+                     and n.buffer.scope().startswith("shared") else None)
+    return bool(found)
 
 
 def _value(v) -> int:
@@ -52,7 +61,9 @@ def thread_extents(sch, block) -> dict:
 class RewriteCooperativeFetch(Postproc):
     """For each block annotated ``meta_schedule.cooperative_fetch = v``: fuse its own loops (those under
     its ``compute_at`` point), split them as ``[rest, threadIdx.z, threadIdx.y, threadIdx.x, v]`` with the
-    kernel's thread extents, and bind; ``v`` consecutive elements per thread stay a serial loop.
+    kernel's thread extents, bind, and vectorize the ``v`` consecutive elements of each thread (the CUDA
+    code generator makes an aligned contiguous copy one wide access). A loop with a sampled
+    ``meta_schedule.software_pipeline_depth`` gets TVM's ``software_pipeline_stage`` annotations.
 
     Raises ``PostprocError`` when the copy is not inside a thread-bound kernel.
     """
@@ -67,6 +78,29 @@ class RewriteCooperativeFetch(Postproc):
                      for r in nest_blocks(body.block.body) if COOPERATIVE_FETCH in r.block.annotations]
             for name, lanes in names:
                 self._rewrite(sch, sch.get_block(name, func_name), max(1, _value(lanes)))
+            self._pipelines(sch, func_name)
+
+    @staticmethod
+    def _pipelines(sch, func_name) -> None:
+        """Turn each loop's sampled ``meta_schedule.software_pipeline_depth`` into TVM's software pipeline
+        annotations: the statements of its body that write shared memory (the fetches) are stage 0 and
+        asynchronous, the rest (the compute) stage ``depth``."""
+        seen = set()
+        for realize in nest_blocks(sch.mod[func_name].body.block.body):
+            for lp in sch.get_loops(sch.get_block(realize.block.name_hint, func_name)):
+                loop = sch.get(lp)
+                if id(loop.loop_var) in seen or PIPELINE_DEPTH not in loop.annotations:
+                    continue
+                seen.add(id(loop.loop_var))
+                depth = _value(loop.annotations[PIPELINE_DEPTH])
+                sch.unannotate(lp, PIPELINE_DEPTH)
+                if depth <= 0:
+                    continue
+                items = list(loop.body.seq) if isinstance(loop.body, SeqStmt) else [loop.body]
+                stages = [0 if _writes_shared(item) else depth for item in items]
+                if 0 in stages and depth in stages:
+                    sch.annotate(lp, PIPELINE_STAGE, stages)
+                    sch.annotate(lp, PIPELINE_ASYNC_STAGES, [0])
 
     @staticmethod
     def _rewrite(sch, block, lanes: int) -> None:
@@ -88,5 +122,7 @@ class RewriteCooperativeFetch(Postproc):
             parts = sch.split(fused, factors)
             for tag, loop in zip(tags, parts[1:]):
                 sch.bind(loop, tag)
+            if lanes > 1:  # one wide (up to 16-byte) access per thread where the lanes are contiguous
+                sch.vectorize(parts[-1])
         except ScheduleError as err:
             raise PostprocError(f"cannot spread the copy over the threads: {err.reason}") from err

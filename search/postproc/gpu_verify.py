@@ -13,13 +13,16 @@ __all__ = ["VerifyGPUCode"]
 @POSTPROCS.register("verify_gpu_code")
 class VerifyGPUCode(Postproc):
     """Lower the candidate, generate its CUDA C and reject it when a kernel has more threads per block or
-    more shared memory than the target allows, fewer than ``min_threads`` threads, or register arrays
-    above ``max_local_bytes`` per thread (they would spill). The thread count is checked on the scheduled IR
+    more shared memory than the target allows, fewer than ``min_threads`` threads, register arrays
+    above ``max_local_bytes`` per thread, or more registers per block than the register file holds
+    (register arrays plus ``scalar_registers`` for indices and addresses, times the threads): either
+    would spill to local memory. The thread count is checked on the scheduled IR
     first (``gpu_quick_limits``): most rejected samples fail there, a hundred times cheaper than lowering."""
 
-    def __init__(self, min_threads: int = 1, max_local_bytes: int = 1024):
+    def __init__(self, min_threads: int = 1, max_local_bytes: int = 1024, scalar_registers: int = 32):
         self.min_threads = min_threads
         self.max_local_bytes = max_local_bytes
+        self.scalar_registers = scalar_registers
 
     def apply(self, sch, ctx) -> None:
         """See ``Postproc.apply``: rewrite ``sch`` in place or raise ``PostprocError``."""
@@ -54,3 +57,7 @@ class VerifyGPUCode(Postproc):
             if k.local_bytes > self.max_local_bytes:
                 raise PostprocError(f"{k.name}: {k.local_bytes} bytes of registers per thread, above "
                                     f"{self.max_local_bytes}")
+            registers = (k.local_bytes + 3) // 4 + self.scalar_registers
+            if registers * k.threads > limits.registers_per_block:
+                raise PostprocError(f"{k.name}: about {registers} registers per thread x {k.threads} threads, above "
+                                    f"the {limits.registers_per_block} of the register file")

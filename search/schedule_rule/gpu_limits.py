@@ -47,6 +47,7 @@ class GPULimits:
     max_shared_memory_per_block: int = 49152
     max_registers_per_thread: int = 255
     warp_size: int = 32
+    registers_per_block: int = 65536  # 32-bit registers one block may hold (every generation since sm_50)
 
     @staticmethod
     def of(target) -> "GPULimits":
@@ -93,6 +94,11 @@ class GPULimits:
 
 
 COOPERATIVE_FETCH = "meta_schedule.cooperative_fetch"
+# TVM's software pipeline annotations (``tensorize.transform.inject_software_pipeline``)
+PIPELINE_DEPTH = "meta_schedule.software_pipeline_depth"  # sampled; the fetch postproc turns it into stages
+PIPELINE_STAGE = "software_pipeline_stage"
+PIPELINE_ORDER = "software_pipeline_order"
+PIPELINE_ASYNC_STAGES = "software_pipeline_async_stages"
 """Block annotation: a shared-memory copy whose loops ``rewrite_cooperative_fetch`` spreads over the
 block's threads; the value is the vector length each thread copies (innermost serial loop)."""
 

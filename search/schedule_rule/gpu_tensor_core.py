@@ -6,7 +6,8 @@ layout, padding for non-dividing shapes). The loops outside are tiled ``"SSRRS"`
 
     block tile (blockIdx) | warps (threadIdx.y/z) | k0 | k1 | warp tiles | 16x16x16 intrinsic
 
-Inputs are copied to ``shared`` memory at ``k0`` (cooperative fetch, in the intrinsic's tile layout: the
+Inputs are copied to ``shared`` memory at ``k0`` (cooperative fetch, vectorized, software-pipelined to a
+sampled depth: the tiles of the next iterations load with ``cp.async`` while this one computes; in the intrinsic's tile layout: the
 candidate's layout copies are inlined into the fetch and into the output's store where they can be) and into ``wmma.matrix_a/b``
 fragments at ``k1``; the output tile of each warp accumulates in ``wmma.accumulator`` fragments,
 zeroed by the fill intrinsic and written back by the store intrinsic. Every warp-level block is
@@ -24,7 +25,7 @@ from tensorize.schedule import ScheduleError
 from ..candidates import apply_candidate, get_tensorize_candidates
 from .analysis import AUTO_TENSORIZE, TILED, loop_kinds, needs_multi_level_tiling
 from .base import RULES, ScheduleRule
-from .gpu_limits import COOPERATIVE_FETCH, WARP_EXECUTION, GPULimits
+from .gpu_limits import COOPERATIVE_FETCH, PIPELINE_DEPTH, WARP_EXECUTION, GPULimits
 from .gpu_multi_level_tiling import bind_loops
 from .tiling import tile_loops
 
@@ -101,12 +102,17 @@ class MultiLevelTilingTensorCore(ScheduleRule):
         Upper bound of the warp-tile factors.
     vector_lanes : sequence of int
         Candidate vector lengths of the cooperative fetches.
+    pipeline_depths : sequence of int
+        Candidate software-pipeline depths of the shared fetches (0: none; ``d``: the tiles of ``d``
+        iterations ahead are fetched, with ``cp.async`` on sm_80+, while this one computes).
     """
 
-    def __init__(self, intrinsics=None, max_innermost_factor: int = 4, vector_lanes=(1, 2, 4, 8)):
+    def __init__(self, intrinsics=None, max_innermost_factor: int = 4, vector_lanes=(1, 2, 4, 8),
+                 pipeline_depths=(0, 1, 2)):
         self.intrinsics = None if intrinsics is None else tuple(intrinsics)
         self.max_innermost_factor = max_innermost_factor
         self.vector_lanes = tuple(vector_lanes)
+        self.pipeline_depths = tuple(pipeline_depths)
 
     def _intrinsics(self, ctx):
         names = self.intrinsics if self.intrinsics is not None else ctx.intrinsics
@@ -167,6 +173,10 @@ class MultiLevelTilingTensorCore(ScheduleRule):
             lanes = sch.sample_categorical(list(self.vector_lanes), [1.0 / len(self.vector_lanes)] * len(self.vector_lanes))
             sch.annotate(shared, COOPERATIVE_FETCH, lanes)
             _inline_copy(sch, sch.get_producers(shared), reverse=False)  # fetch straight from the input
+        if len(self.pipeline_depths) > 1 or self.pipeline_depths[:1] != (0,):
+            depth = sch.sample_categorical(list(self.pipeline_depths),
+                                           [1.0 / len(self.pipeline_depths)] * len(self.pipeline_depths))
+            sch.annotate(tiles[2][-1], PIPELINE_DEPTH, depth)
         for index, operand in reads:
             frag = sch.cache_read(compute, index, "wmma.matrix_a" if operand == "A" else "wmma.matrix_b")
             sch.compute_at(frag, tiles[3][-1], preserve_unit_loops=True)

@@ -1,6 +1,7 @@
 """Drawing a CUDA candidate's tilings together: the five-level spatial tilings of the GPU rules
 (``blockIdx``, ``vthread``, ``threadIdx``, then two inner levels) are sampled jointly so that the thread
-block stays within ``max_threads`` and each thread's tile within ``max_thread_elements``. Drawn one
+block stays within ``max_threads``, each thread's tile within ``max_thread_elements`` and the block's
+registers within the register file. Drawn one
 split at a time, about 99% of the tilings of a 1024^3 GEMM break a per-block limit and are rejected
 only after lowering; drawn together (a cheap rejection loop on integers), most fit. Every other decision
 is drawn afresh as usual, and ``verify_gpu_code`` still checks each candidate.
@@ -39,11 +40,19 @@ def _layout(trace: Trace):
     return [], 0, (), 1
 
 
+REGISTERS_PER_BLOCK = 65536
+SCALAR_REGISTERS = 40  # indices, addresses, loop counters of one thread
+FRAGMENT_REGISTERS = 12  # one 16x16 f32/s32 accumulator fragment (8) and its share of the A/B fragments
+
+
 def _fits(tilings, layout, max_threads: int, max_thread_elements: int) -> bool:
     _, thread_level, per_thread_levels, lanes = layout
     threads = lanes * prod(int(p[thread_level]) for p in tilings)
     per_thread = prod(int(p[k]) for p in tilings for k in per_thread_levels)
-    return threads <= max_threads and per_thread <= max_thread_elements
+    # the register file: a thread's output tile (one register per element, or per warp fragment) and
+    # its scalars, times the threads, must fit or the kernel spills to local memory
+    registers = (FRAGMENT_REGISTERS if lanes > 1 else 1) * per_thread + SCALAR_REGISTERS
+    return threads <= max_threads and per_thread <= max_thread_elements and threads * registers <= REGISTERS_PER_BLOCK
 
 
 def tilings_fit(trace: Trace, max_threads: int = 1024, max_thread_elements: int = 256) -> bool:

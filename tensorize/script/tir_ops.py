@@ -28,7 +28,7 @@ __all__ = [
     "Add", "Sub", "Mul", "Div", "Mod", "FloorDiv", "FloorMod", "Min", "Max", "EQ", "NE", "LT", "LE", "GT", "GE",
     "And", "Or", "Not", "call_packed", "call_cpacked", "prefetch", "tvm_storage_sync", "tvm_thread_allreduce",
     "tvm_stack_make_shape", "tvm_fill_fragment", "tvm_load_matrix_sync", "tvm_store_matrix_sync", "tvm_mma_sync",
-    "ptx_mma", "ptx_ldmatrix", "vectorlow", "vectorhigh", "vectorcombine",
+    "ptx_mma", "ptx_ldmatrix", "ptx_commit_group", "ptx_wait_group", "vectorlow", "vectorhigh", "vectorcombine",
 ]
 
 # The nodes themselves: calling the class builds the node with matched operand types.
@@ -287,6 +287,33 @@ def ptx_ldmatrix(dtype: str, *args) -> _Call:
         The call.
     """
     return _call(dtype, "ptx_ldmatrix", *args)
+
+
+def ptx_commit_group() -> _Call:
+    """``T.ptx_commit_group()``: close the group of the ``cp.async`` copies issued so far (sm_80+).
+
+    Returns
+    -------
+    Call
+        The call.
+    """
+    return _call("int32", "ptx_commit_group")
+
+
+def ptx_wait_group(num: int) -> _Call:
+    """``T.ptx_wait_group(n)``: wait until at most ``n`` groups of ``cp.async`` copies are in flight.
+
+    Parameters
+    ----------
+    num : int
+        The groups that may stay pending.
+
+    Returns
+    -------
+    Call
+        The call.
+    """
+    return _call("int32", "ptx_wait_group", num)
 
 
 # -- vector halves -------------------------------------------------------------------------------

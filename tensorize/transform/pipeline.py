@@ -4,7 +4,7 @@
   match buffers,
   opaque blocks;
 * phase 1 - storage flattening (``FlattenBuffer``) and simplification;
-* phase 2 - loop transforms: vectorize, unroll;
+* phase 2 - loop transforms: software pipelining, vectorize, unroll;
 * phase 3 - cleanup: simplification, no-op removal, scalar promotion, common subexpressions.
 """
 from __future__ import annotations
@@ -14,6 +14,7 @@ from .common_subexpr_elim import CommonSubexprElimTIR
 from .compact_buffer import CompactBufferAllocation
 from .convert_blocks_to_opaque import ConvertBlocksToOpaque
 from .flatten_buffer import FlattenBuffer
+from .inject_software_pipeline import InjectSoftwarePipeline
 from .lower_init_block import LowerInitBlock
 from .lower_match_buffer import LowerMatchBuffer
 from .lower_opaque_block import LowerOpaqueBlock
@@ -46,7 +47,7 @@ def phase_passes(phase: int) -> list[Pass]:
     if phase == 1:
         return [FlattenBuffer(), Simplify()]
     if phase == 2:
-        return [VectorizeLoop(), UnrollLoop(), Simplify()]
+        return [InjectSoftwarePipeline(), VectorizeLoop(), UnrollLoop(), Simplify()]
     if phase == 3:
         return [RemoveNoOp(), StorageRewrite(), Simplify(), RemoveNoOp(), CommonSubexprElimTIR()]
     raise ValueError(f"lowering phases are 0..3, got {phase}")

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 
+from ..arith.modular import ramp_in_one_block
 from ..ir import dtype as dt
 from ..ir import expr as E
 from ..ir import stmt as S
@@ -113,6 +114,17 @@ def vector_binary(cls, a, b):
             return E.Ramp(E.mul(b.base, c), E.mul(b.stride, c), n)
     if isinstance(a, E.Broadcast) and isinstance(b, E.Broadcast):
         return E.Broadcast(vector_binary(cls, a.value, b.value), n)
+    if isinstance(a, E.Broadcast) and lb == 1:
+        return E.Broadcast(vector_binary(cls, a.value, b), n)
+    if isinstance(b, E.Broadcast) and la == 1:
+        return E.Broadcast(vector_binary(cls, a, b.value), n)
+    if cls in (E.FloorDiv, E.FloorMod) and isinstance(a, E.Ramp) and isinstance(a.stride, IntImm):
+        # the lanes of a ramp that stay inside one block of c: ramp // c is uniform, ramp % c a ramp
+        c = b if lb == 1 else (b.value if isinstance(b, E.Broadcast) else None)
+        if isinstance(c, IntImm) and ramp_in_one_block(a.base, int(a.stride.value), n, int(c.value)):
+            if cls is E.FloorDiv:
+                return E.Broadcast(E.floordiv(a.base, c), n)
+            return E.Ramp(E.floormod(a.base, c), a.stride, n)
     return cls(broadcast_to(a, n), broadcast_to(b, n))
 
 

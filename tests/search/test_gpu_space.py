@@ -35,14 +35,25 @@ def gemm(M, N, K, in_dtype="float16", out_dtype="float32"):
     return te.create_prim_func([A, B, C])
 
 
-def candidates(ctx, per_sketch=2, postprocs=None):
+def candidates(ctx, per_sketch=2, postprocs=None, tries=24):
+    """``per_sketch`` valid samples of each sketch, drawn as the search draws them (GPU tilings jointly);
+    the postprocessors reject the rest (e.g. a block over the register file)."""
+    from search.space_generator import sample_candidate
+
     space = PostOrderApply().generate_design_space(ctx)
     posts = postprocs if postprocs is not None else default_postprocs(ctx)
     out = []
     for i, sketch in enumerate(space):
-        for seed in range(per_sketch):
-            out.append((i, replay_candidate(ctx, sketch.trace, posts, decision_provider=lambda inst, d: RESAMPLE,
-                                            seed=seed)))
+        found = 0
+        for seed in range(tries):
+            try:
+                out.append((i, sample_candidate(ctx, sketch, posts, seed=seed)))
+            except Exception:  # noqa: BLE001 - a sample a postprocessor rejects
+                continue
+            found += 1
+            if found == per_sketch:
+                break
+        assert found == per_sketch, f"sketch {i}: {found} valid samples of {tries}"
     return space, out
 
 

@@ -25,6 +25,7 @@ from ...ir.function import PrimFunc
 from ...ir.functor import post_order_visit
 from ...runtime.cuda_module import CUDAHostModule, CUDASourceModule, KernelLaunch
 from .source import HEADER, KernelWriter, _Scan
+from .vector import ASYNC_HELPERS
 
 
 def _has_thread_binding(stmt) -> bool:
@@ -141,5 +142,7 @@ def build(mod, target):
         params = [(func.buffer_map[p].dtype, tuple(func.buffer_map[p].shape)) if p in func.buffer_map else (p.dtype, None)
                   for p in func.params]
         functions[name] = (launches, params, [(d, n) for _, d, n in workspaces(func.body)])
+    if any("tz_cp_async" in src for src in sources[1:]):
+        sources.insert(1, ASYNC_HELPERS)
     device = CUDASourceModule("\n".join(sources), target)
     return CUDAHostModule(functions, device, target)

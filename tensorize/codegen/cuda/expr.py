@@ -213,6 +213,10 @@ class CudaExprPrinter:
             return f"{e.args[0].value}({', '.join(args[1:])})"
         if name == "tvm_storage_sync":
             return "__syncthreads()"
+        if name == "ptx_commit_group":
+            return "tz_cp_async_commit()"
+        if name == "ptx_wait_group":
+            return f"tz_cp_async_wait<{int(e.args[0].value)}>()"
         if name == "reinterpret":
             return f"(*({c_type(e.dtype)}*)(&{args[0]}))"
         raise TVMError(f"CUDA codegen does not support the call {e.op.name}")

@@ -14,6 +14,9 @@ whose shape and layout come from the ``tvm_load_matrix_sync``/``tvm_fill_fragmen
 Barriers: in a statement sequence inside a kernel, a ``__syncthreads()`` goes before and after each
 statement that writes shared memory (a cooperative fetch), so that no thread reads a tile before all
 have written it and no thread overwrites a tile another still reads (the previous loop iteration).
+Inside a software pipeline (``pipeline_explicit_sync``) the pass placed the barriers itself.
+
+Vector stores (a vectorized cooperative fetch) are wide accesses or ``cp.async`` copies (``vector``).
 """
 from __future__ import annotations
 
@@ -23,6 +26,7 @@ from ...ir import expr as E
 from ...ir import stmt as S
 from ...ir.functor import post_order_visit, uses_any
 from .expr import CudaExprPrinter, c_type
+from .vector import WIDE_TYPES, aligned_ramp, lane
 from .warp import FragmentInfo, install_warp_calls
 from .warp_memory import WarpMemoryLowering
 
@@ -87,6 +91,9 @@ class KernelWriter(CudaExprPrinter):
         self.loop_depth = 0
         self.dynamic_offsets: dict = {}  # shared buffer var -> byte offset in the dynamic shared array
         self.dynamic_bytes = 0
+        self.lets: dict = {}  # let-bound variables in scope (for alignment proofs of vector accesses)
+        self.in_async = False  # inside a software pipeline's producer stage (``async_scope``)
+        self.explicit_sync = False  # inside a software pipeline: its barriers are in the IR already
         install_warp_calls(self)
 
     def _plan_shared(self, body) -> None:
@@ -187,7 +194,8 @@ class KernelWriter(CudaExprPrinter):
     def emit_SeqStmt(self, s):
         items = list(s.seq)
         for item in items:
-            writes = _touches_shared(item, self.shared_vars, writes=True) if self.shared_vars else False
+            writes = (_touches_shared(item, self.shared_vars, writes=True)
+                      if self.shared_vars and not self.explicit_sync else False)
             if writes:
                 self.emit("__syncthreads();")
             self.stmt(item)
@@ -254,19 +262,67 @@ class KernelWriter(CudaExprPrinter):
         self.stmt(s.body)
 
     def emit_AttrStmt(self, s):
+        if s.attr_key == "async_scope":
+            outer, self.in_async = self.in_async, True
+            self.stmt(s.body)
+            self.in_async = outer
+            return
+        if s.attr_key == "pipeline_explicit_sync":
+            outer, self.explicit_sync = self.explicit_sync, True
+            self.stmt(s.body)
+            self.explicit_sync = outer
+            return
         self.stmt(s.body)
 
     def emit_BufferStore(self, s):
         if len(s.indices) != 1:
             raise TVMError(f"CUDA codegen takes flattened buffers; {s.buffer.name} has {len(s.indices)} indices")
+        if dt.lanes_of(s.value.dtype) > 1 or dt.lanes_of(s.indices[0].dtype) > 1:
+            self._vector_store(s)
+            return
         self.emit(f"{self.name_of(s.buffer.data)}[{self.expr(s.indices[0])}] = {self.expr(s.value)};")
+
+    def _scope(self, buffer) -> str:
+        return self.scan.scopes.get(buffer.data, "global")
+
+    def _vector_store(self, s):
+        """A vector store: one wide access (or ``cp.async``) for an aligned global/shared copy, lanes
+        one by one otherwise."""
+        value, index = s.value, s.indices[0]
+        elem = max(1, dt.bits_of(s.buffer.dtype) // 8)
+        scopes = ("global", "shared", "shared.dyn")
+        if (s.predicate is None and isinstance(value, E.BufferLoad) and len(value.indices) == 1
+                and value.predicate is None and value.buffer.dtype == s.buffer.dtype
+                and self._scope(s.buffer) in scopes and self._scope(value.buffer) in scopes):
+            dst = aligned_ramp(index, elem, self.lets)
+            src = aligned_ramp(value.indices[0], elem, self.lets)
+            if dst is not None and src is not None:
+                width = index.lanes * elem
+                dst_ptr = f"({self.name_of(s.buffer.data)} + {self.expr(dst)})"
+                src_ptr = f"({self.name_of(value.buffer.data)} + {self.expr(src)})"
+                if (self.in_async and width in (4, 8, 16) and self._scope(s.buffer).startswith("shared")
+                        and self._scope(value.buffer) == "global"):
+                    self.emit(f"tz_cp_async{width}({dst_ptr}, {src_ptr});")
+                else:
+                    wide = WIDE_TYPES[width]
+                    self.emit(f"*({wide}*){dst_ptr} = *(const {wide}*){src_ptr};")
+                return
+        lanes = dt.lanes_of(value.dtype) if dt.lanes_of(value.dtype) > 1 else dt.lanes_of(index.dtype)
+        name = self.name_of(s.buffer.data)
+        for i in range(lanes):
+            line = f"{name}[{self.expr(lane(index, i))}] = {self.expr(lane(value, i))};"
+            if s.predicate is not None:
+                line = f"if ({self.expr(lane(s.predicate, i))}) {line}"
+            self.emit(line)
 
     def emit_LetStmt(self, s):
         if not uses_any(s.body, {id(s.var)}):  # e.g. a lane offset the warp-memory lowering removed
             self.stmt(s.body)
             return
         self.emit(f"{c_type(s.var.dtype) if s.var.dtype != 'handle' else 'void*'} {self.name_of(s.var)} = {self.expr(s.value)};")
+        self.lets[s.var] = s.value
         self.stmt(s.body)
+        self.lets.pop(s.var, None)
 
     def emit_IfThenElse(self, s):
         self.emit(f"if ({self.expr(s.condition)}) {{")

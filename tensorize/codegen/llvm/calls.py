@@ -302,6 +302,8 @@ _HANDLERS = {
     "tvm_access_ptr": _access_ptr, "address_of": _address_of,
     "vectorlow": _vector_half(False), "vectorhigh": _vector_half(True), "vectorcombine": _vector_combine,
     "assume": _no_op, "undef": _undef, "prefetch": _prefetch,
+    # GPU synchronisation in an emulated GPU program (its threads run one after another): nothing to do
+    "tvm_storage_sync": _no_op, "ptx_commit_group": _no_op, "ptx_wait_group": _no_op,
 }
 
 __all__ = ["emit_call", "type_suffix"]

@@ -1,0 +1,279 @@
+"""``InjectSoftwarePipeline``: overlap the copies of the next iterations with the compute of this one.
+
+A loop annotated ``software_pipeline_stage = [s0, s1, ...]`` (one stage per statement of its body, as
+TVM's ``sch.annotate(k0, "software_pipeline_stage", [0, 0, 1])``) is rewritten so that in loop
+iteration ``t`` statement ``i`` works on iteration ``t - s_i``: with stages ``[0, 0, 1]`` the shared
+tiles of iteration ``k + 1`` are fetched while iteration ``k`` multiplies. The loop becomes a prologue
+(the first ``D`` fetches, ``D`` the largest stage), a steady loop, and an epilogue (the last ``D``
+computes). Every buffer allocated in the loop body that one stage writes and a later stage reads gets
+``D + 1`` versions (its size times ``D + 1``; iteration ``k`` uses version ``k % (D + 1)``), so a fetch
+never overwrites a tile that is still being read.
+
+Statements of the stages in ``software_pipeline_async_stages`` are wrapped in ``async_scope``: the CUDA
+code generator issues their aligned global -> shared copies as ``cp.async``, and the pass adds the
+``cp.async`` bookkeeping (``ptx_commit_group`` after each iteration's fetches, ``ptx_wait_group(D - 1)``
+before the barrier that publishes a tile). Barriers are explicit: one ``tvm_storage_sync`` at the top
+of each steady iteration (it both publishes the tile computed on next and frees the version about to
+be overwritten); the region is marked ``pipeline_explicit_sync`` so the code generator adds no others
+inside it.
+
+The loop must have constant bounds, a body that is a sequence with one statement per stage entry
+(allocations around it are hoisted out of the loop) and at least ``D`` iterations; otherwise it is
+left as it is and a debug line says why.
+"""
+from __future__ import annotations
+
+import logging
+
+from ..ir import dtype as dt
+from ..ir import expr as E
+from ..ir import stmt as S
+from ..ir.buffer import Buffer
+from ..ir.functor import StmtExprMutator, post_order_visit, substitute
+from .pass_infra import func_pass
+
+logger = logging.getLogger(__name__)
+
+STAGE = "software_pipeline_stage"
+ORDER = "software_pipeline_order"
+ASYNC_STAGES = "software_pipeline_async_stages"
+EXPLICIT_SYNC = "pipeline_explicit_sync"
+_KEYS = (STAGE, ORDER, ASYNC_STAGES)
+
+
+def _ints(value) -> list[int]:
+    return [int(getattr(v, "value", v)) for v in value]
+
+
+def _accesses(stmt):
+    """(written data vars, read data vars) of ``stmt``."""
+    writes, reads = set(), set()
+
+    def visit(node):
+        if isinstance(node, S.BufferStore):
+            writes.add(node.buffer.data)
+        elif isinstance(node, E.BufferLoad):
+            reads.add(node.buffer.data)
+        elif isinstance(node, E.Call) and node.op.name == "tir.tvm_access_ptr":
+            flags = int(node.args[4].value) if isinstance(node.args[4], E.IntImm) else 3
+            if flags & 2:
+                writes.add(node.args[1])
+            if flags & 1:
+                reads.add(node.args[1])
+
+    post_order_visit(stmt, visit)
+    return writes, reads
+
+
+class _Versioned(StmtExprMutator):
+    """Points the accesses of versioned buffers at version ``(iteration) % versions``."""
+
+    _methods: dict = {}
+
+    def __init__(self, versions: dict, iteration):
+        self.versions = versions  # data var -> (new buffer, element count of one version, versions)
+        self.iteration = iteration
+
+    def _offset(self, data):
+        buf, size, count = self.versions[data]
+        it = self.iteration
+        version = E.floormod(it, count) if not isinstance(it, E.IntImm) else E.IntImm("int32", int(it.value) % count)
+        return buf, E.mul(version, size)
+
+    def _shift(self, index, offset):
+        if dt.lanes_of(index.dtype) > 1:
+            return E.add(index, E.Broadcast(offset, dt.lanes_of(index.dtype)))
+        return E.add(index, offset)
+
+    def visit_buffer_load_(self, op):
+        op = super().visit_buffer_load_(op)
+        if op.buffer.data not in self.versions:
+            return op
+        buf, offset = self._offset(op.buffer.data)
+        return E.BufferLoad(buf, (self._shift(op.indices[0], offset),), op.predicate)
+
+    def visit_buffer_store_(self, op):
+        op = super().visit_buffer_store_(op)
+        if op.buffer.data not in self.versions:
+            return op
+        buf, offset = self._offset(op.buffer.data)
+        return S.BufferStore(buf, op.value, (self._shift(op.indices[0], offset),), op.predicate)
+
+    def visit_call_(self, op):
+        op = super().visit_call_(op)
+        if op.op.name == "tir.tvm_access_ptr" and op.args[1] in self.versions:
+            _, offset = self._offset(op.args[1])
+            args = list(op.args)
+            args[2] = E.add(args[2], offset)
+            return E.Call(op.dtype, op.op, tuple(args))
+        return op
+
+
+def _sync():
+    return S.Evaluate(E.Call("int32", E.Op.get("tir.tvm_storage_sync"), (E.StringImm("shared"),)))
+
+
+def _commit():
+    return S.Evaluate(E.Call("int32", E.Op.get("tir.ptx_commit_group"), ()))
+
+
+def _wait(n: int):
+    return S.Evaluate(E.Call("int32", E.Op.get("tir.ptx_wait_group"), (E.IntImm("int32", n),)))
+
+
+class _Pipeliner(StmtExprMutator):
+    _methods: dict = {}
+
+    def visit_for_(self, op):
+        op = super().visit_for_(op)
+        if STAGE not in (op.annotations or {}):
+            return op
+        plain = S.For(op.loop_var, op.min, op.extent, op.kind, op.body, op.thread_binding,
+                      {k: v for k, v in op.annotations.items() if k not in _KEYS})
+        try:
+            return self._pipeline(op)
+        except ValueError as err:
+            logger.debug("loop %s is not software-pipelined: %s", op.loop_var.name, err)
+            return plain
+
+    @staticmethod
+    def _pipeline(op):
+        stages = _ints(op.annotations[STAGE])
+        order = _ints(op.annotations.get(ORDER, range(len(stages))))
+        async_stages = set(_ints(op.annotations.get(ASYNC_STAGES, ())))
+        if not isinstance(op.min, E.IntImm) or not isinstance(op.extent, E.IntImm):
+            raise ValueError("the loop bounds are not constant")
+        if op.kind not in (S.ForKind.SERIAL, S.ForKind.UNROLLED):
+            raise ValueError(f"the loop is {op.kind}, not serial")
+        # hoist the allocations around the body: they become the versioned buffers
+        allocs, body = [], op.body
+        while isinstance(body, (S.Allocate, S.DeclBuffer)):
+            allocs.append(body)
+            body = body.body
+        items = list(body.seq) if isinstance(body, S.SeqStmt) else [body]
+        if len(items) != len(stages) or sorted(order) != list(range(len(stages))):
+            raise ValueError(f"{len(stages)} stages for a body of {len(items)} statements")
+        depth = max(stages)
+        n, lo = int(op.extent.value), int(op.min.value)
+        if depth == 0 or n <= depth:
+            raise ValueError(f"{n} iterations for a pipeline of depth {depth}")
+        access = [_accesses(item) for item in items]
+        versions = {}
+        new_allocs = []
+        for node in allocs:
+            if isinstance(node, S.Allocate):
+                written = [stages[i] for i, (w, _) in enumerate(access) if node.buffer_var in w]
+                read = [stages[i] for i, (_, r) in enumerate(access) if node.buffer_var in r]
+                count = (max(read) - min(written) + 1) if written and read else 1
+                size = 1
+                for extent in node.extents:
+                    if not isinstance(extent, E.IntImm):
+                        raise ValueError(f"{node.buffer_var.name} has a symbolic size")
+                    size *= int(extent.value)
+                if count > 1:
+                    versions[node.buffer_var] = (None, E.IntImm("int32", size), count)
+                    node = S.Allocate(node.buffer_var, node.dtype, [E.IntImm("int32", size * count)], node.condition,
+                                      S.Evaluate(E.IntImm("int32", 0)), node.annotations)
+            new_allocs.append(node)
+        for i, node in enumerate(new_allocs):  # the declared buffers of versioned allocations grow too
+            if isinstance(node, S.DeclBuffer) and node.buffer.data in versions:
+                old = node.buffer
+                _, size, count = versions[old.data]
+                buf = Buffer(old.data, old.dtype, [E.IntImm("int32", int(size.value) * count)], name=old.name,
+                             data_alignment=old.data_alignment, offset_factor=old.offset_factor)
+                versions[old.data] = (buf, size, count)
+                new_allocs[i] = S.DeclBuffer(buf, S.Evaluate(E.IntImm("int32", 0)))
+        for data, (buf, size, count) in list(versions.items()):
+            if buf is None:
+                raise ValueError(f"the versioned buffer {data.name} has no declared buffer")
+        uses_async = any(stages[i] in async_stages for i in range(len(items)))
+        var = op.loop_var
+
+        def instance(i, iteration):
+            """Statement ``i`` working on (0-based) iteration ``iteration``."""
+            stmt = substitute(items[i], {var: E.add(iteration, lo) if lo else iteration})
+            stmt = _Versioned(versions, iteration).visit(stmt)
+            if stages[i] in async_stages:
+                stmt = S.AttrStmt(E.StringImm("default"), "async_scope", E.IntImm("int32", 1), stmt)
+            return stmt
+
+        async_items = [i for i in order if stages[i] in async_stages]
+
+        def step(t, steady: bool):
+            """Loop iteration ``t``: the statements whose iteration ``t - stage`` is in range."""
+            out = []
+            for i in order:
+                if steady:
+                    out.append((i, instance(i, E.sub(t, stages[i]) if stages[i] else t)))
+                    continue
+                value = int(t.value) - stages[i]
+                if 0 <= value < n:
+                    out.append((i, instance(i, E.IntImm("int32", value))))
+            stmts = []
+            if steady or int(t.value) >= depth:
+                # publish the tile of iteration t - D and free the version this iteration's fetch overwrites:
+                # of the groups committed so far, the one of iteration t - D must be complete
+                if uses_async:
+                    stmts.append(_wait(depth - 1 if steady else n - 1 - (int(t.value) - depth)))
+                stmts.append(_sync())
+            present = [i for i, _ in out if i in async_items]
+            for i, stmt in out:
+                stmts.append(stmt)
+                if present and i == present[-1]:
+                    stmts.append(_commit())  # one group of copies per iteration
+            return stmts
+
+        body_stmts = []
+        for t in range(depth):  # prologue: the first fetches
+            body_stmts.extend(step(E.IntImm("int32", t), steady=False))
+        steady_var = E.Var(var.name, var.dtype)
+        steady = step(steady_var, steady=True)
+        body_stmts.append(S.For(steady_var, E.IntImm(var.dtype, depth), E.IntImm(var.dtype, n - depth), S.ForKind.SERIAL,
+                                S.SeqStmt(steady), None, {}))
+        for t in range(n, n + depth):  # epilogue: the last computes
+            body_stmts.extend(step(E.IntImm("int32", t), steady=False))
+        result = S.AttrStmt(E.StringImm("default"), EXPLICIT_SYNC, E.IntImm("int32", 1), S.SeqStmt(body_stmts))
+        for node in reversed(new_allocs):
+            if isinstance(node, S.Allocate):
+                result = S.Allocate(node.buffer_var, node.dtype, node.extents, node.condition, result, node.annotations)
+            else:
+                result = S.DeclBuffer(node.buffer, result)
+        return result
+
+
+def inject_software_pipeline(func):
+    """``func`` with its ``software_pipeline_stage`` loops pipelined (the PrimFunc form of the pass).
+
+    Parameters
+    ----------
+    func : PrimFunc
+        A lowered (flattened) function.
+
+    Returns
+    -------
+    PrimFunc
+        The transformed function.
+    """
+    found = []
+    post_order_visit(func.body, lambda n: found.append(n) if isinstance(n, S.For) and STAGE in (n.annotations or {})
+                     else None)
+    if not found:
+        return func
+    return func.with_body(_Pipeliner().visit(func.body))
+
+
+def InjectSoftwarePipeline():  # noqa: N802 - TVM's pass name
+    """Software-pipeline the loops annotated ``software_pipeline_stage`` (``tir.transform.InjectSoftwarePipeline``).
+
+    Returns
+    -------
+    Pass
+        The pass (a ``PrimFuncPass``).
+
+    Examples
+    --------
+    >>> p = tvm.tir.transform.InjectSoftwarePipeline()
+    >>> p.info.name
+    'tir.InjectSoftwarePipeline'
+    """
+    return func_pass(inject_software_pipeline, "tir.InjectSoftwarePipeline")
