@@ -205,6 +205,7 @@ def main(argv=None) -> int:
     parser.add_argument("--trials", type=int, default=64, help="search trials per GEMM (0: hand schedules only)")
     parser.add_argument("--work-dir", default=None, help="the search's folder (default: a temporary one)")
     parser.add_argument("--out", help="write the results as JSON to this file")
+    parser.add_argument("--dtypes", default="float16,int8", help="which GEMMs: float16 (->float32), int8 (->int32)")
     parser.add_argument("--check", action="store_true", help="build every variant and compile it with nvcc")
     parser.add_argument("--max-configs", type=int, default=None,
                         help="hand schedules: try only the first N tile configurations (largest tiles first)")
@@ -217,7 +218,7 @@ def main(argv=None) -> int:
         return 0
     work_dir = args.work_dir or tempfile.mkdtemp(prefix="gpu_gemm_")
     rows = [measure(args.size, dt, ot, args.arch, args.repeat, args.trials, work_dir, args.max_configs)
-            for dt, ot in (("float16", "float32"), ("int8", "int32"))]
+            for dt, ot in (("float16", "float32"), ("int8", "int32")) if dt in args.dtypes.split(",")]
     if args.out:
         with open(args.out, "w") as f:
             json.dump(rows, f, indent=1)

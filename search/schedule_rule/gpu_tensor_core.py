@@ -6,8 +6,8 @@ layout, padding for non-dividing shapes). The loops outside are tiled ``"SSRRS"`
 
     block tile (blockIdx) | warps (threadIdx.y/z) | k0 | k1 | warp tiles | 16x16x16 intrinsic
 
-Inputs are copied to ``shared`` memory at ``k0`` (cooperative fetch, vectorized, software-pipelined to a
-sampled depth: the tiles of the next iterations load with ``cp.async`` while this one computes; in the intrinsic's tile layout: the
+Inputs are copied to ``shared`` memory at ``k0`` (cooperative fetch, vectorized, rows of
+32 bytes padded to 48 against bank conflicts, software-pipelined to a sampled depth: the tiles of the next iterations load with ``cp.async`` while this one computes; in the intrinsic's tile layout: the
 candidate's layout copies are inlined into the fetch and into the output's store where they can be) and into ``wmma.matrix_a/b``
 fragments at ``k1``; the output tile of each warp accumulates in ``wmma.accumulator`` fragments,
 zeroed by the fill intrinsic and written back by the store intrinsic. Every warp-level block is
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 
+from tensorize.ir import dtype as dt
 from tensorize.ir.functor import substitute
 from tensorize.ir.tensor_intrin import TensorIntrin
 from tensorize.schedule import ScheduleError
@@ -72,6 +73,19 @@ def _inline_copy(sch, blocks, reverse: bool) -> None:
                 sch.compute_inline(block)
         except ScheduleError as err:
             logger.debug("the layout copy %s stays: %s", sch.get(block).name_hint, err.reason)
+
+
+def _pad_rows(sch, shared) -> None:
+    """Pad the rows of a shared tile of 32 bytes (16 f16) to 48: the eight rows a fragment load
+    (``ldmatrix``) reads at once then fall in distinct banks instead of two rows per bank; 16-byte rows
+    (int8) are conflict-free already. TVM's Tensor Core rule aligns its shared tiles the same way."""
+    buf = sch.get(shared).writes[0].buffer
+    if len(buf.shape) < 2 or not hasattr(buf.shape[-1], "value"):
+        return
+    elem = max(1, dt.bits_of(buf.dtype) // 8)
+    cols = int(buf.shape[-1].value)
+    if cols * elem == 32:
+        sch.storage_align(shared, 0, len(buf.shape) - 2, 32 // elem, 16 // elem)
 
 
 def _operand_reads(sch, block, cand) -> list:
@@ -170,6 +184,7 @@ class MultiLevelTilingTensorCore(ScheduleRule):
         for index, operand in reads:
             shared = sch.cache_read(compute, index, "shared")
             sch.compute_at(shared, tiles[2][-1], preserve_unit_loops=True)
+            _pad_rows(sch, shared)
             lanes = sch.sample_categorical(list(self.vector_lanes), [1.0 / len(self.vector_lanes)] * len(self.vector_lanes))
             sch.annotate(shared, COOPERATIVE_FETCH, lanes)
             _inline_copy(sch, sch.get_producers(shared), reverse=False)  # fetch straight from the input

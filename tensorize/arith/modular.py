@@ -32,11 +32,41 @@ class ModularSet:
 
     @staticmethod
     def make(coeff: int, base: int) -> "ModularSet":
+        """The set ``coeff * k + base`` in normal form (``coeff >= 0``, ``0 <= base < coeff``).
+
+        Parameters
+        ----------
+        coeff : int
+            The step (0: a single value).
+        base : int
+            A member.
+
+        Returns
+        -------
+        ModularSet
+            The normalised set.
+        """
         coeff = abs(coeff)
         return ModularSet(coeff, base % coeff if coeff else base)
 
     def divisible_by(self, value: int) -> bool:
-        """Whether every member is a multiple of ``value``."""
+        """Whether every member is a multiple of ``value``.
+
+        Parameters
+        ----------
+        value : int
+            The divisor.
+
+        Returns
+        -------
+        bool
+            True when ``value`` divides every member.
+
+        Examples
+        --------
+        >>> ModularSet(16, 8).divisible_by(8), ModularSet(16, 4).divisible_by(8)
+        (True, False)
+        """
         return (self.coeff % value == 0) and (self.base % value == 0)
 
 

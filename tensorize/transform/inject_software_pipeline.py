@@ -77,7 +77,8 @@ class _Versioned(StmtExprMutator):
     def _offset(self, data):
         buf, size, count = self.versions[data]
         it = self.iteration
-        version = E.floormod(it, count) if not isinstance(it, E.IntImm) else E.IntImm("int32", int(it.value) % count)
+        # iterations are never negative here: the C remainder needs no sign fix-up (floormod would)
+        version = E.truncmod(it, count) if not isinstance(it, E.IntImm) else E.IntImm("int32", int(it.value) % count)
         return buf, E.mul(version, size)
 
     def _shift(self, index, offset):

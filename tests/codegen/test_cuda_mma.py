@@ -125,12 +125,12 @@ def _big_shared(kb):
 def test_shared_memory_above_48kb_is_dynamic(tmp_path):
     rt = tvm.build(_big_shared(96), target="cuda -arch=sm_90")
     source = rt.imported_modules[0].get_source()
-    assert "extern __shared__ __align__(16) unsigned char dyn_shared[];" in source
+    assert "extern __shared__ __align__(128) unsigned char dyn_shared[];" in source
     assert "float* S = (float*)(dyn_shared + 0);" in source
     assert [k.shared_bytes for k in rt.launches("main")] == [96 * 1024]
     nvcc_ptx(source, "sm_90", tmp_path)
     small = tvm.build(_big_shared(16), target="cuda -arch=sm_80")
-    assert "__shared__ alignas(16) float S[4096];" in small.imported_modules[0].get_source()
+    assert "__shared__ alignas(128) float S[4096];" in small.imported_modules[0].get_source()
     assert [k.shared_bytes for k in small.launches("main")] == [0]
 
 
@@ -147,6 +147,6 @@ def test_shared_tiles_hold_one_reduction_step_of_the_block_tile(in_dtype, out_dt
     kt = (32 if in_dtype == "int8" else 16) * k_tiles
     c_type = "half" if in_dtype == "float16" else "signed char"
     rows = 16 * warps[0] * tiles[0]
-    assert f"__shared__ alignas(16) {c_type} A_shared[{rows * kt}];" in source
-    assert f"__shared__ alignas(16) {c_type} B_shared[{kt * 16 * warps[1] * tiles[1]}];" in source
+    assert f"__shared__ alignas(128) {c_type} A_shared[{rows * kt}];" in source
+    assert f"__shared__ alignas(128) {c_type} B_shared[{kt * 16 * warps[1] * tiles[1]}];" in source
     assert [k.shared_bytes for k in rt.launches("main")] == [0]  # static: well under 48 KB

@@ -44,7 +44,7 @@ def test_ptx_mma_and_ldmatrix_compile(arch, case, tmp_path):
     assert "mma.sync.aligned." + case[0] in source and "ldmatrix.sync.aligned" in source
     # the shared tile is one per block (relaxed over the threadIdx loop it is allocated in: all 16 rows),
     # filled before the ldmatrix
-    shared = f"__shared__ alignas(16) {'half' if case[1] == 'float16' else 'signed char'} A_shared[{16 * case[6]}];"
+    shared = f"__shared__ alignas(128) {'half' if case[1] == 'float16' else 'signed char'} A_shared[{16 * case[6]}];"
     assert shared in source
     assert source.index("__syncthreads();") < source.index("ldmatrix")
     ptx = nvcc_ptx(source, arch, tmp_path)

@@ -114,7 +114,7 @@ class KernelWriter(CudaExprPrinter):
         offset = 0
         for a, size in reversed(list(zip(allocs, sizes))):  # post-order lists inner allocations first
             self.dynamic_offsets[a.buffer_var] = offset
-            offset += (size + 15) // 16 * 16
+            offset += (size + 127) // 128 * 128  # WMMA fragment pointers need 32-byte alignment
         self.dynamic_bytes = offset
 
     def emit(self, line: str) -> None:
@@ -169,7 +169,7 @@ class KernelWriter(CudaExprPrinter):
         threads = block[0] * block[1] * block[2]
         head = f'extern "C" __global__ void __launch_bounds__({threads}) {name}({", ".join(args)}) {{'
         if self.dynamic_bytes:
-            head += "\n  extern __shared__ __align__(16) unsigned char dyn_shared[];"
+            head += "\n  extern __shared__ __align__(128) unsigned char dyn_shared[];"
         return "\n".join([head, *self.lines, "}"]) + "\n", grid, block
 
     # -- statements -----------------------------------------------------------------------------
@@ -248,7 +248,7 @@ class KernelWriter(CudaExprPrinter):
             ctype = c_type(s.dtype)
             self.emit(f"{ctype}* {name} = ({ctype}*)(dyn_shared + {self.dynamic_offsets[s.buffer_var]});")
         elif scope in ("shared", "shared.dyn"):
-            self.emit(f"__shared__ alignas(16) {c_type(s.dtype)} {name}[{size}];")
+            self.emit(f"__shared__ alignas(128) {c_type(s.dtype)} {name}[{size}];")
         elif scope in ("local", "warp", "global"):
             if scope == "global":
                 raise TVMError(f"kernel allocates the global buffer {name}; give it a 'shared' or 'local' scope "

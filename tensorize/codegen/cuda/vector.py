@@ -36,7 +36,7 @@ template <int N> __device__ __forceinline__ void tz_cp_async_wait() { asm volati
 """
 
 
-def lane(e, i: int, lets: dict | None = None):
+def lane(e, i: int):
     """The scalar expression of lane ``i`` of the vector expression ``e``.
 
     Parameters
@@ -45,8 +45,6 @@ def lane(e, i: int, lets: dict | None = None):
         A vector (or scalar) expression.
     i : int
         The lane.
-    lets : dict, optional
-        Unused; reserved for let-bound vectors.
 
     Returns
     -------
