@@ -78,16 +78,17 @@ class RewriteCooperativeFetch(Postproc):
                      for r in nest_blocks(body.block.body) if COOPERATIVE_FETCH in r.block.annotations]
             for name, lanes in names:
                 self._rewrite(sch, sch.get_block(name, func_name), max(1, _value(lanes)))
-            self._pipelines(sch, func_name)
+            self._pipelines(sch, [sch.get_block(name, func_name) for name, _ in names])
 
     @staticmethod
-    def _pipelines(sch, func_name) -> None:
-        """Turn each loop's sampled ``meta_schedule.software_pipeline_depth`` into TVM's software pipeline
-        annotations: the statements of its body that write shared memory (the fetches) are stage 0 and
-        asynchronous, the rest (the compute) stage ``depth``."""
+    def _pipelines(sch, fetches) -> None:
+        """Turn the sampled ``meta_schedule.software_pipeline_depth`` of a loop around the shared fetches
+        (the rule annotates the loop they are computed at) into TVM's software pipeline annotations: the
+        statements of its body that write shared memory (the fetches) are stage 0 and asynchronous, the
+        rest (the compute) stage ``depth``."""
         seen = set()
-        for realize in nest_blocks(sch.mod[func_name].body.block.body):
-            for lp in sch.get_loops(sch.get_block(realize.block.name_hint, func_name)):
+        for block in fetches:
+            for lp in sch.get_loops(block):
                 loop = sch.get(lp)
                 if id(loop.loop_var) in seen or PIPELINE_DEPTH not in loop.annotations:
                     continue

@@ -18,6 +18,7 @@ from tensorize.target import sm_version  # noqa: F401  (re-exported: the search'
 
 __all__ = ["GPULimits", "is_gpu_target", "sm_version"]
 
+REGISTERS_PER_BLOCK = 65536  # 32-bit registers one block may hold (every generation since sm_50)
 # opt-in shared memory per block (bytes) by compute capability
 _SHARED = {70: 98304, 72: 98304, 75: 65536, 80: 166912, 86: 101376, 87: 166912, 89: 101376, 90: 232448}
 
@@ -47,7 +48,7 @@ class GPULimits:
     max_shared_memory_per_block: int = 49152
     max_registers_per_thread: int = 255
     warp_size: int = 32
-    registers_per_block: int = 65536  # 32-bit registers one block may hold (every generation since sm_50)
+    registers_per_block: int = REGISTERS_PER_BLOCK
 
     @staticmethod
     def of(target) -> "GPULimits":

@@ -19,6 +19,8 @@ from math import prod
 from tensorize.schedule.primitives.sampling import perfect_tilings
 from tensorize.schedule.trace import RESAMPLE, Trace
 
+from ..schedule_rule.gpu_limits import REGISTERS_PER_BLOCK
+
 __all__ = ["joint_tile_provider", "tilings_fit", "GPU_TILE_LEVELS"]
 
 GPU_TILE_LEVELS = 5  # CUDA cores: blockIdx, vthread, threadIdx, inner, innermost
@@ -40,7 +42,6 @@ def _layout(trace: Trace):
     return [], 0, (), 1
 
 
-REGISTERS_PER_BLOCK = 65536
 SCALAR_REGISTERS = 40  # indices, addresses, loop counters of one thread
 FRAGMENT_REGISTERS = 12  # one 16x16 f32/s32 accumulator fragment (8) and its share of the A/B fragments
 

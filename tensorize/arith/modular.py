@@ -73,13 +73,15 @@ class ModularSet:
 _ANY = ModularSet(1, 0)
 
 
-def modular_set(expr) -> ModularSet:
+def modular_set(expr, env: dict | None = None) -> ModularSet:
     """The modular set of the integer expression ``expr`` (``ModularSet(1, 0)`` when nothing is known).
 
     Parameters
     ----------
     expr : PrimExpr
         A scalar integer expression.
+    env : dict, optional
+        Values of let-bound variables (Var -> PrimExpr); other variables are unknown integers.
 
     Returns
     -------
@@ -95,22 +97,24 @@ def modular_set(expr) -> ModularSet:
     """
     if isinstance(expr, E.IntImm):
         return ModularSet(0, int(expr.value))
+    if isinstance(expr, E.Var):
+        return modular_set(env[expr], env) if env and expr in env else _ANY
     if isinstance(expr, (E.Add, E.Sub)):
-        a, b = modular_set(expr.a), modular_set(expr.b)
+        a, b = modular_set(expr.a, env), modular_set(expr.b, env)
         base = a.base + b.base if isinstance(expr, E.Add) else a.base - b.base
         return ModularSet.make(gcd(a.coeff, b.coeff), base)
     if isinstance(expr, E.Mul):
-        a, b = modular_set(expr.a), modular_set(expr.b)
+        a, b = modular_set(expr.a, env), modular_set(expr.b, env)
         return ModularSet.make(gcd(gcd(a.coeff * b.coeff, a.coeff * b.base), b.coeff * a.base), a.base * b.base)
     if isinstance(expr, E.Cast) and not isinstance(expr.value, E.FloatImm):
-        return modular_set(expr.value)
+        return modular_set(expr.value, env)
     if isinstance(expr, (E.FloorDiv, E.Div)):
-        a, b = modular_set(expr.a), modular_set(expr.b)
+        a, b = modular_set(expr.a, env), modular_set(expr.b, env)
         if b.coeff == 0 and b.base > 0 and a.coeff % b.base == 0 and a.base % b.base == 0:
             return ModularSet.make(a.coeff // b.base, a.base // b.base)
         return _ANY
     if isinstance(expr, E.FloorMod):
-        a, b = modular_set(expr.a), modular_set(expr.b)
+        a, b = modular_set(expr.a, env), modular_set(expr.b, env)
         if b.coeff == 0 and b.base > 0:  # x % c keeps x's residue modulo gcd(coeff, c)
             return ModularSet.make(gcd(a.coeff, b.base), a.base)
         return _ANY
@@ -147,9 +151,7 @@ def ramp_in_one_block(base, stride: int, lanes: int, block: int) -> bool:
         return False
     span = stride * (lanes - 1)
     ms = modular_set(base)
-    if ms.coeff == 0:
-        return ms.base % block + span < block
-    if ms.coeff % block == 0:
+    if ms.coeff % block == 0:  # coeff 0 (a constant) too: the residue modulo block is known exactly
         return ms.base % block + span < block
     if block % ms.coeff == 0:
         return ms.base % ms.coeff + span < ms.coeff

@@ -77,7 +77,7 @@ class _Versioned(StmtExprMutator):
     def _offset(self, data):
         buf, size, count = self.versions[data]
         it = self.iteration
-        # iterations are never negative here: the C remainder needs no sign fix-up (floormod would)
+        # iterations are never negative here, so the truncated and the floored remainder agree
         version = E.truncmod(it, count) if not isinstance(it, E.IntImm) else E.IntImm("int32", int(it.value) % count)
         return buf, E.mul(version, size)
 
@@ -129,13 +129,12 @@ class _Pipeliner(StmtExprMutator):
         op = super().visit_for_(op)
         if STAGE not in (op.annotations or {}):
             return op
-        plain = S.For(op.loop_var, op.min, op.extent, op.kind, op.body, op.thread_binding,
-                      {k: v for k, v in op.annotations.items() if k not in _KEYS})
         try:
             return self._pipeline(op)
         except ValueError as err:
             logger.debug("loop %s is not software-pipelined: %s", op.loop_var.name, err)
-            return plain
+            return S.For(op.loop_var, op.min, op.extent, op.kind, op.body, op.thread_binding,
+                         {k: v for k, v in op.annotations.items() if k not in _KEYS})
 
     @staticmethod
     def _pipeline(op):
@@ -159,34 +158,36 @@ class _Pipeliner(StmtExprMutator):
         if depth == 0 or n <= depth:
             raise ValueError(f"{n} iterations for a pipeline of depth {depth}")
         access = [_accesses(item) for item in items]
-        versions = {}
-        new_allocs = []
+        # versioned buffers: data var -> (grown declared buffer, elements of one version, versions);
+        # ``wraps`` re-creates the hoisted allocations around the pipelined code, outermost first
+        versions, growing, wraps = {}, {}, []
         for node in allocs:
             if isinstance(node, S.Allocate):
+                extents = node.extents
                 written = [stages[i] for i, (w, _) in enumerate(access) if node.buffer_var in w]
                 read = [stages[i] for i, (_, r) in enumerate(access) if node.buffer_var in r]
                 count = (max(read) - min(written) + 1) if written and read else 1
-                size = 1
-                for extent in node.extents:
-                    if not isinstance(extent, E.IntImm):
-                        raise ValueError(f"{node.buffer_var.name} has a symbolic size")
-                    size *= int(extent.value)
                 if count > 1:
-                    versions[node.buffer_var] = (None, E.IntImm("int32", size), count)
-                    node = S.Allocate(node.buffer_var, node.dtype, [E.IntImm("int32", size * count)], node.condition,
-                                      S.Evaluate(E.IntImm("int32", 0)), node.annotations)
-            new_allocs.append(node)
-        for i, node in enumerate(new_allocs):  # the declared buffers of versioned allocations grow too
-            if isinstance(node, S.DeclBuffer) and node.buffer.data in versions:
-                old = node.buffer
-                _, size, count = versions[old.data]
-                buf = Buffer(old.data, old.dtype, [E.IntImm("int32", int(size.value) * count)], name=old.name,
-                             data_alignment=old.data_alignment, offset_factor=old.offset_factor)
-                versions[old.data] = (buf, size, count)
-                new_allocs[i] = S.DeclBuffer(buf, S.Evaluate(E.IntImm("int32", 0)))
-        for data, (buf, size, count) in list(versions.items()):
-            if buf is None:
-                raise ValueError(f"the versioned buffer {data.name} has no declared buffer")
+                    if not all(isinstance(e, E.IntImm) for e in extents):
+                        raise ValueError(f"{node.buffer_var.name} has a symbolic size")
+                    size = 1
+                    for extent in extents:
+                        size *= int(extent.value)
+                    growing[node.buffer_var] = (size, count)
+                    extents = [E.IntImm("int32", size * count)]
+                wraps.append(lambda body, a=node, ext=extents: S.Allocate(a.buffer_var, a.dtype, ext, a.condition,
+                                                                          body, a.annotations))
+            else:
+                buf = node.buffer
+                if buf.data in growing:
+                    size, count = growing[buf.data]
+                    buf = Buffer(buf.data, buf.dtype, [E.IntImm("int32", size * count)], name=buf.name,
+                                 data_alignment=buf.data_alignment, offset_factor=buf.offset_factor)
+                    versions[buf.data] = (buf, E.IntImm("int32", size), count)
+                wraps.append(lambda body, b=buf: S.DeclBuffer(b, body))
+        undeclared = [data.name for data in growing if data not in versions]
+        if undeclared:
+            raise ValueError(f"the versioned buffers {undeclared} have no declared buffer")
         uses_async = any(stages[i] in async_stages for i in range(len(items)))
         var = op.loop_var
 
@@ -234,11 +235,8 @@ class _Pipeliner(StmtExprMutator):
         for t in range(n, n + depth):  # epilogue: the last computes
             body_stmts.extend(step(E.IntImm("int32", t), steady=False))
         result = S.AttrStmt(E.StringImm("default"), EXPLICIT_SYNC, E.IntImm("int32", 1), S.SeqStmt(body_stmts))
-        for node in reversed(new_allocs):
-            if isinstance(node, S.Allocate):
-                result = S.Allocate(node.buffer_var, node.dtype, node.extents, node.condition, result, node.annotations)
-            else:
-                result = S.DeclBuffer(node.buffer, result)
+        for wrap in reversed(wraps):
+            result = wrap(result)
         return result
 
 

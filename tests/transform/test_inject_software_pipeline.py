@@ -15,21 +15,12 @@ from search.postproc import default_postprocs
 from search.postproc.gpu_verify import VerifyGPUCode
 from search.postproc.rewrite_tensorize import RewriteTensorize
 from search.space_generator import PostOrderApply, sample_candidate
-from tensorize import te
 from tensorize.ir import stmt as S
 from tensorize.ir.functor import post_order_visit
 from tensorize.transform.gpu_emulation import emulate_gpu
+from tests.codegen.gpu_schedules import gemm
 
 M, N, K = 64, 48, 256
-
-
-def gemm(m, n, k):
-    A = te.placeholder((m, k), "float16", name="A")
-    B = te.placeholder((k, n), "float16", name="B")
-    r = te.reduce_axis((0, k), name="k")
-    C = te.compute((m, n), lambda i, j: te.sum(A[i, r].astype("float32") * B[r, j].astype("float32"), axis=r),
-                   name="C")
-    return te.create_prim_func([A, B, C])
 
 
 def wmma_candidate(tensorize: bool, seed: int = 3, shape=(M, N, K)):

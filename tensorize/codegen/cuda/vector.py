@@ -13,7 +13,7 @@ from ...arith.modular import modular_set
 from ...errors import TVMError
 from ...ir import dtype as dt
 from ...ir import expr as E
-from ...ir.functor import substitute
+from ...transform.vectorize_loop import vector_binary
 
 WIDE_TYPES = {2: "unsigned short", 4: "unsigned int", 8: "uint2", 16: "uint4"}
 ASYNC_HELPERS = """
@@ -83,20 +83,8 @@ def lane(e, i: int):
     if isinstance(e, E.Call):
         return E.Call(dt.with_lanes(e.dtype, 1), e.op, tuple(lane(a, i) for a in e.args))
     if hasattr(e, "a") and hasattr(e, "b"):
-        from ...transform.vectorize_loop import vector_binary
-
         return vector_binary(type(e), lane(e.a, i), lane(e.b, i))
     raise TVMError(f"CUDA codegen cannot split the vector expression {type(e).__name__} into lanes")
-
-
-def _resolve(expr, lets: dict):
-    """``expr`` with let-bound variables replaced by their values (for the alignment proof)."""
-    for _ in range(8):
-        new = substitute(expr, lets)
-        if new is expr or str(new) == str(expr):
-            return new
-        expr = new
-    return expr
 
 
 def aligned_ramp(index, elem_bytes: int, lets: dict):
@@ -121,6 +109,6 @@ def aligned_ramp(index, elem_bytes: int, lets: dict):
         return None
     if index.lanes * elem_bytes not in WIDE_TYPES:
         return None
-    if not modular_set(_resolve(index.base, lets)).divisible_by(index.lanes):
+    if not modular_set(index.base, lets).divisible_by(index.lanes):
         return None
     return index.base
