@@ -6,8 +6,9 @@ layout, padding for non-dividing shapes). The loops outside are tiled ``"SSRRS"`
 
     block tile (blockIdx) | warps (threadIdx.y/z) | k0 | k1 | warp tiles | 16x16x16 intrinsic
 
-Inputs are copied to ``shared`` memory at ``k0`` (cooperative fetch, vectorized, rows of
-32 bytes padded to 48 against bank conflicts, software-pipelined to a sampled depth: the tiles of the next iterations load with ``cp.async`` while this one computes; in the intrinsic's tile layout: the
+Inputs are copied to ``shared`` memory at ``k0`` (cooperative fetch, vectorized, rows of 32 bytes padded
+to 48 against bank conflicts, software-pipelined to a sampled depth: the tiles of the next iterations
+load with ``cp.async`` while this one computes; in the intrinsic's tile layout: the
 candidate's layout copies are inlined into the fetch and into the output's store where they can be) and into ``wmma.matrix_a/b``
 fragments at ``k1``; the output tile of each warp accumulates in ``wmma.accumulator`` fragments,
 zeroed by the fill intrinsic and written back by the store intrinsic. Every warp-level block is
@@ -188,7 +189,7 @@ class MultiLevelTilingTensorCore(ScheduleRule):
             lanes = sch.sample_categorical(list(self.vector_lanes), [1.0 / len(self.vector_lanes)] * len(self.vector_lanes))
             sch.annotate(shared, COOPERATIVE_FETCH, lanes)
             _inline_copy(sch, sch.get_producers(shared), reverse=False)  # fetch straight from the input
-        if len(self.pipeline_depths) > 1 or self.pipeline_depths[:1] != (0,):
+        if any(self.pipeline_depths):  # something other than "no pipeline" to choose from
             depth = sch.sample_categorical(list(self.pipeline_depths),
                                            [1.0 / len(self.pipeline_depths)] * len(self.pipeline_depths))
             sch.annotate(tiles[2][-1], PIPELINE_DEPTH, depth)

@@ -31,6 +31,8 @@ from .warp import FragmentInfo, install_warp_calls
 from .warp_memory import WarpMemoryLowering
 
 _THREAD_TAGS = ("blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y", "threadIdx.z")
+# attributes of a software pipeline that hold for the statements under them: attr key -> writer flag
+_SCOPED_FLAGS = {"async_scope": "in_async", "pipeline_explicit_sync": "explicit_sync"}
 STATIC_SHARED_LIMIT = 48 * 1024  # bytes of static __shared__ per block; beyond it shared memory is dynamic
 HEADER = """#include <cuda_fp16.h>
 #include <mma.h>
@@ -262,17 +264,14 @@ class KernelWriter(CudaExprPrinter):
         self.stmt(s.body)
 
     def emit_AttrStmt(self, s):
-        if s.attr_key == "async_scope":
-            outer, self.in_async = self.in_async, True
+        flag = _SCOPED_FLAGS.get(s.attr_key)
+        if flag is None:
             self.stmt(s.body)
-            self.in_async = outer
             return
-        if s.attr_key == "pipeline_explicit_sync":
-            outer, self.explicit_sync = self.explicit_sync, True
-            self.stmt(s.body)
-            self.explicit_sync = outer
-            return
+        outer = getattr(self, flag)
+        setattr(self, flag, True)
         self.stmt(s.body)
+        setattr(self, flag, outer)
 
     def emit_BufferStore(self, s):
         if len(s.indices) != 1:
