@@ -11,7 +11,8 @@ from functools import lru_cache
 
 from ..ir import expr as E
 from .bound import INF, mul_bounds
-from .linear import Lin, affine_lin, canonical_affine, expr_key, fact_multipliers, reduce_coefficients  # noqa: F401 - canonical_affine importable from here
+from .linear import (Lin, affine_lin, canonical_affine,  # noqa: F401 - canonical_affine importable from here
+                     expr_key, fact_multipliers, reduce_coefficients)
 
 _ARITH = (E.Add, E.Sub, E.Mul, E.Div, E.Mod, E.FloorDiv, E.FloorMod, E.Min, E.Max)
 _NEGATE = {E.LT: E.GE, E.LE: E.GT, E.GT: E.LE, E.GE: E.LT, E.EQ: E.NE, E.NE: E.EQ}

@@ -131,8 +131,9 @@ def is_affine_binding(realize: BlockRealize, loops) -> bool:
     pred = realize.predicate
     if not uses_any(pred, ids):
         return True
-    bounded = [c.a for c in split_conjuncts(pred) if isinstance(c, (E.LT, E.LE)) and uses_any(c.a, ids)]
-    others = [c for c in split_conjuncts(pred) if not isinstance(c, (E.LT, E.LE)) and uses_any(c, ids)]
+    conjuncts = split_conjuncts(pred)
+    bounded = [c.a for c in conjuncts if isinstance(c, (E.LT, E.LE)) and uses_any(c.a, ids)]
+    others = [c for c in conjuncts if not isinstance(c, (E.LT, E.LE)) and uses_any(c, ids)]
     from ..ir.structural import structural_equal
 
     return not others and all(
