@@ -110,8 +110,6 @@ class ScheduleState:
         >>> type(sref.stmt.body).__name__, state.mod["main"].body.block.body is sref.stmt
         ('Evaluate', True)
         """
-        from .tree import _children
-
         src = src_sref.stmt
         if src is None:
             raise ValueError("replace: the sref points to no statement (it was removed by an earlier replace)")
@@ -293,47 +291,42 @@ def _rebuild(chain: list, gv, tgt, shared: int) -> tuple[IRModule, dict]:
     """
     moved: dict = {}
     new = tgt
-    for i in range(len(chain) - 2, shared - 2, -1):
-        if i < 0:
-            return new, moved
-        parent, child = chain[i], chain[i + 1]
-        if i == shared - 1:
-            _set_child(parent, child, new, gv)
-            return chain[0], moved
-        copy = _with_child(parent, child, new, gv)
-        moved[id(parent)] = copy
-        new = copy
-    raise AssertionError("unreachable: the chain starts at the module")
+    for i in range(len(chain) - 2, shared - 1, -1):
+        new = moved[id(chain[i])] = _with_child(chain[i], chain[i + 1], new, gv)
+    if shared == 0:
+        return new, moved
+    _set_child(chain[shared - 1], chain[shared], new, gv)
+    return chain[0], moved
+
+
+def _child_changes(parent, old, new) -> dict:
+    """The fields of ``parent`` (module, function or statement) to change so that it holds ``new``
+    in place of its child ``old``."""
+    if isinstance(parent, IRModule):
+        return {"functions": new}
+    if isinstance(parent, PrimFunc):
+        return {"body": new}
+    if isinstance(parent, SeqStmt):
+        return {"seq": _seq_with(parent.seq, old, new)}
+    return dict.fromkeys(_child_fields(parent, old), new)
 
 
 def _with_child(parent, old, new, gv):
     """A copy of ``parent`` (module, function map, function or statement) with child ``old`` replaced by ``new``."""
-    if isinstance(parent, IRModule):
-        return parent.replace(functions=new)
     if isinstance(parent, FunctionMap):
         functions = FunctionMap(parent)
         functions[gv] = new
         return functions
-    if isinstance(parent, SeqStmt):
-        return parent.replace(seq=_seq_with(parent.seq, old, new))
-    if isinstance(parent, PrimFunc):
-        return parent.replace(body=new)
-    return parent.replace(**{name: new for name in _child_fields(parent, old)})
+    return parent.replace(**_child_changes(parent, old, new))
 
 
 def _set_child(parent, old, new, gv) -> None:
     """Replace child ``old`` of ``parent`` by ``new`` in place (``parent`` is referenced by the state only)."""
     if isinstance(parent, FunctionMap):
         parent[gv] = new
-    elif isinstance(parent, IRModule):
-        _set(parent, "functions", new)
-    elif isinstance(parent, SeqStmt):
-        _set(parent, "seq", _seq_with(parent.seq, old, new))
-    elif isinstance(parent, PrimFunc):
-        _set(parent, "body", new)
-    else:
-        for name in _child_fields(parent, old):
-            _set(parent, name, new)
+        return
+    for name, value in _child_changes(parent, old, new).items():
+        _set(parent, name, value)
 
 
 def _seq_with(seq: tuple, old, new) -> tuple:

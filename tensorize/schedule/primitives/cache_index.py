@@ -9,8 +9,8 @@ largest such subexpressions (counted as often as it occurred), until every candi
 least ``cse_thresh`` times. The most complex come first (``index_var_0``)."""
 from __future__ import annotations
 
-from ...arith import Analyzer
 from ...arith.expr_key import expr_key
+from ...arith.loop_relax import make_analyzer
 from ...ir import expr as E
 from ...ir.buffer import Buffer
 from ...ir.functor import collect_vars, ir_transform, post_order_visit, substitute
@@ -114,8 +114,7 @@ class CacheIndex(ScheduleBase):
                     n, c, vi, vj = T.axis.remap("SSSS", [i0, i1, i2, i3])
                     B[n, c, vi, vj] = A[n, c, index_var_0[vi, vj], index_var_1[vj]]
         """
-        func_name, tree, realize = self._block(BlockRV(block, self._func_name(None)) if isinstance(block, str)
-                                               else block)
+        func_name, tree, realize = self._block(block)
         thresh = self._int(cse_thresh, "cse_thresh")
         if thresh < 0:
             raise self._error(f"cache_index: cse_thresh must be 0 or more, got {thresh}", realize)
@@ -126,7 +125,7 @@ class CacheIndex(ScheduleBase):
         exprs = self._candidates(blk, thresh)
         if not exprs:
             return []
-        bindings = {id(iv.var): (iv.var, value) for iv, value in zip(blk.iter_vars, realize.iter_values)}
+        bindings = {id(iv.var): value for iv, value in zip(blk.iter_vars, realize.iter_values)}
         loops = {id(f.loop_var): f for f in tree.loops_of(realize)}
         stages, buffers, table, names = [], [], {}, []
         for k, expr in enumerate(exprs):
@@ -171,20 +170,17 @@ class CacheIndex(ScheduleBase):
         used = [v for v in collect_vars(expr) if id(v) in bindings]
         loop_vars = []
         for v in used:
-            for lv in collect_vars(bindings[id(v)][1]):
+            for lv in collect_vars(bindings[id(v)]):
                 if id(lv) in loops and all(lv is not x for x in loop_vars):
                     loop_vars.append(lv)
-        ana = Analyzer()
-        for lv in loop_vars:
-            f = loops[id(lv)]
-            ana.bind(lv, E.Range.from_min_extent(f.min, f.extent))
-        shape = [E.make_const("int32", ana.const_int_bound(bindings[id(v)][1]).max_value + 1) for v in used]
+        ana = make_analyzer([loops[id(lv)] for lv in loop_vars])
+        shape = [E.make_const("int32", ana.const_int_bound(bindings[id(v)]).max_value + 1) for v in used]
         buf = Buffer(E.Var(f"index_var_{k}", E.PointerType(expr.dtype, storage_scope)), expr.dtype, shape,
                      name=f"index_var_{k}")
         new_loop_vars = {lv: E.Var(f"ax{i}", lv.dtype) for i, lv in enumerate(loop_vars)}
         ivars = [E.IterVar(E.Range.from_min_extent(E.make_const(v.dtype, 0), s), E.Var(f"v{i}", v.dtype),
                            E.IterVar.DataPar) for i, (v, s) in enumerate(zip(used, shape))]
-        values = [substitute(bindings[id(v)][1], new_loop_vars) for v in used]
+        values = [substitute(bindings[id(v)], new_loop_vars) for v in used]
         indices = [iv.var for iv in ivars]
         body = BufferStore(buf, substitute(expr, dict(zip(used, indices))), indices)
         name = unique_block_name(tree, f"index_{k}", names)

@@ -247,7 +247,7 @@ class Layout(PadEinsum, ScheduleBase):
                                   f"through {imap} gives shape {[int(s) for s in new_shape]}, which adds "
                                   f"{new_n - old_n} padding elements; pass pad_value= to allow padding", realize)
             try:
-                inverse, _padded_shape = padded_inverse(imap, buf.shape)
+                inverse = padded_inverse(imap, buf.shape)
                 pad_map = pad_value_map(pad_value, buf, len(new_shape), _index_dtype(realize.block))
             except ValueError as err:
                 raise self._error(f"transform_layout: {err}", realize) from None

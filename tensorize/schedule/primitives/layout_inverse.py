@@ -6,14 +6,14 @@ in the padding.
 """
 from __future__ import annotations
 
+from ...arith.analyzer import Analyzer
 from ...arith.index_map import IndexMap
-from ...arith.loop_relax import make_analyzer
 from ...ir import expr as E
 from ...ir.functor import StmtExprMutator, collect_vars
 
 
-def padded_inverse(imap: IndexMap, shape) -> tuple[IndexMap, list[int]]:
-    """For a map that pads ``shape``: the inverse map and the padded initial shape it is a bijection
+def padded_inverse(imap: IndexMap, shape) -> IndexMap:
+    """For a map that pads ``shape``: the inverse map on the padded initial shape the map is a bijection
     on (each initial index is padded to the product of the extents of the final indices it feeds).
     An index used only shifted by a constant (``(i + 1) // 8``, ``(i + 1) % 8``) is padded on both
     sides: the inverse gives ``i = 8 * a + b - 1``.
@@ -27,8 +27,13 @@ def padded_inverse(imap: IndexMap, shape) -> tuple[IndexMap, list[int]]:
 
     Returns
     -------
-    tuple of (IndexMap, list of int)
-        The inverse map and the padded initial shape.
+    IndexMap
+        The inverse map.
+
+    Raises
+    ------
+    ValueError
+        When the map mixes several indices in one final index or is not a bijection from the padded shape.
     """
     new_shape = [int(s) for s in imap.map_shape(shape)]
     shifted, offsets = _unshift(imap)
@@ -47,11 +52,11 @@ def padded_inverse(imap: IndexMap, shape) -> tuple[IndexMap, list[int]]:
         raise ValueError(f"index map {imap} is not a bijection from the padded shape {padded} to {new_shape}")
     inverse = shifted.inverse(padded)
     if any(offsets):
-        ana = make_analyzer({})
+        ana = Analyzer()
         finals = [ana.simplify(E.sub(f, E.make_const(f.dtype, c))) if c else f
                   for f, c in zip(inverse.final_indices, offsets)]
         inverse = IndexMap(inverse.initial_indices, finals)
-    return inverse, padded
+    return inverse
 
 
 class _Unshift(StmtExprMutator):

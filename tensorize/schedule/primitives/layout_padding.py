@@ -24,10 +24,11 @@ from ...arith.analyzer import Analyzer
 from ...arith.index_map import IndexMap
 from ...arith.linear import affine_lin
 from ...ir import expr as E
-from ...ir.functor import StmtExprMutator, StmtExprVisitor, collect_vars, substitute
+from ...ir.functor import StmtExprMutator, StmtExprVisitor, collect_vars, post_order_visit, substitute
 from ...ir.op import call_intrin, if_then_else
 from ...ir.stmt import Block, BlockRealize, BufferRegion, BufferStore, Evaluate, For, ForKind, SeqStmt, Stmt
 from ...ir.structural import structural_equal
+from ..tree import replace_many
 
 logger = logging.getLogger(__name__)
 
@@ -57,26 +58,26 @@ def padding_predicate(inverse: IndexMap, old_shape, new_shape) -> E.PrimExpr | N
     for x, s in zip(inverse.final_indices, old_shape):
         if not isinstance(s, E.IntImm):
             continue
-        for c in (_below_zero(x), _at_least(x, s.value, extents)):
+        lin = affine_lin(x)
+        for c in (_below_zero(x, lin), _at_least(x, lin, s.value, extents)):
             if c is None or (isinstance(c, E.IntImm) and not c.value):
                 continue
             pred = c if pred is None else E.Or(pred, c)
     return pred
 
 
-def _below_zero(x):
-    """``x < 0`` when ``x`` is an affine form with a negative constant (an index shifted by an
+def _below_zero(x, lin):
+    """``x < 0`` when ``x`` is an affine form ``lin`` with a negative constant (an index shifted by an
     offset pads before its start), else None."""
-    lin = affine_lin(x)
     if lin is None or lin.const >= 0:
         return None
     return E.LT(x, E.make_const(x.dtype, 0))
 
 
-def _at_least(x, bound: int, extents: dict):
-    """``bound <= x`` for ``x = sum(coeff * var)``; digit by digit when the coefficients are a mixed
-    radix of the variables' extents, else the plain comparison. False when it never holds."""
-    lin = affine_lin(x)
+def _at_least(x, lin, bound: int, extents: dict):
+    """``bound <= x`` for ``x = sum(coeff * var)`` (its affine form ``lin``, None when it has none); digit
+    by digit when the coefficients are a mixed radix of the variables' extents, else the plain
+    comparison. False when it never holds."""
     digits = None
     if lin is not None and lin.const == 0:
         terms = sorted(((int(c), v) for v, c in lin.terms.values()), key=lambda t: -t[0])
@@ -160,15 +161,7 @@ def pad_value_map(pad_value, buf, ndim: int, index_dtype: str) -> IndexMap | Non
 
 def _loaded_buffers(expr) -> list:
     found = []
-
-    class _Loads(StmtExprVisitor):
-        _methods: dict = {}
-
-        def visit_buffer_load_(self, op):
-            found.append(op.buffer)
-            super().visit_buffer_load_(op)
-
-    _Loads().visit(expr)
+    post_order_visit(expr, lambda n: found.append(n.buffer) if isinstance(n, E.BufferLoad) else None)
     return found
 
 
@@ -196,8 +189,9 @@ class _WriteCollector(StmtExprVisitor):
         self.bindings: dict = {}
         self.realize = None
 
-    def _range(self, expr):
-        found = [self.depth[id(v)] for v in collect_vars(expr) if id(v) in self.depth]
+    def _range(self, *exprs):
+        """The (outermost, innermost) depth of the loops ``exprs`` use, or None when they use none."""
+        found = [self.depth[id(v)] for e in exprs for v in collect_vars(e) if id(v) in self.depth]
         if not found:
             return None
         return min(f[0] for f in found), max(f[1] for f in found)
@@ -234,11 +228,7 @@ class _WriteCollector(StmtExprVisitor):
         if op.buffer is not self.buf:
             super().visit_buffer_store_(op)
             return
-        rng = None
-        for index in op.indices:
-            r = self._range(index)
-            if r is not None:
-                rng = r if rng is None else (min(rng[0], r[0]), max(rng[1], r[1]))
+        rng = self._range(*op.indices)
         info = _WriteInfo(op, self.realize)
         if rng is not None:
             info.loopnest = self.loops[rng[0]:rng[1] + 1]
@@ -289,9 +279,7 @@ class _StoreReplacer(StmtExprMutator):
         if start is None or any(old[k] is not ivs[start + k].var or ivs[start + k].iter_type != E.IterVar.DataPar
                                 for k in range(len(old))):
             return
-        virtual = [E.Var(f"v_{v.name}", v.dtype) for v in inverse.initial_indices]
-        new_ivs = [E.IterVar(E.Range.from_min_extent(E.make_const(dim.dtype, 0), dim), v, E.IterVar.DataPar)
-                   for v, dim in zip(virtual, self.new_buf.shape)]
+        new_ivs, virtual = _new_iterators(inverse, self.new_buf)
         self.new_iter_vars = tuple(ivs[:start]) + tuple(new_ivs) + tuple(ivs[start + len(old):])
         self.new_iter_values = (tuple(realize.iter_values[:start]) + tuple(inverse.initial_indices)
                                 + tuple(realize.iter_values[start + len(old):]))
@@ -356,23 +344,6 @@ def _epilogue(new_buf, inverse: IndexMap, pred, pad_map: IndexMap, name: str) ->
     return _loop_nest(inverse.initial_indices, new_buf.shape, realize)
 
 
-class _Splice(StmtExprMutator):
-    """Replaces statements (by identity) and appends a statement after one."""
-
-    _methods: dict = {}
-
-    def __init__(self, replace: dict, after=None, extra=None):
-        self.replace, self.after, self.extra = replace, after, extra
-
-    def visit_stmt(self, stmt):
-        if id(stmt) in self.replace:
-            return self.replace[id(stmt)]
-        out = super().visit_stmt(stmt)
-        if self.after is not None and stmt is self.after:
-            return SeqStmt.flatten(out, self.extra)
-        return out
-
-
 def apply_padding_plan(body: Stmt, old_buf, new_buf, inverse: IndexMap, pred, pad_map: IndexMap,
                        block_name) -> tuple[Stmt, Stmt | None]:
     """``body`` with the padding filled by the best plan, and the prologue (to place first in the
@@ -413,10 +384,10 @@ def apply_padding_plan(body: Stmt, old_buf, new_buf, inverse: IndexMap, pred, pa
         if replacer.all_replaced:
             replacements[id(info.loopnest[0])] = _loop_nest(inverse.initial_indices, new_buf.shape, inner)
     if replacements:
-        return _Splice(replacements).visit(body), None
+        return replace_many(body, replacements), None
     last = writes[-1]
     anchor = last.loopnest[0] if last.loopnest else last.realize
     if anchor is None:
         raise ValueError(f"the store {last.store} of {old_buf.name!r} lies outside any block or loop")
     extra = _epilogue(new_buf, inverse, pred, pad_map, block_name(f"buffer_{new_buf.name}_padding"))
-    return _Splice({}, anchor, extra).visit(body), None
+    return replace_many(body, {id(anchor): SeqStmt.flatten(anchor, extra)}), None

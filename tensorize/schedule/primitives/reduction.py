@@ -5,13 +5,14 @@ from ...ir import expr as E
 from ...ir.buffer import Buffer
 from ...ir.functor import substitute
 from ...ir.structural import structural_equal
-from ...ir.stmt import Block, BlockRealize, BufferStore, For, ForKind, LetStmt, SeqStmt, Stmt
+from ...ir.stmt import Block, BlockRealize, BufferStore, For, ForKind, LetStmt, SeqStmt
 from ...arith.block_regions import detect_block_regions
-from ..analysis import COMM_REDUCE, DATA_PAR, conjoin_all, const_value, split_conjuncts, uses_any, var_ids
+from ..analysis import (COMM_REDUCE, DATA_PAR, block_realizes_under, conjoin_all, const_value, split_conjuncts,
+                        uses_any, var_ids)
 from ..base import ScheduleBase, primitive
 from ..rv import BlockRV, LoopRV
 from ..tree import replace_many
-from .rfactor_nest import copy_nest, every_rf_value_runs, realizes_in, rewrite_nest
+from .rfactor_nest import copy_nest, every_rf_value_runs, rewrite_nest
 
 
 
@@ -315,7 +316,7 @@ class Reduction(ScheduleBase):
         """
         func_name, index, rf_loop = self._loop(loop)
         factor_axis = self._int(factor_axis, "factor_axis")
-        realizes = [r for r in realizes_in(rf_loop)]
+        realizes = block_realizes_under(rf_loop.body)
         if len(realizes) != 1:
             raise self._error(f"rfactor needs a loop with exactly one block under it; loop "
                               f"{rf_loop.loop_var.name} has {len(realizes)}", rf_loop)

@@ -2,6 +2,10 @@
 nest made from the original one, and the check that a predicate leaves every rfactor entry initialised."""
 from __future__ import annotations
 
+from itertools import product
+from math import prod
+
+from ...arith.evaluate import evaluate
 from ...ir import expr as E
 from ...ir.functor import substitute
 from ...ir.stmt import BlockRealize, For, SeqStmt, Stmt
@@ -69,24 +73,6 @@ def rewrite_nest(stmt, loop_ids: set, removed: set, realize, new_realize):
     return stmt.replace(**changes) if changes else stmt
 
 
-def realizes_in(stmt):
-    """The block realizes under loop ``stmt`` (or under ``stmt`` itself when it is not a loop).
-
-    Parameters
-    ----------
-    stmt : Stmt
-        A loop or another statement.
-
-    Returns
-    -------
-    list of BlockRealize
-        The realizes (nested ones excluded).
-    """
-    from ..analysis import block_realizes_under
-
-    return block_realizes_under(stmt.body if isinstance(stmt, For) else stmt)
-
-
 def every_rf_value_runs(predicate, rf_loop, loops, limit: int = 1 << 14) -> bool:
     """True when, for each value of the rfactor loop, some values of the other loops satisfy the
     block predicate (so each rfactor entry gets its init). Decided by enumerating the loops the
@@ -108,10 +94,6 @@ def every_rf_value_runs(predicate, rf_loop, loops, limit: int = 1 << 14) -> bool
     bool
         Whether every value of the rfactor loop runs the block at least once.
     """
-    from itertools import product
-
-    from ...arith.evaluate import evaluate
-
     used = [lp for lp in loops if uses_any(predicate, {id(lp.loop_var)})]
     ranges = []
     for lp in used:
@@ -119,10 +101,7 @@ def every_rf_value_runs(predicate, rf_loop, loops, limit: int = 1 << 14) -> bool
         if lo is None or ext is None:
             return False
         ranges.append(range(lo, lo + ext))
-    total = 1
-    for r in ranges:
-        total *= len(r)
-    if total > limit:
+    if prod(len(r) for r in ranges) > limit:
         return False
     covered = set()
     rf_pos = next(k for k, lp in enumerate(used) if lp.loop_var is rf_loop.loop_var)
