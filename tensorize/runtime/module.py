@@ -22,6 +22,8 @@ import subprocess
 import tempfile
 from typing import Any, Callable, Mapping
 
+import numpy as np
+
 from ..errors import TVMAttributeError, TVMError, TVMValueError
 from .ndarray import Tensor
 from .signature import FunctionSignature
@@ -36,7 +38,7 @@ class PackedFunc:
     def __init__(self, name: str, signature: FunctionSignature, address: int | None, module: "Module"):
         self.name, self.signature, self.address, self.module = name, signature, address, module
         self._cfunc = None
-        self._last = None  # (the tensors of the last call, its prepared run)
+        self._last = None  # (the arrays of the last call, its prepared run, the numpy arrays' layouts)
         if address:
             prototype = ctypes.CFUNCTYPE(ctypes.c_int32, *signature.c_argtypes)
             self._cfunc = prototype(address)
@@ -63,6 +65,7 @@ class PackedFunc:
 
             request_amx_permission()
         c_args, finish, keep = self.signature.bind(args)
+        copies = finish.copies
         cfunc, module = self._cfunc, self.module
 
         def run() -> None:
@@ -72,21 +75,22 @@ class PackedFunc:
             finish()
 
         run.keep_alive = keep  # type: ignore[attr-defined]
+        run.copies = copies  # type: ignore[attr-defined] - misaligned numpy inputs run on copies made here
         return run
 
     def __call__(self, *args) -> None:
-        # Calling again with the very same tensors (a benchmark loop, a model's layers) reuses the checked
-        # and converted arguments: a Tensor's storage never changes, and the cache holds the tensors alive.
-        if args and all(type(a) is Tensor for a in args):
-            last = self._last
-            if last is not None and len(last[0]) == len(args) and all(a is b for a, b in zip(last[0], args)):
-                last[1]()
-                return
-            run = self.prepare(*args)
-            self._last = (args, run)
-            run()
+        # Calling again with the very same arrays (a benchmark loop, a model's layers) reuses the checked
+        # and converted arguments: a Tensor's storage never changes, and a numpy array's cannot move while the
+        # cache holds it (resize refuses); its shape, strides and dtype can be reassigned, so they are compared.
+        last = self._last
+        if last is not None and len(last[0]) == len(args) and all(a is b for a, b in zip(last[0], args)) \
+                and all(a.shape == s and a.strides == st and a.dtype == d for a, s, st, d in last[2]):
+            last[1]()
             return
-        self.prepare(*args)()
+        run = self.prepare(*args)
+        if args and all(type(a) is Tensor or type(a) is np.ndarray for a in args) and not run.copies:
+            self._last = (args, run, [(a, a.shape, a.strides, a.dtype) for a in args if type(a) is np.ndarray])
+        run()
 
     def __repr__(self) -> str:
         return f"ffi.Function({self.signature.describe()}, {hex(self.address or 0)})"

@@ -177,6 +177,7 @@ class FunctionSignature:
             for original, aligned in copy_back:
                 np.copyto(original, aligned)
 
+        finish.copies = len(copy_back)  # type: ignore[attr-defined]
         return c_args, finish, keep
 
 

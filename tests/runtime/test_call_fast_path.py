@@ -35,3 +35,32 @@ def test_a_bad_call_after_a_good_one_is_still_refused():
     with pytest.raises(TypeError, match="dtype"):
         f(a, tvm.nd.array(np.zeros(16, "int32")))
     f(a, b)
+
+
+def test_repeated_calls_with_the_same_numpy_arrays_see_new_data():
+    f = _add_one()
+    a, b = np.arange(16, dtype="float32"), np.zeros(16, "float32")
+    f(a, b)
+    a[:] = 5
+    f(a, b)
+    np.testing.assert_array_equal(b, np.full(16, 6))
+
+
+def test_a_numpy_array_reshaped_in_place_is_checked_again():
+    f = _add_one()
+    a, b = np.zeros(16, "float32"), np.zeros(16, "float32")
+    f(a, b)
+    b.shape = (4, 4)  # the same object, another layout
+    with pytest.raises(ValueError, match="shape"):
+        f(a, b)
+
+
+def test_a_misaligned_numpy_input_is_copied_again_on_every_call():
+    f = _add_one()
+    base = np.zeros(17, "float32")
+    a = base[1:]  # 4 bytes past an aligned start: the call runs on an aligned copy
+    b = np.zeros(16, "float32")
+    f(a, b)
+    a[:] = 2
+    f(a, b)
+    np.testing.assert_array_equal(b, np.full(16, 3))
