@@ -183,13 +183,13 @@ def build_prepacked(mod, inputs: list):
 
 
 def run_workload(name: str, trials: int, repeat: int, work_root: str, strategy_config: dict, with_tvm: bool,
-                 num_threads: int | None = None):
+                 num_threads: int | None = None, seed: int = 0):
     w = get_workload(name, SHAPES[name], "uint8" if name == "gemm_int8" else "float32")
     func = te.create_prim_func(w.args).with_attr("layout_free_buffers", WEIGHTS[name])
     logging.info("tuning %s %s (%d trials)", name, w.shape_name, trials)
     work_dir = os.path.join(work_root, name)
     db = search.tune_tir(func, TARGET, work_dir, max_trials_global=trials, num_trials_per_iter=16,
-                         strategy_config=strategy_config, seed=0, num_threads=num_threads)
+                         strategy_config=strategy_config, seed=seed, num_threads=num_threads)
     report = db.tuning_report
     sch = search.compile_tir(db, func, TARGET)
     if sch is None:
@@ -263,6 +263,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--workloads", default="gemm,gemm_int8,conv2d,dep_conv")
     parser.add_argument("--work-dir", default=None, help="tuning folder (default: a fresh temporary one)")
+    parser.add_argument("--seed", type=int, default=0, help="the search's seed")
     parser.add_argument("--no-tvm", action="store_true", help="skip TVM MetaSchedule even when installed")
     parser.add_argument("--out", default=os.path.join(ROOT, "results", "tune_cpu.md"))
     parser.add_argument("--threads", type=int, default=0,
@@ -281,7 +282,7 @@ def main() -> None:
         strategy_config = yaml.safe_load(f)["strategy"]
     work_root = opts.work_dir or tempfile.mkdtemp(prefix="tune_cpu_")
     rows = [run_workload(name, opts.trials, opts.repeat, work_root, strategy_config, not opts.no_tvm,
-                         opts.threads or None)
+                         opts.threads or None, opts.seed)
             for name in opts.workloads.split(",")]
     text = render(rows, opts.trials)
     print(text)  # noqa: T201 - a benchmark's report

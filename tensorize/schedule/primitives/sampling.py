@@ -52,13 +52,31 @@ def perfect_tilings(extent: int, n: int, max_innermost_factor: int) -> tuple[tup
     return tuple(tilings)
 
 
+def _draw_tiling(rng, extent: int, n: int, max_innermost_factor: int) -> list[int]:
+    """A tiling of ``extent`` into ``n`` factors: the innermost uniformly among the allowed divisors, the
+    others uniformly over the tilings of what is left (TVM's ``SamplePerfectTile``)."""
+    limit = max_innermost_factor if max_innermost_factor > 0 else extent
+    if extent < 1:
+        raise ScheduleError(f"cannot tile a loop of extent {extent}")
+    if n == 1:
+        if extent > limit:
+            raise ScheduleError(f"no tiling of extent {extent} into 1 factor has the innermost factor "
+                                f"at most {max_innermost_factor}")
+        return [extent]
+    innermost = rng.choice([d for d in range(1, min(extent, limit) + 1) if extent % d == 0])
+    return list(rng.choice(perfect_tilings(extent // innermost, n - 1, 0))) + [innermost]
+
+
 class Sampling(ScheduleBase):
     """Random sampling: ``sample_perfect_tile`` and ``sample_categorical``; decisions go into the trace."""
     @primitive
     def sample_perfect_tile(self, loop: LoopRV, n: int, max_innermost_factor: int = 16,
                             decision: Sequence[int] | None = None) -> list[ExprRV]:
         """Sample ``n`` factors whose product is the loop's extent (innermost at most
-        ``max_innermost_factor``), uniformly over all such tilings.
+        ``max_innermost_factor``), as MetaSchedule does: the innermost factor uniformly among the
+        extent's divisors up to ``max_innermost_factor``, then the outer factors uniformly over the
+        tilings of the rest. (Uniform over whole tilings would make a small innermost factor, the one
+        least fit to vectorize, by far the likeliest: 34% of 4-level tilings of 32 end in 1, 7% in 16.)
 
         Parameters
         ----------
@@ -104,11 +122,7 @@ class Sampling(ScheduleBase):
             if len(decision) != n or prod != extent:
                 raise ScheduleError(f"decision {decision} is not a perfect tiling of extent {extent} into {n} factors")
         else:
-            tilings = perfect_tilings(extent, n, max_innermost_factor)
-            if not tilings:
-                raise ScheduleError(f"no tiling of extent {extent} into {n} factors has the innermost factor "
-                                    f"at most {max_innermost_factor}")
-            decision = list(self._rng.choice(tilings))
+            decision = _draw_tiling(self._rng, extent, n, max_innermost_factor)
         self._record_decision(list(decision))
         return [ExprRV(d) for d in decision]
 
