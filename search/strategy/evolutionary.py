@@ -10,7 +10,10 @@ Each round:
    children are retried up to ``genetic_max_fail_count`` times per slot.
 3. **Pick**: the best-scored programs never measured, with an ``eps_greedy`` share of random
    samples instead (exploration). No program is measured twice (programs are compared by
-   structural hash).
+   structural hash). A program whose sampling decisions are within ``batch_diversity`` changes of
+   one already picked this round waits until the distinct ones run out: with a model trained on a
+   few dozen measurements, the top of the ranking is otherwise one program's near copies (a
+   depthwise convolution's second round measured 14 variants of one tile shape).
 
 Everything random draws from the task's ``TuneContext.rng``: given the same seed and the same
 measured times, the search proposes the same programs.
@@ -25,6 +28,7 @@ import numpy as np
 from ..schedule_rule.gpu_limits import is_gpu_target
 from ..space_generator.gpu_tiles import tilings_fit
 from .base import Candidate, SearchStrategy
+from .diversity import decision_distance, decision_signature
 from .registry import STRATEGIES
 
 logger = logging.getLogger(__name__)
@@ -54,6 +58,9 @@ class EvolutionarySearch(SearchStrategy):
         Retries per child when mutation fails or yields a duplicate (10).
     eps_greedy : float
         Share of each measured batch drawn at random from the fresh samples (0.05).
+    batch_diversity : int
+        A program picked for measurement differs from every other one of its round in more than this
+        many sampling decisions, while such programs remain (0: MetaSchedule's plain top-k).
     num_workers : int, optional
         Processes that replay and featurise candidates (``None``: the cores this process may use;
         the proposals are the same for any number).
@@ -61,7 +68,8 @@ class EvolutionarySearch(SearchStrategy):
 
     def __init__(self, population_size: int = 512, init_measured_ratio: float = 0.2, init_min_unmeasured: int = 50,
                  max_fail_count: int = 5, genetic_num_iters: int = 4, genetic_mutate_prob: float = 0.85,
-                 genetic_max_fail_count: int = 10, eps_greedy: float = 0.05, num_workers: int | None = None):
+                 genetic_max_fail_count: int = 10, eps_greedy: float = 0.05, batch_diversity: int = 0,
+                 num_workers: int | None = None):
         super().__init__()
         self.num_workers = num_workers
         if population_size < 1 or not 0 <= init_measured_ratio <= 1 or not 0 <= eps_greedy <= 1:
@@ -75,6 +83,9 @@ class EvolutionarySearch(SearchStrategy):
         self.genetic_mutate_prob = float(genetic_mutate_prob)
         self.genetic_max_fail_count = int(genetic_max_fail_count)
         self.eps_greedy = float(eps_greedy)
+        if batch_diversity < 0:
+            raise ValueError(f"batch_diversity is a number of decisions (>= 0), got {batch_diversity}")
+        self.batch_diversity = int(batch_diversity)
         self.score_seconds = 0.0
 
     uses_mutators = True
@@ -186,6 +197,23 @@ class EvolutionarySearch(SearchStrategy):
         self._score([c for c in pool.values()])
         return pool
 
+    def _diverse_top(self, ranked: list[Candidate], n: int) -> list[Candidate]:
+        """The first ``n`` of ``ranked``, skipping programs within ``batch_diversity`` decisions of one
+        already taken while others remain."""
+        if self.batch_diversity <= 0:
+            return ranked[:n]
+        picked, signatures, waiting = [], [], []
+        for cand in ranked:
+            if len(picked) >= n:
+                break
+            sig = decision_signature(cand.trace)
+            if any(decision_distance(sig, other) <= self.batch_diversity for other in signatures):
+                waiting.append(cand)
+                continue
+            picked.append(cand)
+            signatures.append(sig)
+        return picked + waiting[:n - len(picked)]
+
     def generate_measure_candidates(self, n: int) -> list[Candidate]:
         """The best of an evolved population by the cost model's score, plus random samples.
 
@@ -208,13 +236,8 @@ class EvolutionarySearch(SearchStrategy):
         pool = self._evolve(population)
         ranked = sorted(pool.values(), key=lambda c: -c.score)
         n_random = int(round(n * self.eps_greedy))
-        picked: list[Candidate] = []
-        keys: set[int] = set()
-        for cand in ranked:
-            if len(picked) >= n - n_random:
-                break
-            keys.add(cand.key)
-            picked.append(cand)
+        picked = self._diverse_top(ranked, n - n_random)
+        keys: set[int] = {c.key for c in picked}
         randoms = [c for c in fresh if c.key not in keys and c.key not in self.measured]
         self.ctx.rng.shuffle(randoms)
         for cand in randoms:
