@@ -19,6 +19,10 @@ layout its tiles read (``rewrite_layout``), and the tuned kernel is timed with t
 beforehand (``search.split_layout_rewrite``), as MetaSchedule's ``rewrite_layout`` and oneDNN's
 pre-reordered weights are used. ``--threads N`` sets the threads of every library and the search.
 
+Each workload runs in a process of its own (this script again, with ``--row-out``): the thread pools and
+libraries an earlier workload left in a process (TVM's runtime, PyTorch's) slowed a later 70 us
+depthwise kernel by half when all four shared one.
+
 Prints GFLOPS, the ratio to each baseline, the tuning wall time with its split (search / build /
 run) and the trial at which 90% of the final result was reached, and writes ``results/tune_cpu.md``.
 """
@@ -30,6 +34,7 @@ import json
 import logging
 import os
 import re
+import subprocess
 import sys
 import tempfile
 import time
@@ -257,6 +262,21 @@ def render(rows: list[dict], trials: int) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _run_in_own_process(name: str, opts, work_root: str) -> dict:
+    """``run_workload`` for ``name`` in a fresh Python process (this script with ``--row-out``)."""
+    row_path = os.path.join(work_root, f"{name}.row.json")
+    cmd = [sys.executable, os.path.abspath(__file__), "--workloads", name, "--trials", str(opts.trials),
+           "--repeat", str(opts.repeat), "--work-dir", work_root, "--seed", str(opts.seed),
+           "--threads", str(opts.threads), "--clock", opts.clock, "--row-out", row_path]
+    if opts.no_tvm:
+        cmd.append("--no-tvm")
+    done = subprocess.run(cmd, check=False)
+    if done.returncode != 0 or not os.path.exists(row_path):
+        return {"workload": name, "error": f"its process exited with code {done.returncode}"}
+    with open(row_path) as f:
+        return json.load(f)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=64)
@@ -270,6 +290,7 @@ def main() -> None:
                         help="threads for every library and the search (default: all cores)")
     parser.add_argument("--clock", choices=("wall", "thread"), default="wall",
                         help="'thread': time the kernels by this thread's CPU time (needs --threads 1)")
+    parser.add_argument("--row-out", default=None, help=argparse.SUPPRESS)  # one workload, its row as JSON
     opts = parser.parse_args()
     if opts.clock == "thread":
         if opts.threads != 1:
@@ -281,9 +302,13 @@ def main() -> None:
     with open(os.path.join(ROOT, "configs", "search", "evolutionary.yaml")) as f:
         strategy_config = yaml.safe_load(f)["strategy"]
     work_root = opts.work_dir or tempfile.mkdtemp(prefix="tune_cpu_")
-    rows = [run_workload(name, opts.trials, opts.repeat, work_root, strategy_config, not opts.no_tvm,
-                         opts.threads or None, opts.seed)
-            for name in opts.workloads.split(",")]
+    if opts.row_out:
+        row = run_workload(opts.workloads, opts.trials, opts.repeat, work_root, strategy_config, not opts.no_tvm,
+                           opts.threads or None, opts.seed)
+        with open(opts.row_out, "w") as f:
+            json.dump(row, f, default=str)
+        return
+    rows = [_run_in_own_process(name, opts, work_root) for name in opts.workloads.split(",")]
     text = render(rows, opts.trials)
     print(text)  # noqa: T201 - a benchmark's report
     with open(opts.out, "w") as f:
