@@ -164,6 +164,8 @@ def tvm_metaschedule(func, trials: int, work_dir: str, inputs, out_shape, out_dt
         db = ms.tune_tir(mod, target, work_dir, max_trials_global=trials, num_trials_per_iter=16)
         tuning = time.perf_counter() - start
         sch = ms.tir_integration.compile_tir(db, mod, target)
+        if sch is None:
+            return f"no valid program in {trials} trials (every candidate failed to build or run)"
         lib = apache_tvm.compile(sch.mod, target=target)
         dev = apache_tvm.cpu()
         args = [apache_tvm.runtime.tensor(x, dev) for x in inputs]
