@@ -42,6 +42,24 @@ def available_intrinsics(target: Target) -> tuple[str, ...]:
                         if intrin.meta.supported_by(target) and not intrin.meta.extra.get("saturates_int16")))
 
 
+def host_threads(target: Target) -> int:
+    """The threads a host kernel's parallel loops will get: the target's ``num-cores`` when it names one,
+    else OpenMP's ``OMP_NUM_THREADS`` (what libgomp gives them), else the cores.
+
+    A run pinned to one thread (``OMP_NUM_THREADS=1``) is tuned for one: the parallel-vectorize-unroll
+    rule sizes its parallel loops by this count.
+
+    >>> host_threads(Target("llvm -num-cores=4"))
+    4
+    """
+    if target.attrs.get("num-cores"):
+        return max(1, int(target.attrs["num-cores"]))
+    env = os.environ.get("OMP_NUM_THREADS", "").split(",")[0].strip()
+    if env.isdigit() and int(env) > 0:
+        return int(env)
+    return max(1, int(target.num_cores or os.cpu_count() or 1))
+
+
 @dataclass
 class TuneContext:
     """The task: the module, the target, the random state and what the target offers.
@@ -65,8 +83,7 @@ class TuneContext:
         """A TuneContext for ``mod`` and ``target`` with the default space, rules, postprocessors and mutators."""
         target = target if isinstance(target, Target) else Target(target)
         if num_threads is None:
-            num_threads = target.num_cores if target.is_host else 1
-            num_threads = max(1, int(num_threads or os.cpu_count() or 1))
+            num_threads = host_threads(target) if target.is_host else 1
         return TuneContext(as_module(mod), target, random.Random(seed),
                            available_intrinsics(target) if intrinsics is None else tuple(intrinsics),
                            num_threads, task_name)
