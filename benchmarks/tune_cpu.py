@@ -270,7 +270,7 @@ def _run_in_own_process(name: str, opts, work_root: str) -> dict:
     cmd = [sys.executable, os.path.abspath(__file__), "--workloads", name, "--trials", str(opts.trials),
            "--repeat", str(opts.repeat), "--work-dir", work_root, "--seed", str(opts.seed),
            "--threads", str(opts.threads), "--clock", opts.clock, "--row-out", row_path]
-    if opts.no_tvm:
+    if opts.no_tvm or (opts.tvm_workloads and name not in opts.tvm_workloads.split(",")):
         cmd.append("--no-tvm")
     done = subprocess.run(cmd, check=False)
     if done.returncode != 0 or not os.path.exists(row_path):
@@ -287,6 +287,8 @@ def main() -> None:
     parser.add_argument("--work-dir", default=None, help="tuning folder (default: a fresh temporary one)")
     parser.add_argument("--seed", type=int, default=0, help="the search's seed")
     parser.add_argument("--no-tvm", action="store_true", help="skip TVM MetaSchedule even when installed")
+    parser.add_argument("--tvm-workloads", default=None,
+                        help="tune TVM MetaSchedule only for these workloads (comma-separated; default: all)")
     parser.add_argument("--out", default=os.path.join(ROOT, "results", "tune_cpu.md"))
     parser.add_argument("--threads", type=int, default=0,
                         help="threads for every library and the search (default: all cores)")
