@@ -14,12 +14,12 @@
 """
 from __future__ import annotations
 
-import os
 import random
 from dataclasses import dataclass, field
 
 from tensorize.ir.function import IRModule, PrimFunc
 from tensorize.ir.tensor_intrin import TensorIntrin, load_plugins
+from tensorize.runtime.library import num_threads
 from tensorize.target import Target
 
 __all__ = ["TuneContext", "as_module", "available_intrinsics"]
@@ -44,7 +44,8 @@ def available_intrinsics(target: Target) -> tuple[str, ...]:
 
 def host_threads(target: Target) -> int:
     """The threads a host kernel's parallel loops will get: the target's ``num-cores`` when it names one,
-    else OpenMP's ``OMP_NUM_THREADS`` (what libgomp gives them), else the cores.
+    else what the runtime gives them (``tensorize.runtime.library.num_threads``: ``TVM_NUM_THREADS``, else
+    ``OMP_NUM_THREADS``, else the usable cores).
 
     A run pinned to one thread (``OMP_NUM_THREADS=1``) is tuned for one: the parallel-vectorize-unroll
     rule sizes its parallel loops by this count.
@@ -54,10 +55,7 @@ def host_threads(target: Target) -> int:
     """
     if target.attrs.get("num-cores"):
         return max(1, int(target.attrs["num-cores"]))
-    env = os.environ.get("OMP_NUM_THREADS", "").split(",")[0].strip()
-    if env.isdigit() and int(env) > 0:
-        return int(env)
-    return max(1, int(target.num_cores or os.cpu_count() or 1))
+    return num_threads()
 
 
 @dataclass
