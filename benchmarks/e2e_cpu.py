@@ -20,10 +20,9 @@ import tempfile
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-import yaml  # noqa: E402
-
 from experiments.e2e import measure_model  # noqa: E402
 from experiments.models import TEST_CONFIGS  # noqa: E402
+from experiments.tuning import search_group_file  # noqa: E402
 
 COLUMNS = ["model", "threads", "tasks", "kernels", "build_s", "untuned_ms", "trials", "tune_s", "tuned_ms", "onnxruntime_ms",
            "torch_ms", "speedup_vs_onnxruntime", "err_untuned", "err_tuned"]
@@ -53,17 +52,13 @@ def main() -> None:
                                                   "results", "e2e.md"))
     args = ap.parse_args()
     logging.basicConfig(level=logging.WARNING)
-    # the experiments' search parameters (configs/search/evolutionary.yaml), as benchmarks/tune_cpu.py uses them
-    with open(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "configs", "search",
-                           "evolutionary.yaml")) as f:
-        strategy_config = yaml.safe_load(f)["strategy"]
     rows = []
     for name in args.models.split(","):
         with tempfile.TemporaryDirectory() as tmp:
             work = os.path.join(args.work_dir, name) if args.work_dir else tmp
             row = measure_model(name, TEST_CONFIGS[name] if args.reduced else None, args.target, args.trials, work,
                                 repeat=args.repeat, tune_kwargs={"seed": 0, "max_tasks": args.max_tasks,
-                                                                "strategy_config": strategy_config},
+                                                                "strategy_config": search_group_file()},
                                 threads=args.threads)
         row.pop("task_report", None)
         rows.append(row)

@@ -44,11 +44,11 @@ for _var in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import numpy as np  # noqa: E402
-import yaml  # noqa: E402
 
 import search  # noqa: E402
 from search.measure.tasks import pack_weights  # noqa: E402
 import tensorize as tvm  # noqa: E402
+from experiments.tuning import search_group_file  # noqa: E402
 from experiments.workloads import get_workload  # noqa: E402
 from tensorize import te  # noqa: E402
 
@@ -303,8 +303,7 @@ def main() -> None:
     if opts.threads:
         os.environ["TVM_NUM_THREADS"] = os.environ["OMP_NUM_THREADS"] = str(opts.threads)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
-    with open(os.path.join(ROOT, "configs", "search", "evolutionary.yaml")) as f:
-        strategy_config = yaml.safe_load(f)["strategy"]
+    strategy_config = search_group_file()
     work_root = opts.work_dir or tempfile.mkdtemp(prefix="tune_cpu_")
     if opts.row_out:
         row = run_workload(opts.workloads, opts.trials, opts.repeat, work_root, strategy_config, not opts.no_tvm,

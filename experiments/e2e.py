@@ -19,6 +19,7 @@ from tensorize.frontend import from_onnx
 
 from .models import MODELS, random_inputs
 from .tracking import Tracker
+from .tuning import search_settings
 
 log = logging.getLogger(__name__)
 
@@ -127,13 +128,11 @@ def run_model_experiment(cfg: dict, cwd: str) -> list:
     tracker = Tracker(bool(trk.get("enabled", True)), uri, trk.get("experiment_name", exp["name"]))
     work_dir = os.path.join(cwd, cfg.get("tuning_dir", "tuning"), exp["name"])
     trials = int((cfg.get("search") or {}).get("trials", exp.get("trials", 0)))
-    srch = cfg.get("search") or {}
     # the composed search and cost-model groups, as the operator experiments' ``tuned`` schedule uses them
     tune = dict(exp.get("tune") or {})
-    tune_kwargs = {"seed": cfg.get("seed", 0), "strategy": srch.get("name", "evolutionary"),
-                   "cost_model": (cfg.get("cost_model") or {}).get("name", "lgbm_rank"), **tune}
-    if "strategy" not in tune or "strategy_config" in tune:  # the group's parameters fit the group's strategy
-        tune_kwargs["strategy_config"] = tune.get("strategy_config", dict(srch.get("strategy") or {}))
+    tune_kwargs = {**search_settings(cfg), **tune}
+    if "strategy" in tune and "strategy_config" not in tune:  # the group's parameters fit only its strategy
+        del tune_kwargs["strategy_config"]
     with tracker.run(exp["name"], {"model": exp["model"], "target": target, "trials": trials,
                                    **{f"config.{k}": v for k, v in (exp.get("config") or {}).items()}}):
         row = measure_model(exp["model"], exp.get("config"), target, trials, work_dir,

@@ -13,7 +13,25 @@ from typing import Any, Mapping
 
 log = logging.getLogger(__name__)
 
-__all__ = ["tune_workload", "tuning_work_dir"]
+__all__ = ["search_settings", "search_group_file", "tune_workload", "tuning_work_dir"]
+
+_CONFIGS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "configs")
+
+
+def search_settings(cfg: Mapping[str, Any]) -> dict:
+    """The composed config's search choices as ``search.tune_tir`` keywords: ``strategy`` (the ``search/``
+    group's name), ``strategy_config`` (its parameters), ``cost_model`` and ``seed``."""
+    srch, cm = cfg.get("search", {}) or {}, cfg.get("cost_model", {}) or {}
+    return {"strategy": srch.get("name", "evolutionary"), "strategy_config": dict(srch.get("strategy", {}) or {}),
+            "cost_model": cm.get("name", "lgbm_rank"), "seed": int(cfg.get("seed", 0))}
+
+
+def search_group_file(name: str = "evolutionary") -> dict:
+    """The ``strategy`` parameters of ``configs/search/<name>.yaml``, for scripts that run without Hydra."""
+    import yaml
+
+    with open(os.path.join(_CONFIGS, "search", f"{name}.yaml")) as f:
+        return dict(yaml.safe_load(f)["strategy"] or {})
 
 
 def tuning_work_dir(cfg: Mapping[str, Any], cwd: str) -> str:
@@ -32,13 +50,13 @@ def tune_workload(mod, target, cfg: Mapping[str, Any], cwd: str, on_trial=None, 
     import search
     from search.strategy import STRATEGIES
 
-    srch, cm = dict(cfg.get("search", {})), dict(cfg.get("cost_model", {}))
+    srch, settings = dict(cfg.get("search", {})), search_settings(cfg)
     work_dir = tuning_work_dir(cfg, cwd)
     runner = dict(cfg.get("runner", {}))
     measure = runner.get("measure", "local")
     runner_config = dict(runner.get("measure_config", {}) or {})
     builder_config = {}
-    strategy = STRATEGIES.create(srch.get("name", "evolutionary"), **dict(srch.get("strategy", {}) or {}))
+    strategy = STRATEGIES.create(settings["strategy"], **settings["strategy_config"])
     ray_options = {"address": runner.get("address"), "num_cpus": int(runner.get("num_cpus", 2))}
     if measure == "ray":  # runner=ray: builds and runs as Ray tasks, on runner.address or an embedded Ray
         runner_config.update(ray_options)
@@ -52,7 +70,7 @@ def tune_workload(mod, target, cfg: Mapping[str, Any], cwd: str, on_trial=None, 
         max_trials_global=int(srch.get("trials", 64)),
         num_trials_per_iter=int(srch.get("trials_per_iter", 16)),
         strategy=strategy,
-        cost_model=cm.get("name", "lgbm_rank"), seed=int(cfg.get("seed", 0)),
+        cost_model=settings["cost_model"], seed=settings["seed"],
         builder=measure if measure == "ray" else "local", builder_config=builder_config or None,
         runner=measure, runner_config=runner_config,
         progress=progress, on_trial=on_trial)

@@ -65,7 +65,6 @@ class PackedFunc:
 
             request_amx_permission()
         c_args, finish, keep = self.signature.bind(args)
-        copies = finish.copies
         cfunc, module = self._cfunc, self.module
 
         def run() -> None:
@@ -75,7 +74,7 @@ class PackedFunc:
             finish()
 
         run.keep_alive = keep  # type: ignore[attr-defined]
-        run.copies = copies  # type: ignore[attr-defined] - misaligned numpy inputs run on copies made here
+        run.copies = finish.copies  # type: ignore[attr-defined] - misaligned numpy inputs run on copies made here
         return run
 
     def __call__(self, *args) -> None:
