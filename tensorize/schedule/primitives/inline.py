@@ -39,6 +39,17 @@ def _opaque_user(root, buffer) -> str | None:
     return found[0] if found else None
 
 
+class _FoldLoadIndices(StmtExprMutator):
+    """Simplifies the indices of the loads of an inlined value (a substituted ``v + 0`` would otherwise stay)."""
+
+    def visit_buffer_load_(self, op):
+        op = super().visit_buffer_load_(op)
+        indices = [simplify(i) for i in op.indices]
+        if all(a is b for a, b in zip(indices, op.indices)):
+            return op
+        return E.BufferLoad(op.buffer, indices, op.predicate)
+
+
 class _InlineRewriter(StmtExprMutator):
     """Replaces loads of ``buffer`` by ``value_of(indices)``, drops ``buffer``'s allocation and
     refreshes the read regions of blocks whose reads change."""
@@ -237,8 +248,8 @@ class Inline(ScheduleBase):
         # binding would bring along is not needed: the value uses block iterators only).
         value = store.value
 
-        def value_of(indices):
-            return substitute(value, {v: i for v, i in zip(idx_vars, indices)})
+        def value_of(indices):  # indices folded as the script's operators fold them (``v + 0`` is ``v``)
+            return _FoldLoadIndices().visit_expr(substitute(value, {v: i for v, i in zip(idx_vars, indices)}))
 
         read_buffers = {id(r.buffer) for r in blk.reads}
         body = replace_many(index.root, {id(removable): None})
