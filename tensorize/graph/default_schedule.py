@@ -3,8 +3,8 @@
 ``default_schedules(mod, lanes)`` gives the schedules to try in order, best first:
 
 1. *tiled*: spatial blocks that are not the output are inlined (padding, broadcasts); each
-   reduction is register-tiled (up to 4 rows of the second-to-last spatial axis x up to 16 lanes
-   of the last), its reduction loops between the outer tile loops and the register tile, the outer
+   reduction is register-tiled (rows of the second-to-last spatial axis x one or two vector
+   registers of the last, 12-14 accumulator registers, the last tiles guarded), its reduction loops between the outer tile loops and the register tile, the outer
    spatial loops fused and parallel; the tile accumulates in a local buffer (registers) that an
    elementwise epilogue computed at the tile reads (so conv + bias + relu is one pass over the
    output); a dense layer's weight panel is packed where its layout hurts; a row reduction
@@ -13,8 +13,9 @@
 2. *simple*: only the parallel outer loops and the inlining;
 3. the program as ``te`` made it.
 
-The caller builds each in turn and keeps the first that compiles. Nothing here depends on the
-shapes' values beyond divisibility, so every task of a graph gets a usable kernel.
+The caller builds each in turn and keeps the first that compiles. Every task of a graph gets a usable
+kernel: extents that do not divide leave guarded tiles (masked vector lanes, blended into the local
+accumulator), not scalar code.
 """
 from __future__ import annotations
 
@@ -44,27 +45,29 @@ def _vector_width(n: int, lanes: int) -> int:
     return 1
 
 
-def _register_tile(last: int, rows_extent: int, lanes: int, registers: int = 12) -> tuple[int, int]:
+def _register_tile(last: int, rows_extent: int, lanes: int, registers: int | None = None) -> tuple[int, int]:
     """(vector width, rows) of the accumulator tile: ``rows`` x ``vec`` floats in at most
-    ``registers`` vector registers, the vector width a divisor of ``last`` made of whole registers
-    or a power-of-two part of one, the rows a divisor of their extent when one of at least 3
-    exists, else 4 rows with a guard on the last tile."""
-    best = None
+    ``registers`` vector registers (12 of AVX2's 16, 14 of AVX-512's 32: the rest hold the weight
+    vectors and the broadcast input), the vector width a divisor of ``last`` made of whole registers
+    or a power-of-two part of one. The rows need not divide their extent (the last tile is guarded):
+    the choice maximises the accumulators doing useful work, ``rows * regs`` times the share of the
+    guarded tiles' rows inside the extent (fewer than 8 independent accumulators leave the FMA
+    pipes idle: BERT's 128-row dense layer ran 10% faster with 6 rows than with 4)."""
+    if registers is None:
+        registers = 14 if lanes >= 16 else 12
+    best, best_score = None, -1.0
     for vec in sorted({d for d in (2 * lanes, lanes) if last % d == 0} or {_vector_width(last, lanes)},
                       reverse=True):
         regs = max(1, vec // lanes)
         for rows in range(min(rows_extent, registers // regs), 0, -1):
-            if rows_extent % rows == 0:
-                if rows >= 3 or rows == rows_extent:
-                    if best is None or rows * vec > best[0] * best[1]:
-                        best = (rows, vec)
-                break
-    if best is None:
-        vec = _vector_width(last, lanes)
-        if vec < lanes // 2 and last > lanes:  # an odd extent (197 tokens): whole registers, the last one masked
-            vec = lanes
-        return vec, min(4, rows_extent)
-    return best[1], best[0]
+            useful = rows_extent / (math.ceil(rows_extent / rows) * rows)
+            score = rows * regs * useful
+            if score > best_score + 1e-9:
+                best, best_score = (rows, vec), score
+    vec = best[1]
+    if vec < lanes // 2 and last > lanes:  # an odd extent (197 tokens): whole registers, the last one masked
+        vec = lanes
+    return vec, best[0]
 
 
 def _is_reduction(sch: Schedule, block) -> bool:
@@ -111,6 +114,8 @@ def _schedule_spatial(sch: Schedule, block, lanes: int) -> None:
         return
     last = _extent(sch, loops[-1])
     vec = _vector_width(last, lanes) if last > 1 else 1
+    if vec < lanes // 2 and last > lanes:  # an odd extent (197 tokens): whole registers, the last one masked
+        vec = lanes
     if vec > 1 and vec < last:
         outer_last, inner = sch.split(loops[-1], factors=[None, vec])
         _parallel_prefix(sch, list(loops[:-1]) + [outer_last])
@@ -126,18 +131,21 @@ def _vectorize_row_reduction(sch: Schedule, block, lanes: int) -> None:
     """Split a row reduction's innermost loop by ``lanes`` (the last piece masked where it does not
     divide) and rfactor the lanes out: ``lanes`` partial results accumulate in a vector (a float sum
     is not reassociated by LLVM, so the plain loop stays scalar, with its ``exp`` or other inlined
-    math), then one short loop combines them. Left as it is for a row shorter than two vectors or a
-    reduction rfactor cannot factor."""
+    math), then one short loop combines them. The partial results keep the lanes innermost (with the
+    lanes outermost every vector access was a gather). Left as it is for a row shorter than two
+    vectors or a reduction rfactor cannot factor."""
     loops = sch.get_loops(block)
     if not loops or _extent(sch, loops[-1]) < 2 * lanes or not _is_reduction(sch, block):
         return
     _, inner = sch.split(loops[-1], factors=[None, lanes])
     try:
-        factored = sch.rfactor(inner, factor_axis=0)
+        factored = sch.rfactor(inner, factor_axis=len(sch.get(block).writes[0].buffer.shape))
     except Exception:  # noqa: BLE001 - e.g. a reduction rfactor does not support: the loop stays scalar
         logger.debug("cannot rfactor the row reduction %s", _name(block))
         return
-    sch.vectorize(sch.get_loops(factored)[-1])
+    rf_loops = sch.get_loops(factored)
+    _parallel_prefix(sch, rf_loops[:len(loops) - 1])  # the rows (the lanes and chunks follow)
+    sch.vectorize(rf_loops[-1])
 
 
 def _pack_column_panel(sch: Schedule, block, at, vec: int) -> None:
@@ -173,8 +181,8 @@ def _schedule_reduction(sch: Schedule, block, epilogue, lanes: int) -> None:
     spatial, reduce = loops[:ns], loops[ns:]
     last = _extent(sch, spatial[-1]) if spatial else 1
     if ns == 0 or last < 4:  # a row reduction (softmax, mean): parallel rows
-        _parallel_prefix(sch, spatial)
-        _vectorize_row_reduction(sch, block, lanes)
+        _vectorize_row_reduction(sch, block, lanes)  # before the fuse: it needs the row loops apart
+        _parallel_prefix(sch, sch.get_loops(block)[:ns])
         if epilogue is not None:
             _schedule_spatial(sch, epilogue, lanes)
         return

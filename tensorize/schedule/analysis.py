@@ -138,7 +138,7 @@ def is_affine_binding(realize: BlockRealize, loops) -> bool:
 
     return not others and all(
         any(structural_equal(b, v, map_free_vars=False) for v in realize.iter_values) or _is_plain_sum(b, realize.iter_values, ids)
-        for b in bounded)
+        or _is_fused_sum(b, loops) for b in bounded)
 
 
 def split_conjuncts(pred) -> list:
@@ -191,6 +191,36 @@ def _is_plain_sum(expr, values, ids) -> bool:
     """Whether ``expr`` is an affine sum of loop variables that all feed one binding (a split's bound)."""
     used = {i for i in ids if uses_any(expr, {i})}
     return _affine_in(expr, ids) and any(used <= {i for i in ids if uses_any(v, {i})} for v in values)
+
+
+def _is_fused_sum(expr, loops) -> bool:
+    """Whether ``expr`` is a fusion of loop variables (``i * 16 + j`` with ``j`` of extent 16): the
+    bound of a split whose parts became separate iterators (an rfactor of a masked row), which TVM's
+    iterator map also accepts."""
+    extents = {id(f.loop_var): f.extent for f in loops}
+    terms, stack = [], [expr]
+    while stack:
+        e = stack.pop()
+        if isinstance(e, E.Add):
+            stack += [e.a, e.b]
+        elif isinstance(e, E.IntImm):
+            continue
+        elif isinstance(e, E.Var) and id(e) in extents:
+            terms.append((1, e))
+        elif isinstance(e, E.Mul) and isinstance(e.b, E.IntImm) and isinstance(e.a, E.Var) and id(e.a) in extents:
+            terms.append((int(e.b.value), e.a))
+        elif isinstance(e, E.Mul) and isinstance(e.a, E.IntImm) and isinstance(e.b, E.Var) and id(e.b) in extents:
+            terms.append((int(e.a.value), e.b))
+        else:
+            return False
+    terms.sort(key=lambda t: t[0])
+    scale = 1
+    for coef, var in terms:
+        extent = extents[id(var)]
+        if coef != scale or not isinstance(extent, E.IntImm):
+            return False
+        scale *= int(extent.value)
+    return len(terms) > 1 and len({id(v) for _, v in terms}) == len(terms)
 
 
 def _affine_in(expr, ids) -> bool:

@@ -6,7 +6,7 @@ import pytest
 
 import tensorize as tvm
 from tensorize import te
-from tensorize.graph.default_schedule import _vector_width, tiled_schedule
+from tensorize.graph.default_schedule import _register_tile, _vector_width, tiled_schedule
 
 
 def test_vector_width_is_whole_registers_or_a_power_of_two_part():
@@ -85,3 +85,37 @@ def test_dense_weight_panel_is_packed_when_its_rows_alias_and_not_for_a_convolut
     conv = te.compute((1, 8, 8, 1024), lambda n, y, x, c: te.sum(data[n, y, x, rc] * weight[rc, c], axis=rc),
                       name="conv")
     assert "weight_global" not in tiled_schedule(te.create_prim_func([data, weight, conv]), lanes=16).mod.script()
+
+
+def test_register_tile_keeps_enough_accumulators_busy():
+    """AVX-512 (16 lanes, 32 registers): 14 accumulator registers, rows guarded where none divides (a
+    128-row dense layer: 7 rows x 32 columns, not 4 x 32); AVX2 (8 lanes, 16 registers): 12."""
+    assert _register_tile(768, 128, 16) == (32, 7)
+    assert _register_tile(512, 7, 16) == (32, 7)
+    assert _register_tile(197, 197, 16)[0] == 16  # 197 columns: whole registers, the last one masked
+    vec, rows = _register_tile(64, 56, 8)
+    assert vec // 8 * rows <= 12
+
+
+def test_batch_matmul_with_197_columns_accumulates_in_registers():
+    """ViT's attention scores (197 x 64 times 64 x 197 per head): the column guard of the tile blends
+    into the local accumulator instead of masking every load and store of it, and the result is exact."""
+    from tensorize.ir import stmt as S
+    from tensorize.ir.functor import post_order_visit
+
+    q = te.placeholder((2, 197, 64), name="q")
+    kt = te.placeholder((2, 64, 197), name="kt")
+    r = te.reduce_axis((0, 64), name="r")
+    s = te.compute((2, 197, 197), lambda b, i, j: te.sum(q[b, i, r] * kt[b, r, j], axis=r), name="s")
+    out = te.compute((2, 197, 197), lambda b, i, j: s[b, i, j] / 8.0, name="out")
+    sch = tiled_schedule(te.create_prim_func([q, kt, out]), lanes=16)
+    low = tvm.lower(sch.mod)["main"]
+    stores = []
+    post_order_visit(low.body, lambda n: stores.append(n) if isinstance(n, S.BufferStore) else None)
+    local = [st for st in stores if st.buffer.scope() == "local"]
+    assert local and all(st.predicate is None for st in local)
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((2, 197, 64)).astype("float32"), rng.standard_normal((2, 64, 197)).astype("float32")
+    got = tvm.nd.array(np.zeros((2, 197, 197), "float32"))
+    tvm.build(sch.mod, target="llvm")(tvm.nd.array(a), tvm.nd.array(b), got)
+    np.testing.assert_allclose(got.numpy(), (a @ b) / 8.0, rtol=1e-4, atol=1e-4)

@@ -329,3 +329,57 @@ def test_reverse_compute_at_unit_loop_stands_for_its_min():
     a, c = rand(8), np.zeros(3, "float32")
     run(sch.mod, a, c)
     np.testing.assert_allclose(c, a[:3] * 2 + 1, rtol=1e-6)
+
+
+def _row_max_rfactor(cols=37, lanes=8):
+    """A row max whose 37 columns are split by 8 (guarded) and rfactored into 8 lanes."""
+    from tensorize import te
+
+    x = te.placeholder((3, cols), name="x")
+    k = te.reduce_axis((0, cols), name="k")
+    mx = te.compute((3,), lambda i: te.max(x[i, k], axis=k), name="mx")
+    sch = tvm.tir.Schedule(te.create_prim_func([x, mx]))
+    block = sch.get_block("mx")
+    _, kk = sch.get_loops(block)
+    _, inner = sch.split(kk, [None, lanes])
+    rf = sch.rfactor(inner, factor_axis=1)
+    return sch, block, rf
+
+
+def test_compute_at_carries_the_moved_blocks_predicate():
+    """The rfactor block of a guarded split keeps ``T.where(k_0 * 8 + k_1 < 37)`` when compute_at gives
+    it new loops: without it each row's max also read the next row's first three elements."""
+    import numpy as np
+
+    sch, block, rf = _row_max_rfactor()
+    row = sch.get_loops(block)[0]
+    sch.compute_at(rf, row)
+    assert "T.where(" in sch.mod.script()
+    lane, chunk = sch.get_loops(rf)[1:]
+    sch.reorder(chunk, lane)  # the where over the fused lane and chunk iterators is an affine binding
+    x = np.arange(3 * 37, dtype="float32").reshape(3, 37)[::-1].copy()  # the next row starts higher
+    out = tvm.nd.array(np.zeros(3, "float32"))
+    tvm.build(sch.mod, target="llvm")(tvm.nd.array(x), out)
+    np.testing.assert_array_equal(out.numpy(), x.max(axis=1))
+
+
+def test_compute_at_refuses_a_predicate_it_cannot_rewrite_and_leaves_the_schedule_unchanged():
+    """A guard over one iterator's split binding (``vi = i_0 * 8 + i_1``, ``i_0 * 8 + i_1 < 20``) is
+    implied by the domain and dropped; a guard coupling it with another loop cannot follow."""
+    from tensorize import te
+
+    a = te.placeholder((20, 4), name="a")
+    b = te.compute((20, 4), lambda i, j: a[i, j] * 2.0, name="b")
+    c = te.compute((20, 4), lambda i, j: b[i, j] + 1.0, name="c")
+    sch = tvm.tir.Schedule(te.create_prim_func([a, c]))
+    i, _ = sch.get_loops(sch.get_block("b"))
+    sch.split(i, [None, 8])
+    sch.compute_at(sch.get_block("b"), sch.get_loops(sch.get_block("c"))[0])  # implied guard: fine
+    sch2 = tvm.tir.Schedule(te.create_prim_func([a, c]))
+    i, j = sch2.get_loops(sch2.get_block("b"))
+    fused = sch2.fuse(i, j)
+    sch2.split(fused, [None, 7])  # a guard over the fused (i, j): i * 4 + j < 80 after the split
+    before = sch2.mod.script()
+    with pytest.raises(ScheduleError, match="predicate"):
+        sch2.compute_at(sch2.get_block("b"), sch2.get_loops(sch2.get_block("c"))[0])
+    assert sch2.mod.script() == before

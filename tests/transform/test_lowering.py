@@ -243,3 +243,34 @@ def test_vectorize_masks_the_guard_of_a_split_that_does_not_divide():
     out = tvm.nd.array(np.zeros((5, 197), "float32"))
     tvm.build(sch.mod, target="llvm")(tvm.nd.array(a), tvm.nd.array(b), out)
     np.testing.assert_allclose(out.numpy(), a @ b, rtol=1e-5, atol=1e-5)
+
+
+def test_vectorize_blends_a_guarded_store_into_a_local_tile_instead_of_masking_it():
+    """The same 197-column product accumulated in a local 16-lane tile (``cache_write``): the
+    guarded update of the tile becomes an unmasked store of ``select(mask, new, old)``, which LLVM
+    keeps in registers (a masked store to a local buffer it cannot); the store to ``C`` stays masked."""
+    from tensorize import te, tir
+    from tensorize.ir import expr as E
+
+    A, B = te.placeholder((5, 24), name="A"), te.placeholder((24, 197), name="B")
+    k = te.reduce_axis((0, 24), name="k")
+    C = te.compute((5, 197), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
+    sch = tir.Schedule(te.create_prim_func([A, B, C]))
+    block = sch.get_block("C")
+    i, j, kk = sch.get_loops(block)
+    jo, ji = sch.split(j, [None, 16])
+    sch.reorder(i, jo, kk, ji)
+    local = sch.cache_write(block, 0, "local")
+    sch.reverse_compute_at(local, jo)
+    sch.vectorize(ji)
+    sch.vectorize(sch.get_loops(local)[-1])
+    low = tvm.lower(sch.mod)["main"]
+    tile = [s for s in nodes_of(low, S.BufferStore) if s.buffer.name.startswith("C_local")]
+    assert tile and all(s.predicate is None and isinstance(s.value, E.Select) for s in tile)
+    out_stores = [s for s in nodes_of(low, S.BufferStore) if s.buffer.name == "C"]
+    assert out_stores and all(s.predicate is not None for s in out_stores)
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((5, 24)).astype("float32"), rng.standard_normal((24, 197)).astype("float32")
+    out = tvm.nd.array(np.zeros((5, 197), "float32"))
+    tvm.build(sch.mod, target="llvm")(tvm.nd.array(a), tvm.nd.array(b), out)
+    np.testing.assert_allclose(out.numpy(), a @ b, rtol=1e-5, atol=1e-5)

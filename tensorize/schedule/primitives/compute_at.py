@@ -15,6 +15,7 @@ from ...ir.functor import collect_vars
 from .compute_at_domain import DomainError, block_var_domains, nd_union, region_sets
 from ..tree import replace_many, replace_stmt
 from .cache_placement import common_loop
+from .compute_at_predicate import carried_predicate
 from ..surgery import children_of, conflicts, contains, realize_in_loops, removal_target, remove_stmt, seq
 from ..rv import BlockRV, LoopRV
 
@@ -311,7 +312,8 @@ class ComputeAt(ScheduleBase):
                               realize) from None
         if reverse:
             self._check_determined(blk, solved, name, realize)
-        return self._make_loops(blk, doms, ana, preserve_unit_loops, name, realize)
+        removed = {id(f.loop_var) for f in tree.loops_of(realize) if not any(f is o for o in outer)}
+        return self._make_loops(blk, doms, ana, preserve_unit_loops, name, realize, removed)
 
     @staticmethod
     def _required_regions(tree, loop_stmt: For, outer: list, others: list[BlockRealize], buffers: dict,
@@ -341,7 +343,7 @@ class ComputeAt(ScheduleBase):
                                   "determined by the produced region", realize)
 
     def _make_loops(self, blk: Block, doms: list, ana, preserve_unit_loops: bool, name: str,
-                    realize: BlockRealize) -> Stmt:
+                    realize: BlockRealize, removed: set = frozenset()) -> Stmt:
         """New loops and bindings, in iterator order, with predicates clipping to the bounds."""
         bindings, loops, preds = [], [], []
         for iv, info in zip(blk.iter_vars, doms):
@@ -367,6 +369,12 @@ class ComputeAt(ScheduleBase):
             bindings.append(value)
             if info.bound is not None:
                 preds += self._bound_preds(ana, value, info.bound)
+        carried, stuck = carried_predicate(realize, bindings, removed)  # the block's own T.where follows it
+        if stuck is not None:
+            raise self._error(f"{name}: block {blk.name_hint!r} has the predicate {realize.predicate}, whose part "
+                              f"{stuck} reads the loops it leaves through bindings that are not plain loop "
+                              "variables; move the block before splitting its loops", realize)
+        preds += [carried] if carried is not None else []
         return realize_in_loops(bindings, preds, blk, loops)
 
     @staticmethod
