@@ -15,7 +15,7 @@ from ..arith.linear import LinearForm, to_linear
 from .pass_infra import func_pass
 
 
-def index_interval(index: E.PrimExpr, doms: dict) -> tuple[LinearForm, LinearForm] | None:
+def index_interval(index: E.PrimExpr, doms: dict, outer: dict | None = None) -> tuple[LinearForm, LinearForm] | None:
     """Inclusive bounds of ``index`` as linear forms when variables in ``doms`` (id -> (min, extent)) range
     over their loops; None when the index is not linear in those variables.
 
@@ -25,6 +25,10 @@ def index_interval(index: E.PrimExpr, doms: dict) -> tuple[LinearForm, LinearFor
         The index.
     doms : dict
         Variable id to ``(min, extent)``.
+    outer : dict, optional
+        The same for the loops around the allocation (they stay symbolic): ``v % c`` and ``v // c`` of
+        such a loop inside ``[0, c)`` read as ``v`` and ``0``, so that a fused loop's binding
+        (``fused % 14`` with ``fused`` in ``range(14)``) and the plain variable give one interval.
 
     Returns
     -------
@@ -32,7 +36,7 @@ def index_interval(index: E.PrimExpr, doms: dict) -> tuple[LinearForm, LinearFor
         The lower and upper bounds.
     """
     if isinstance(index, E.Ramp):
-        base = index_interval(index.base, doms)
+        base = index_interval(index.base, doms, outer)
         if base is None or not isinstance(index.stride, IntImm):
             return None
         span = index.stride.value * (index.lanes - 1)
@@ -59,9 +63,19 @@ def index_interval(index: E.PrimExpr, doms: dict) -> tuple[LinearForm, LinearFor
             lo, hi = (lo + first.scaled(coeff), hi + last.scaled(coeff)) if coeff >= 0 else \
                 (lo + last.scaled(coeff), hi + first.scaled(coeff))
         else:
-            part = LinearForm.term(term).scaled(coeff)
+            part = LinearForm.term(_fold_outer(term, outer)).scaled(coeff) if outer else LinearForm.term(term).scaled(coeff)
             lo, hi = lo + part, hi + part
     return lo, hi
+
+
+def _fold_outer(term, outer: dict):
+    """``v % c`` -> ``v`` and ``v // c`` -> 0 for a loop variable ``v`` of ``outer`` inside ``[0, c)``."""
+    if isinstance(term, (E.FloorDiv, E.FloorMod)) and isinstance(term.b, IntImm) and isinstance(term.a, Var):
+        dom = outer.get(id(term.a))
+        if dom is not None and isinstance(dom[0], IntImm) and isinstance(dom[1], IntImm) and dom[0].value >= 0 \
+                and dom[0].value + dom[1].value <= term.b.value:
+            return term.a if isinstance(term, E.FloorMod) else make_const(term.a.dtype, 0)
+    return term
 
 
 def _div_mod_bounds(term, doms: dict) -> tuple[int, int] | None:
@@ -127,11 +141,14 @@ class _RegionCollector(StmtExprVisitor):
             doms.update(entry for entry, bound in zip(self.stack[:depth], self.thread_loops) if bound)
         return doms
 
+    def _outer(self, key: int) -> dict:
+        return dict(self.stack[:self.depth[key]])
+
     def _point(self, buffer, indices):
         key = id(buffer.data)
         if key in self.buffers:  # bounds only of the buffers being compacted: the rest cost time
-            doms = self._doms(key)
-            self._access(buffer, [index_interval(i, doms) for i in indices])
+            doms, outer = self._doms(key), self._outer(key)
+            self._access(buffer, [index_interval(i, doms, outer) for i in indices])
 
     def visit_buffer_load_(self, op):
         self._point(op.buffer, op.indices)
@@ -145,16 +162,16 @@ class _RegionCollector(StmtExprVisitor):
         key = id(region.buffer.data)
         if key not in self.buffers:
             return
-        doms = self._doms(key)
+        doms, outer = self._doms(key), self._outer(key)
         intervals = []
         for r in region.region:
-            lo = index_interval(r.min, doms)
+            lo = index_interval(r.min, doms, outer)
             if lo is not None and isinstance(r.extent, IntImm) and r.extent.dtype == r.min.dtype \
                     and not isinstance(r.min, (IntImm, E.Ramp)):
                 # min + (extent - 1) has min's linear form plus a constant: shift the upper bound
                 intervals.append((lo[0], lo[1] + LinearForm.constant(r.extent.value - 1, lo[1].dtype)))
                 continue
-            last = index_interval(E.add(r.min, E.sub(r.extent, 1)), doms)
+            last = index_interval(E.add(r.min, E.sub(r.extent, 1)), doms, outer)
             intervals.append(None if lo is None or last is None else (lo[0], last[1]))
         self._access(region.buffer, intervals)
 

@@ -119,3 +119,38 @@ def test_batch_matmul_with_197_columns_accumulates_in_registers():
     got = tvm.nd.array(np.zeros((2, 197, 197), "float32"))
     tvm.build(sch.mod, target="llvm")(tvm.nd.array(a), tvm.nd.array(b), got)
     np.testing.assert_allclose(got.numpy(), (a @ b) / 8.0, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("stride", [1, 2])
+def test_depthwise_convolution_pads_per_tile(stride):
+    """A depthwise convolution reads a padded copy of only the rows its parallel tile needs (the pad
+    block computed at the tile loop), not a padded copy of the whole input; results match numpy."""
+    from tensorize import tir
+
+    h, c = 14, 32
+    data = te.placeholder((1, h, h, c), name="data")
+    weight = te.placeholder((3, 3, c), name="weight")
+    pad = te.compute((1, h + 2, h + 2, c), lambda n, y, x, ch: tir.if_then_else(
+        tir.all(y >= 1, y < h + 1, x >= 1, x < h + 1), data[n, y - 1, x - 1, ch], 0.0), name="pad")
+    ry, rx = te.reduce_axis((0, 3), name="ry"), te.reduce_axis((0, 3), name="rx")
+    out_h = (h - 1) // stride + 1
+    conv = te.compute((1, out_h, out_h, c), lambda n, y, x, ch: te.sum(
+        pad[n, y * stride + ry, x * stride + rx, ch] * weight[ry, rx, ch], axis=[ry, rx]), name="conv")
+    sch = tiled_schedule(te.create_prim_func([data, weight, conv]), lanes=16)
+    pad_loops = sch.get_loops(sch.get_block("pad"))
+    assert sch.get(pad_loops[0]).kind == tir.ForKind.PARALLEL and len(pad_loops) >= 3
+    conv_loops = sch.get_loops(sch.get_block("conv_update"))
+    assert sch.get(conv_loops[0]) is sch.get(pad_loops[0])  # the pad is computed inside the tile loop
+    allocs = []
+    tvm.tir.stmt_functor.post_order_visit(tvm.lower(sch.mod)["main"].body, lambda n: allocs.append(n)
+                                          if type(n).__name__ == "Allocate" and n.buffer_var.name.startswith("pad")
+                                          else None)
+    assert allocs and all(int(np.prod([int(e) for e in a.extents])) < (h + 2) ** 2 * c for a in allocs)
+    rng = np.random.default_rng(0)
+    d, w = rng.standard_normal((1, h, h, c)).astype("float32"), rng.standard_normal((3, 3, c)).astype("float32")
+    got = tvm.nd.array(np.zeros((1, out_h, out_h, c), "float32"))
+    tvm.build(sch.mod, target="llvm")(tvm.nd.array(d), tvm.nd.array(w), got)
+    p = np.pad(d, ((0, 0), (1, 1), (1, 1), (0, 0)))
+    want = sum(p[:, i:i + stride * (out_h - 1) + 1:stride, j:j + stride * (out_h - 1) + 1:stride, :] * w[i, j]
+               for i in range(3) for j in range(3))
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-5)
