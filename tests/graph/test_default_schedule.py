@@ -121,13 +121,9 @@ def test_batch_matmul_with_197_columns_accumulates_in_registers():
     np.testing.assert_allclose(got.numpy(), (a @ b) / 8.0, rtol=1e-4, atol=1e-4)
 
 
-@pytest.mark.parametrize("stride", [1, 2])
-def test_depthwise_convolution_pads_per_tile(stride):
-    """A depthwise convolution reads a padded copy of only the rows its parallel tile needs (the pad
-    block computed at the tile loop), not a padded copy of the whole input; results match numpy."""
+def _depthwise(h, c, stride):
     from tensorize import tir
 
-    h, c = 14, 32
     data = te.placeholder((1, h, h, c), name="data")
     weight = te.placeholder((3, 3, c), name="weight")
     pad = te.compute((1, h + 2, h + 2, c), lambda n, y, x, ch: tir.if_then_else(
@@ -136,7 +132,19 @@ def test_depthwise_convolution_pads_per_tile(stride):
     out_h = (h - 1) // stride + 1
     conv = te.compute((1, out_h, out_h, c), lambda n, y, x, ch: te.sum(
         pad[n, y * stride + ry, x * stride + rx, ch] * weight[ry, rx, ch], axis=[ry, rx]), name="conv")
-    sch = tiled_schedule(te.create_prim_func([data, weight, conv]), lanes=16)
+    return te.create_prim_func([data, weight, conv]), out_h
+
+
+@pytest.mark.parametrize("stride", [1, 2])
+def test_depthwise_convolution_pads_per_tile(stride):
+    """A depthwise convolution over several channel tiles reads a padded copy of only the rows its
+    parallel tile needs (the pad block computed at the tile loop), not a padded copy of the whole input;
+    results match numpy. With a single channel tile the whole padded copy stays (it streams once)."""
+    from tensorize import tir
+
+    h, c = 14, 64
+    func, out_h = _depthwise(h, c, stride)
+    sch = tiled_schedule(func, lanes=16)
     pad_loops = sch.get_loops(sch.get_block("pad"))
     assert sch.get(pad_loops[0]).kind == tir.ForKind.PARALLEL and len(pad_loops) >= 3
     conv_loops = sch.get_loops(sch.get_block("conv_update"))
@@ -154,3 +162,7 @@ def test_depthwise_convolution_pads_per_tile(stride):
     want = sum(p[:, i:i + stride * (out_h - 1) + 1:stride, j:j + stride * (out_h - 1) + 1:stride, :] * w[i, j]
                for i in range(3) for j in range(3))
     np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-5)
+
+    one_tile = tiled_schedule(_depthwise(h, 32, stride)[0], lanes=16)  # 32 channels: one 32-wide tile
+    assert one_tile.get(one_tile.get_loops(one_tile.get_block("pad"))[0]) is not \
+        one_tile.get(one_tile.get_loops(one_tile.get_block("conv_update"))[0])
