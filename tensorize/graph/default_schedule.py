@@ -4,12 +4,13 @@
 
 1. *tiled*: spatial blocks that are not the output are inlined (padding, broadcasts); each
    reduction is register-tiled (rows of the second-to-last spatial axis x one or two vector
-   registers of the last, 12-14 accumulator registers, the last tiles guarded), its reduction loops between the outer tile loops and the register tile, the outer
-   spatial loops fused and parallel; the tile accumulates in a local buffer (registers) that an
-   elementwise epilogue computed at the tile reads (so conv + bias + relu is one pass over the
-   output); a dense layer's weight panel is packed where its layout hurts; a row reduction
-   (softmax, layer norm) accumulates ``lanes`` partial results in a vector (rfactor); spatial blocks
-   are split by the lanes, vectorized inside, parallel outside;
+   registers of the last, 12-14 accumulator registers, the last tiles guarded), its reduction loops
+   between the outer tile loops and the register tile, the outer spatial loops fused and parallel;
+   the tile accumulates in a local buffer (registers) that an elementwise epilogue computed at the
+   tile reads (so conv + bias + relu is one pass over the output); a dense layer's weight panel is
+   packed where its layout hurts; a depthwise convolution over several channel tiles pads its input
+   rows per tile; a row reduction (softmax, layer norm) accumulates ``lanes`` partial results in a
+   vector (rfactor); spatial blocks are split by the lanes, vectorized inside, parallel outside;
 2. *simple*: only the parallel outer loops and the inlining;
 3. the program as ``te`` made it.
 
@@ -45,6 +46,13 @@ def _vector_width(n: int, lanes: int) -> int:
     return 1
 
 
+def _lane_width(n: int, lanes: int) -> int:
+    """``_vector_width(n, lanes)``, except a whole register for an odd extent longer than one (197
+    tokens), its last vector masked, where the widest divisor would be a sliver or a scalar."""
+    width = _vector_width(n, lanes)
+    return lanes if width < lanes // 2 and n > lanes else width
+
+
 def _register_tile(last: int, rows_extent: int, lanes: int, registers: int | None = None) -> tuple[int, int]:
     """(vector width, rows) of the accumulator tile: ``rows`` x ``vec`` floats in at most
     ``registers`` vector registers (12 of AVX2's 16, 14 of AVX-512's 32: the rest hold the weight
@@ -56,7 +64,7 @@ def _register_tile(last: int, rows_extent: int, lanes: int, registers: int | Non
     if registers is None:
         registers = 14 if lanes >= 16 else 12
     best, best_score = None, -1.0
-    for vec in sorted({d for d in (2 * lanes, lanes) if last % d == 0} or {_vector_width(last, lanes)},
+    for vec in sorted({d for d in (2 * lanes, lanes) if last % d == 0} or {_lane_width(last, lanes)},
                       reverse=True):
         regs = max(1, vec // lanes)
         for rows in range(min(rows_extent, registers // regs), 0, -1):
@@ -64,10 +72,7 @@ def _register_tile(last: int, rows_extent: int, lanes: int, registers: int | Non
             score = rows * regs * useful
             if score > best_score + 1e-9:
                 best, best_score = (rows, vec), score
-    vec = best[1]
-    if vec < lanes // 2 and last > lanes:  # an odd extent (197 tokens): whole registers, the last one masked
-        vec = lanes
-    return vec, best[0]
+    return best[1], best[0]
 
 
 def _is_reduction(sch: Schedule, block) -> bool:
@@ -113,9 +118,7 @@ def _schedule_spatial(sch: Schedule, block, lanes: int, parallel: bool = True) -
     if not loops:
         return
     last = _extent(sch, loops[-1])
-    vec = _vector_width(last, lanes) if last > 1 else 1
-    if vec < lanes // 2 and last > lanes:  # an odd extent (197 tokens): whole registers, the last one masked
-        vec = lanes
+    vec = _lane_width(last, lanes)
     if not parallel:  # computed at a parallel loop: only vectorized inside
         if vec > 1:
             sch.vectorize(sch.split(loops[-1], factors=[None, vec])[1] if vec < last else loops[-1])

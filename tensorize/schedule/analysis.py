@@ -11,6 +11,7 @@ and index simplification (through ``tensorize.arith``).
 from __future__ import annotations
 
 from ..arith.block_regions import const_value, simplify  # noqa: F401  (shared with the primitives)
+from ..arith.iter_map import detect_iter_map
 from ..ir import expr as E
 from ..ir.functor import collect_vars, uses_any  # noqa: F401  (uses_any: shared with the primitives)
 from ..ir.stmt import Block, BlockRealize, SeqStmt, Stmt
@@ -194,33 +195,11 @@ def _is_plain_sum(expr, values, ids) -> bool:
 
 
 def _is_fused_sum(expr, loops) -> bool:
-    """Whether ``expr`` is a fusion of loop variables (``i * 16 + j`` with ``j`` of extent 16): the
+    """Whether ``expr`` is a fusion of several loop variables (``i * 16 + j`` with ``j`` of extent 16): the
     bound of a split whose parts became separate iterators (an rfactor of a masked row), which TVM's
     iterator map also accepts."""
-    extents = {id(f.loop_var): f.extent for f in loops}
-    terms, stack = [], [expr]
-    while stack:
-        e = stack.pop()
-        if isinstance(e, E.Add):
-            stack += [e.a, e.b]
-        elif isinstance(e, E.IntImm):
-            continue
-        elif isinstance(e, E.Var) and id(e) in extents:
-            terms.append((1, e))
-        elif isinstance(e, E.Mul) and isinstance(e.b, E.IntImm) and isinstance(e.a, E.Var) and id(e.a) in extents:
-            terms.append((int(e.b.value), e.a))
-        elif isinstance(e, E.Mul) and isinstance(e.a, E.IntImm) and isinstance(e.b, E.Var) and id(e.b) in extents:
-            terms.append((int(e.a.value), e.b))
-        else:
-            return False
-    terms.sort(key=lambda t: t[0])
-    scale = 1
-    for coef, var in terms:
-        extent = extents[id(var)]
-        if coef != scale or not isinstance(extent, E.IntImm):
-            return False
-        scale *= int(extent.value)
-    return len(terms) > 1 and len({id(v) for _, v in terms}) == len(terms)
+    iters = {f.loop_var: E.Range.from_min_extent(f.min, f.extent) for f in loops if uses_any(expr, {id(f.loop_var)})}
+    return len(iters) > 1 and not detect_iter_map([expr], iters).errors
 
 
 def _affine_in(expr, ids) -> bool:

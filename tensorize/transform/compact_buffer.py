@@ -63,14 +63,14 @@ def index_interval(index: E.PrimExpr, doms: dict, outer: dict | None = None) -> 
             lo, hi = (lo + first.scaled(coeff), hi + last.scaled(coeff)) if coeff >= 0 else \
                 (lo + last.scaled(coeff), hi + first.scaled(coeff))
         else:
-            part = LinearForm.term(_fold_outer(term, outer)).scaled(coeff) if outer else LinearForm.term(term).scaled(coeff)
+            part = LinearForm.term(_fold_outer(term, outer)).scaled(coeff)
             lo, hi = lo + part, hi + part
     return lo, hi
 
 
 def _fold_outer(term, outer: dict):
     """``v % c`` -> ``v`` and ``v // c`` -> 0 for a loop variable ``v`` of ``outer`` inside ``[0, c)``."""
-    if isinstance(term, (E.FloorDiv, E.FloorMod)) and isinstance(term.b, IntImm) and isinstance(term.a, Var):
+    if outer and isinstance(term, (E.FloorDiv, E.FloorMod)) and isinstance(term.b, IntImm) and isinstance(term.a, Var):
         dom = outer.get(id(term.a))
         if dom is not None and isinstance(dom[0], IntImm) and isinstance(dom[1], IntImm) and dom[0].value >= 0 \
                 and dom[0].value + dom[1].value <= term.b.value:
@@ -107,6 +107,7 @@ class _RegionCollector(StmtExprVisitor):
     def __init__(self):
         self.buffers: dict[int, Buffer] = {}
         self.depth: dict[int, int] = {}
+        self.outer: dict[int, dict] = {}  # per buffer: the loops around its allocation, id -> (min, extent)
         self.stack: list[tuple[int, tuple]] = []
         self.thread_loops: list[bool] = []  # per stack entry: bound to threadIdx
         self.shared: set[int] = set()
@@ -141,13 +142,10 @@ class _RegionCollector(StmtExprVisitor):
             doms.update(entry for entry, bound in zip(self.stack[:depth], self.thread_loops) if bound)
         return doms
 
-    def _outer(self, key: int) -> dict:
-        return dict(self.stack[:self.depth[key]])
-
     def _point(self, buffer, indices):
         key = id(buffer.data)
         if key in self.buffers:  # bounds only of the buffers being compacted: the rest cost time
-            doms, outer = self._doms(key), self._outer(key)
+            doms, outer = self._doms(key), self.outer[key]
             self._access(buffer, [index_interval(i, doms, outer) for i in indices])
 
     def visit_buffer_load_(self, op):
@@ -162,7 +160,7 @@ class _RegionCollector(StmtExprVisitor):
         key = id(region.buffer.data)
         if key not in self.buffers:
             return
-        doms, outer = self._doms(key), self._outer(key)
+        doms, outer = self._doms(key), self.outer[key]
         intervals = []
         for r in region.region:
             lo = index_interval(r.min, doms, outer)
@@ -192,6 +190,7 @@ class _RegionCollector(StmtExprVisitor):
             for buf in mine:
                 key = id(buf.data)
                 self.buffers[key], self.depth[key] = buf, len(self.stack)
+                self.outer[key] = dict(self.stack)  # the loops around the allocation: fixed below it
                 self.bounds[key], self.failed[key] = [None] * buf.ndim, set()
                 if buf.scope().startswith("shared"):
                     self.shared.add(key)

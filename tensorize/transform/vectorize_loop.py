@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 import math
 
-from ..arith.analyzer import Analyzer
+from ..arith.loop_relax import make_analyzer
 from ..arith.modular import ramp_in_one_block
 from ..ir import dtype as dt
 from ..ir import expr as E
@@ -143,11 +143,11 @@ class _Vectorizer(StmtExprMutator):
 
     _methods: dict = {}
 
-    def __init__(self, var: E.Var, ramp: E.Ramp, local_in_bounds=None):
+    def __init__(self, var: E.Var, ramp: E.Ramp, local_in_bounds):
         self.var, self.ramp, self.n = var, ramp, ramp.lanes
         self.let_vars: dict[int, E.Var] = {}
         # (buffer, indices) -> whether the access is a vector inside a local allocation (no mask needed)
-        self.local_in_bounds = local_in_bounds or (lambda buffer, indices: False)
+        self.local_in_bounds = local_in_bounds
 
     def visit_var_(self, op):
         if op is self.var:
@@ -329,7 +329,9 @@ class _MaskLoads(StmtExprMutator):
 
     def visit_buffer_load_(self, op):
         op = super().visit_buffer_load_(op)
-        if not any(lanes(i) > 1 for i in op.indices) or (op.predicate is None and self.local_in_bounds(op.buffer, op.indices)):
+        if not any(lanes(i) > 1 for i in op.indices):
+            return op
+        if op.predicate is None and self.local_in_bounds(op.buffer, op.indices):
             return op  # a local buffer's lanes are all allocated: the masked-off ones read a value nobody keeps
         return E.BufferLoad(op.buffer, op.indices, _and_mask(self.mask, op.predicate))
 
@@ -353,21 +355,25 @@ class _LoopVectorizer(StmtExprMutator):
             if local:
                 self.local_allocs.pop(id(op.buffer_var), None)
 
-    def _local_in_bounds(self, buffer, indices) -> bool:
-        """Whether a vector access of ``buffer`` stays inside a local allocation for every value of the
-        enclosing loops (then its masked-off lanes touch allocated memory of this thread only)."""
-        alloc = self.local_allocs.get(id(buffer.data))
-        if alloc is None or alloc[0] != buffer.dtype or len(indices) != 1 or not isinstance(indices[0], E.Ramp):
-            return False
-        ramp = indices[0]
-        if not isinstance(ramp.stride, IntImm):
-            return False
-        analyzer = Analyzer()
-        for loop in self.loops:
-            analyzer.bind(loop.loop_var, E.Range.from_min_extent(loop.min, loop.extent))
-        bound = analyzer.const_int_bound(ramp.base)
-        last = int(ramp.stride.value) * (ramp.lanes - 1)
-        return bound.min_value + min(0, last) >= 0 and bound.max_value + max(0, last) < alloc[1]
+    def _local_in_bounds_test(self):
+        """The test, for the loop being vectorized, of whether a vector access of a buffer stays inside a
+        local allocation for every value of the enclosing loops (then its masked-off lanes touch
+        allocated memory of this thread only). The analyzer of the loops is built on the first use."""
+        loops, allocs, analyzer = self.loops, self.local_allocs, None  # both fixed while the loop is rewritten
+
+        def in_bounds(buffer, indices) -> bool:
+            nonlocal analyzer
+            alloc = allocs.get(id(buffer.data))
+            if alloc is None or alloc[0] != buffer.dtype or len(indices) != 1 or not isinstance(indices[0], E.Ramp) \
+                    or not isinstance(indices[0].stride, IntImm):
+                return False
+            ramp = indices[0]
+            analyzer = analyzer or make_analyzer(loops)
+            bound = analyzer.const_int_bound(ramp.base)
+            last = int(ramp.stride.value) * (ramp.lanes - 1)
+            return bound.min_value + min(0, last) >= 0 and bound.max_value + max(0, last) < alloc[1]
+
+        return in_bounds
 
     def visit_for_(self, op):
         self.loops.append(op)
@@ -389,7 +395,7 @@ class _LoopVectorizer(StmtExprMutator):
             return substitute(op.body, {op.loop_var: op.min})
         ramp = E.Ramp(op.min, E.make_const(op.min.dtype, 1), op.extent.value)
         try:
-            return _Vectorizer(op.loop_var, ramp, self._local_in_bounds).visit_stmt(op.body)
+            return _Vectorizer(op.loop_var, ramp, self._local_in_bounds_test()).visit_stmt(op.body)
         except CannotVectorize as reason:
             logger.info("loop %s stays serial: %s", op.loop_var.name, reason)
             return op.replace(kind=S.ForKind.SERIAL)

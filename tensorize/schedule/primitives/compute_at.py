@@ -312,7 +312,8 @@ class ComputeAt(ScheduleBase):
                               realize) from None
         if reverse:
             self._check_determined(blk, solved, name, realize)
-        removed = {id(f.loop_var) for f in tree.loops_of(realize) if not any(f is o for o in outer)}
+        kept = {id(f) for f in outer}
+        removed = {id(f.loop_var) for f in tree.loops_of(realize) if id(f) not in kept}
         return self._make_loops(blk, doms, ana, preserve_unit_loops, name, realize, removed)
 
     @staticmethod
@@ -343,7 +344,7 @@ class ComputeAt(ScheduleBase):
                                   "determined by the produced region", realize)
 
     def _make_loops(self, blk: Block, doms: list, ana, preserve_unit_loops: bool, name: str,
-                    realize: BlockRealize, removed: set = frozenset()) -> Stmt:
+                    realize: BlockRealize, removed: set) -> Stmt:
         """New loops and bindings, in iterator order, with predicates clipping to the bounds."""
         bindings, loops, preds = [], [], []
         for iv, info in zip(blk.iter_vars, doms):
@@ -374,7 +375,7 @@ class ComputeAt(ScheduleBase):
             raise self._error(f"{name}: block {blk.name_hint!r} has the predicate {realize.predicate}, whose part "
                               f"{stuck} reads the loops it leaves through bindings that are not plain loop "
                               "variables; move the block before splitting its loops", realize)
-        preds += [carried] if carried is not None else []
+        preds += carried
         return realize_in_loops(bindings, preds, blk, loops)
 
     @staticmethod

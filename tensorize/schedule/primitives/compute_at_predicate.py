@@ -17,13 +17,12 @@ __all__ = ["carried_predicate"]
 
 
 def carried_predicate(realize: BlockRealize, bindings: list, removed: set):
-    """``(predicate, stuck)``: ``realize``'s predicate over the new ``bindings``.
+    """``(conjuncts, stuck)``: ``realize``'s predicate over the new ``bindings``, as a list of conjuncts.
 
     A loop variable that was an iterator's whole binding becomes that iterator's new binding. A
     conjunct ``binding < extent`` of one iterator is implied by the new loops' clipping to the
     iterator's domain and is dropped. ``stuck`` is the first conjunct that still reads a ``removed``
-    loop (then the predicate cannot follow the block), else None; ``predicate`` is None when nothing
-    is left to check.
+    loop (then the predicate cannot follow the block), else None.
 
     Parameters
     ----------
@@ -37,7 +36,7 @@ def carried_predicate(realize: BlockRealize, bindings: list, removed: set):
     Returns
     -------
     tuple
-        ``(PrimExpr or None, PrimExpr or None)``.
+        ``(list of PrimExpr, PrimExpr or None)``.
 
     Examples
     --------
@@ -53,7 +52,7 @@ def carried_predicate(realize: BlockRealize, bindings: list, removed: set):
     """
     pred = realize.predicate
     if isinstance(pred, E.IntImm) and pred.value:
-        return None, None
+        return [], None
     mapping = {value: new for value, new in zip(realize.iter_values, bindings)
                if isinstance(value, E.Var) and id(value) in removed}
     kept = []
@@ -62,13 +61,8 @@ def carried_predicate(realize: BlockRealize, bindings: list, removed: set):
         if not any(id(v) in removed for v in collect_vars(carried)):
             kept.append(carried)
         elif not _within_domain(realize, conjunct):
-            return None, conjunct
-    if not kept:
-        return None, None
-    out = kept[0]
-    for c in kept[1:]:
-        out = E.And(out, c)
-    return out, None
+            return [], conjunct
+    return kept, None
 
 
 def _within_domain(realize: BlockRealize, conjunct) -> bool:
