@@ -6,7 +6,7 @@ from tensorize.ir import expr as E
 from tensorize.ir.functor import post_order_visit
 from tensorize.ir.stmt import Block, BlockRealize, BufferStore, For
 
-__all__ = ["loop_kinds", "is_spatial", "is_output_block", "has_if_then_else", "needs_multi_level_tiling",
+__all__ = ["loop_kinds", "contiguous_output_loop", "is_spatial", "is_output_block", "has_if_then_else", "needs_multi_level_tiling",
            "is_elementwise_of", "is_leaf", "is_root", "TILED", "AUTO_TENSORIZE"]
 
 TILED = "meta_schedule.tiling_structure"
@@ -43,6 +43,24 @@ def loop_kinds(sch, block) -> list[str]:
         kinds = used[id(f.loop_var)]
         out.append("U" if not kinds else kinds.pop() if len(kinds) == 1 else "O")
     return out
+
+
+def contiguous_output_loop(sch, block) -> int | None:
+    """The position (among the loops above ``block``, outermost first) of the loop whose variable alone
+    indexes the innermost dimension of the block's first output (the loop the postprocs vectorize:
+    ``j`` of a GEMM ``C[i, j]``, the channel of an NHWC convolution), or None where no single loop does."""
+    _, scope, realize = sch._block(block)
+    block_node = realize.block
+    if not block_node.writes or not isinstance(block_node.body, BufferStore):
+        return None
+    indices = block_node.body.indices
+    if not indices or not isinstance(indices[-1], E.Var):
+        return None
+    binding = next((value for iv, value in zip(block_node.iter_vars, realize.iter_values)
+                    if iv.var is indices[-1] and iv.iter_type == E.IterVar.DataPar), None)
+    if not isinstance(binding, E.Var):
+        return None
+    return next((i for i, f in enumerate(scope.loops_of(realize)) if f.loop_var is binding), None)
 
 
 def is_spatial(block: Block) -> bool:

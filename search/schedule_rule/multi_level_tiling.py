@@ -1,7 +1,7 @@
 """``multi_level_tiling``: MetaSchedule's CPU tiling of reductions and reuse-carrying blocks."""
 from __future__ import annotations
 
-from .analysis import TILED, loop_kinds, needs_multi_level_tiling
+from .analysis import TILED, contiguous_output_loop, loop_kinds, needs_multi_level_tiling
 from .base import RULES, ScheduleRule
 from .tiling import add_write_reuse, tile_loops
 
@@ -28,11 +28,17 @@ class MultiLevelTiling(ScheduleRule):
         The spatial levels (1-based) after which a write cache / fused consumer may go.
     write_required : bool
         Drop the branch without a write cache.
+    align_vector_tile : bool
+        Draw the innermost tile of the loop that indexes the output's contiguous dimension (the one the
+        postprocs vectorize) as a multiple of the target's vector lanes where its extent allows: a tile
+        of half a vector register (depthwise ``c = [1, 2, 2, 8]`` on AVX-512) interleaves two output
+        positions in one register, whose loads and stores are then gathers and scatters.
     """
 
     def __init__(self, structure: str = "SSRSRS", max_innermost_factor: int = 64, write_levels=(1, 2),
-                 write_required: bool = False, write_scope: str = "global"):
+                 write_required: bool = False, write_scope: str = "global", align_vector_tile: bool = True):
         self.structure = structure
+        self.align_vector_tile = align_vector_tile
         self.max_innermost_factor = max_innermost_factor
         self.write_levels = tuple(write_levels)
         self.write_required = write_required
@@ -46,8 +52,13 @@ class MultiLevelTiling(ScheduleRule):
         kinds = loop_kinds(sch, block)
         if not kinds or "O" in kinds or "S" not in kinds:
             return [sch]
+        aligned = {}
+        if self.align_vector_tile and ctx is not None and ctx.target.kind.name == "llvm":
+            position = contiguous_output_loop(sch, block)
+            if position is not None and kinds[position] == "S":
+                aligned[position] = ctx.vector_lanes(str(blk.writes[0].buffer.dtype))
         sch.annotate(block, TILED, self.structure)
-        tiles = tile_loops(sch, sch.get_loops(block), kinds, self.structure, self.max_innermost_factor)
+        tiles = tile_loops(sch, sch.get_loops(block), kinds, self.structure, self.max_innermost_factor, aligned)
         branches = add_write_reuse(sch, block, tiles, self.structure, self.write_levels, self.write_scope)
         if not self.write_required or not branches:
             branches.insert(0, sch)

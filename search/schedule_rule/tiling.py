@@ -9,14 +9,17 @@ from .analysis import is_elementwise_of
 __all__ = ["tile_loops", "add_write_reuse"]
 
 
-def tile_loops(sch, loops, kinds, structure: str, max_innermost_factor: int) -> list[list]:
+def tile_loops(sch, loops, kinds, structure: str, max_innermost_factor: int,
+               aligned: dict[int, int] | None = None) -> list[list]:
     """Split each loop (kind "S" or "R") into as many levels as ``structure`` has of its kind and
-    reorder them level by level; unit loops ("U") go first. Returns the loops of each level of
-    ``structure`` (outermost first)."""
+    reorder them level by level; unit loops ("U") go first. ``aligned`` maps a loop's position to a
+    multiple its innermost factor is drawn as (``sample_perfect_tile``'s ``innermost_multiple_of``).
+    Returns the loops of each level of ``structure`` (outermost first)."""
     levels = {k: [i for i, c in enumerate(structure) if c == k] for k in "SR"}
     tiles: list[list] = [[] for _ in structure]
     units = []
-    for loop, kind in zip(loops, kinds):
+    aligned = aligned or {}
+    for position, (loop, kind) in enumerate(zip(loops, kinds)):
         if kind == "U":
             units.append(loop)
             continue
@@ -24,7 +27,12 @@ def tile_loops(sch, loops, kinds, structure: str, max_innermost_factor: int) -> 
         if len(positions) == 1:
             tiles[positions[0]].append(loop)
             continue
-        factors = sch.sample_perfect_tile(loop, n=len(positions), max_innermost_factor=max_innermost_factor)
+        multiple = aligned.get(position, 0)
+        if multiple > 1:
+            factors = sch.sample_perfect_tile(loop, n=len(positions), max_innermost_factor=max_innermost_factor,
+                                              innermost_multiple_of=multiple)
+        else:
+            factors = sch.sample_perfect_tile(loop, n=len(positions), max_innermost_factor=max_innermost_factor)
         for pos, part in zip(positions, sch.split(loop, factors=factors)):
             tiles[pos].append(part)
     order = units + [loop for tile in tiles for loop in tile]

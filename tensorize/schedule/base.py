@@ -57,7 +57,12 @@ def primitive(fn):
     # How a call's arguments are recorded, worked out once here rather than by ``sig.bind`` per call
     # (replaying a trace calls primitives thousands of times).
     positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    recorded_names = [p.name for p in params if p.name != "decision" and p.kind is not p.VAR_KEYWORD]
+    # In a primitive without ``*args``, keyword-only parameters (after a bare ``*``) are this project's
+    # extensions of TVM's signature: recorded only when given a value other than their default, so traces
+    # of TVM-shaped calls print and serialise as TVM's do.
+    extensions = [p.name for p in params if p.kind is p.KEYWORD_ONLY] if var_positional is None else []
+    recorded_names = [p.name for p in params
+                      if p.name != "decision" and p.kind is not p.VAR_KEYWORD and p.name not in extensions]
     defaults = {p.name: p.default for p in params if p.default is not p.empty}
     simple = var_positional is None and all(p.kind is not p.VAR_KEYWORD for p in params)
     # Handle parameters (annotated BlockRV / LoopRV) are type-checked before the primitive runs.
@@ -85,14 +90,18 @@ def primitive(fn):
         if simple and len(args) <= len(positional):
             given = dict(zip(positional, args))
             given.update(kwargs)
-            return {name: given[name] if name in given else defaults[name] for name in recorded_names}
-        bound = sig.bind(self, *args, **kwargs)
-        bound.apply_defaults()
-        recorded = {}
-        for name, value in list(bound.arguments.items())[1:]:
-            if name == "decision":
-                continue
-            recorded[name] = list(value) if name == var_positional else value
+            recorded = {name: given[name] if name in given else defaults[name] for name in recorded_names}
+        else:
+            bound = sig.bind(self, *args, **kwargs)
+            bound.apply_defaults()
+            recorded = {}
+            for name, value in list(bound.arguments.items())[1:]:
+                if name == "decision" or name in extensions:
+                    continue
+                recorded[name] = list(value) if name == var_positional else value
+        for name in extensions:
+            if name in kwargs and kwargs[name] != defaults.get(name):
+                recorded[name] = kwargs[name]
         return recorded
 
     @functools.wraps(fn)

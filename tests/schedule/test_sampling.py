@@ -32,3 +32,24 @@ def test_a_limit_no_tiling_meets_is_a_schedule_error():
     with pytest.raises(ScheduleError, match="at most 4"):
         sch.sample_perfect_tile(loop, n=1, max_innermost_factor=4)
     assert [int(f) for f in sch.sample_perfect_tile(loop, n=2, max_innermost_factor=4)] == [17, 1]
+
+
+def test_innermost_multiple_of_draws_aligned_innermost_factors_and_is_recorded_only_when_set():
+    sch, loop = _loop_of(32)
+    draws = [[int(f) for f in sch.sample_perfect_tile(loop, n=4, max_innermost_factor=64, innermost_multiple_of=16)]
+             for _ in range(300)]
+    assert {tile[3] for tile in draws} == {16, 32}
+    assert all(tile[0] * tile[1] * tile[2] * tile[3] == 32 for tile in draws)
+    aligned, plain = sch.trace.insts[-1], None
+    assert aligned.args["innermost_multiple_of"] == 16
+    sch.sample_perfect_tile(loop, n=2, max_innermost_factor=64)
+    plain = sch.trace.insts[-1]
+    assert "innermost_multiple_of" not in plain.args  # TVM's signature, TVM's trace
+    assert "innermost_multiple_of=16" in sch.trace.as_python()[-2]
+
+
+def test_innermost_multiple_of_falls_back_to_every_divisor_where_none_is_aligned():
+    sch, loop = _loop_of(12)
+    draws = {int(sch.sample_perfect_tile(loop, n=2, max_innermost_factor=64, innermost_multiple_of=16)[1])
+             for _ in range(200)}
+    assert draws == {1, 2, 3, 4, 6, 12}

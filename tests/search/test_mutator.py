@@ -114,3 +114,13 @@ def test_nothing_to_mutate_gives_none():
     trace = Schedule(ctx.mod).trace
     rng = random.Random(0)
     assert all(m.apply(trace, ctx, rng) is None for m in default_mutators(ctx))
+
+
+def test_tile_size_keeps_an_aligned_innermost_factor_aligned():
+    rng = random.Random(0)
+    for _ in range(200):
+        tile = MutateTileSize._mutate([2, 2, 1, 16], 64, rng, multiple=16)
+        assert tile[-1] % 16 == 0 and tile[0] * tile[1] * tile[2] * tile[3] == 64
+    # a factor drawn without the constraint (or replayed from an old trace) mutates freely
+    seen = {MutateTileSize._mutate([1, 2, 2, 8], 64, rng, multiple=16)[-1] for _ in range(200)}
+    assert 4 in seen

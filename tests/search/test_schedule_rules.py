@@ -137,3 +137,17 @@ def test_padding_into_a_convolution_is_a_second_sketch():
     assert AutoInline().apply(sch, sch.get_block("pad"), ctx) == [sch]  # off by default, as MetaSchedule
     branches = AutoInline(pad_branch=True).apply(sch, sch.get_block("pad"), ctx)
     assert len(branches) == 2 and "pad" in _blocks(branches[0]) and "pad" not in _blocks(branches[1])
+
+
+def test_the_vectorized_axis_tile_is_drawn_in_whole_vectors():
+    # j indexes C's contiguous dimension: on AVX-512 its innermost tile is 16 or 32 f32 lanes, on AVX2 8..32
+    for target, lanes in ((ZNVER4, 16), (HOST, 8)):
+        ctx = TuneContext.create(gemm_f32(64, 32, 64), target, intrinsics=(), seed=0)
+        for sch in PostOrderApply().generate_design_space(ctx):
+            tiles = [i for i in sch.trace.insts if i.kind == "sample_perfect_tile"]
+            assert [i.args.get("innermost_multiple_of") for i in tiles] == [None, lanes, None]
+            assert tiles[1].decision[-1] % lanes == 0
+    off = TuneContext.create(gemm_f32(64, 32, 64), ZNVER4, intrinsics=(), seed=0)
+    sch = Schedule(gemm_f32(64, 32, 64))
+    MultiLevelTiling(align_vector_tile=False).apply(sch, sch.get_block("C"), off)
+    assert all("innermost_multiple_of" not in i.args for i in sch.trace.insts)

@@ -52,7 +52,30 @@ def perfect_tilings(extent: int, n: int, max_innermost_factor: int) -> tuple[tup
     return tuple(tilings)
 
 
-def _draw_tiling(rng, extent: int, n: int, max_innermost_factor: int) -> list[int]:
+def innermost_choices(extent: int, max_innermost_factor: int, innermost_multiple_of: int = 0) -> list[int]:
+    """The innermost factors ``sample_perfect_tile`` draws from: the divisors of ``extent`` up to
+    ``max_innermost_factor`` (0 or less: no limit) that are multiples of ``innermost_multiple_of``, or all
+    of those divisors where none is such a multiple (or ``innermost_multiple_of`` is 0 or 1).
+
+    Examples
+    --------
+    >>> innermost_choices(32, 64, 16)
+    [16, 32]
+    >>> innermost_choices(112, 64, 16)
+    [16, 56]
+    >>> innermost_choices(7, 64, 16)
+    [1, 7]
+    """
+    limit = max_innermost_factor if max_innermost_factor > 0 else extent
+    divisors = [d for d in range(1, min(extent, limit) + 1) if extent % d == 0]
+    if innermost_multiple_of > 1:
+        aligned = [d for d in divisors if d % innermost_multiple_of == 0]
+        if aligned:
+            return aligned
+    return divisors
+
+
+def _draw_tiling(rng, extent: int, n: int, max_innermost_factor: int, innermost_multiple_of: int = 0) -> list[int]:
     """A tiling of ``extent`` into ``n`` factors: the innermost uniformly among the allowed divisors, the
     others uniformly over the tilings of what is left (TVM's ``SamplePerfectTile``)."""
     limit = max_innermost_factor if max_innermost_factor > 0 else extent
@@ -63,7 +86,7 @@ def _draw_tiling(rng, extent: int, n: int, max_innermost_factor: int) -> list[in
             raise ScheduleError(f"no tiling of extent {extent} into 1 factor has the innermost factor "
                                 f"at most {max_innermost_factor}")
         return [extent]
-    innermost = rng.choice([d for d in range(1, min(extent, limit) + 1) if extent % d == 0])
+    innermost = rng.choice(innermost_choices(extent, max_innermost_factor, innermost_multiple_of))
     return list(rng.choice(perfect_tilings(extent // innermost, n - 1, 0))) + [innermost]
 
 
@@ -71,7 +94,7 @@ class Sampling(ScheduleBase):
     """Random sampling: ``sample_perfect_tile`` and ``sample_categorical``; decisions go into the trace."""
     @primitive
     def sample_perfect_tile(self, loop: LoopRV, n: int, max_innermost_factor: int = 16,
-                            decision: Sequence[int] | None = None) -> list[ExprRV]:
+                            decision: Sequence[int] | None = None, *, innermost_multiple_of: int = 0) -> list[ExprRV]:
         """Sample ``n`` factors whose product is the loop's extent (innermost at most
         ``max_innermost_factor``), as MetaSchedule does: the innermost factor uniformly among the
         extent's divisors up to ``max_innermost_factor``, then the outer factors uniformly over the
@@ -88,6 +111,10 @@ class Sampling(ScheduleBase):
             The largest innermost factor.
         decision : list of int, optional
             Fixed factors (replaying a trace); sampled when None.
+        innermost_multiple_of : int
+            Draw the innermost factor among the allowed divisors that are multiples of this (the search
+            passes the vector lanes for the loop it will vectorize), where the extent has any; 0 (TVM's
+            behaviour) or 1: no such constraint. A given ``decision`` is not checked against it.
 
         Returns
         -------
@@ -122,7 +149,7 @@ class Sampling(ScheduleBase):
             if len(decision) != n or prod != extent:
                 raise ScheduleError(f"decision {decision} is not a perfect tiling of extent {extent} into {n} factors")
         else:
-            decision = _draw_tiling(self._rng, extent, n, max_innermost_factor)
+            decision = _draw_tiling(self._rng, extent, n, max_innermost_factor, int(innermost_multiple_of))
         self._record_decision(list(decision))
         return [ExprRV(d) for d in decision]
 
