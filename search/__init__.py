@@ -16,7 +16,7 @@ from .candidates import (CandidateList, IterMapping, TensorizeCandidate, apply_c
                          get_tensorize_candidates)
 from .context import TuneContext
 from .database import Database, TuningRecord, Workload
-from .postproc.split_layout_rewrite import LayoutRewrite, split_layout_rewrite
+from tensorize.transform.split_layout_rewrite import LayoutRewrite, split_layout_rewrite
 from .tune import TuningReport, compile_tir, tune_tir
 from .tune_graph import tune_graph
 

@@ -10,7 +10,7 @@ from tensorize.ir.structural import structural_hash
 
 from .names import NUM_FEATURES, feature_names
 from .per_store import program_features
-from ..postproc.split_layout_rewrite import split_layout_rewrite
+from tensorize.transform.split_layout_rewrite import split_layout_rewrite
 from .program import collect_program, lower_for_features
 
 __all__ = ["FeatureExtractor", "PerStoreFeature"]

@@ -58,7 +58,7 @@ def build_artifact(mod, target: str, path: str) -> float:
 def split_for_measurement(mod):
     """``mod`` with its entry function's marked weight packing moved into packing functions
     (``search.postproc.split_layout_rewrite``): ``check_and_time`` packs once and times the kernel only."""
-    from ..postproc.split_layout_rewrite import split_layout_rewrite
+    from tensorize.transform.split_layout_rewrite import split_layout_rewrite
     from .inputs import entry_function
 
     if not hasattr(mod, "function_names"):
@@ -74,7 +74,7 @@ def pack_weights(module, call: list) -> list:
     from tensorize.ir import dtype as dt
     from tensorize.runtime.ndarray import aligned_empty
 
-    from ..postproc.split_layout_rewrite import parse_packing_function_name
+    from tensorize.transform.split_layout_rewrite import parse_packing_function_name
 
     call = list(call)
     for name in module.function_names:

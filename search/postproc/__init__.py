@@ -2,7 +2,8 @@
 
 ``default_postprocs(ctx)`` is the CPU order: rewrite_layout (a no-op unless the function marks
 layout-free weights), rewrite_parallel_vectorize_unroll, rewrite_reduction_block, rewrite_tensorize,
-verify. ``split_layout_rewrite`` moves the marked weight packing out of a scheduled function.
+verify. ``split_layout_rewrite`` (from ``tensorize.transform``, where graph builds use it too) moves the marked
+weight packing out of a scheduled function.
 
 >>> [type(p).__name__ for p in default_postprocs(None)]                    # doctest: +NORMALIZE_WHITESPACE
 ['RewriteLayout', 'RewriteParallelVectorizeUnroll', 'RewriteReductionBlock', 'RewriteTensorize', 'Verify']
@@ -12,7 +13,7 @@ from .rewrite_layout import LAYOUT_FREE_BUFFERS, RewriteLayout, blocked_layout
 from .rewrite_parallel_vectorize_unroll import RewriteParallelVectorizeUnroll
 from .rewrite_reduction_block import RewriteReductionBlock
 from .rewrite_tensorize import RewriteTensorize
-from .split_layout_rewrite import LayoutRewrite, split_layout_rewrite
+from tensorize.transform.split_layout_rewrite import LayoutRewrite, split_layout_rewrite
 from .verify import Verify
 from .gpu_default import default_gpu_postprocs
 from ..schedule_rule.gpu_limits import is_gpu_target

@@ -4,7 +4,7 @@ from __future__ import annotations
 from tensorize.ir import expr as E
 from tensorize.ir.functor import post_order_visit
 from tensorize.ir.stmt import BlockRealize
-from tensorize.schedule.analysis import block_realizes_under
+from tensorize.schedule.analysis import nest_blocks
 
 __all__ = ["loop_var_kinds", "nest_blocks", "under_annotated"]
 
@@ -20,20 +20,6 @@ def loop_var_kinds(realize: BlockRealize, into: dict[int, set] | None = None) ->
                 out.setdefault(id(node), set()).add(kind)
 
         post_order_visit(value, visit)
-    return out
-
-
-def nest_blocks(stmt) -> list[BlockRealize]:
-    """Every block realize under ``stmt`` (nested ones too), parents before their children; a walk
-    over statements only."""
-    out = []
-
-    def walk(s):
-        for realize in block_realizes_under(s):
-            out.append(realize)
-            walk(realize.block.body)
-
-    walk(stmt)
     return out
 
 

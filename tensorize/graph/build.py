@@ -2,7 +2,9 @@
 
 Each task (distinct fused kernel) is compiled once: with the database's schedule when it has one
 for the task and target (``database.query_schedule(mod, target)``, any object with that method),
-else with the generic CPU schedule of ``default_schedule``.
+else with the generic CPU schedule of ``default_schedule``. Weight packing a schedule marks
+(``layout_rewrite_preproc``) is split out of the kernel (``split_layout_rewrite``) and run once per
+constant weight when the library is made; the kernels then take the packed weights.
 
 >>> import numpy as np
 >>> from tensorize.graph.ir import Graph
@@ -19,10 +21,14 @@ from __future__ import annotations
 import logging
 import time
 
+import numpy as np
+
 from ..driver import build as build_module
 from ..errors import TVMError, TVMValueError
+from ..runtime.ndarray import aligned_empty
 from ..schedule import Schedule
 from ..target import Target
+from ..transform.split_layout_rewrite import split_layout_rewrite
 from .default_schedule import default_schedules
 from .executor import GraphExecutor
 from .tasks import Task, extract_tasks
@@ -67,6 +73,12 @@ def default_schedule(mod, target) -> Schedule | None:
     return first if first.trace.insts else None
 
 
+def _build_split(mod, target: Target):
+    """The module built with its weight packing split out, and the ``LayoutRewrite``s (possibly none)."""
+    mod, rewrites = split_layout_rewrite(mod)
+    return build_module(mod, target=target), rewrites
+
+
 def compile_task(task: Task, target: Target, database=None):
     """Compile one task: the database's schedule if it has one that builds, else the first default that builds.
 
@@ -82,8 +94,9 @@ def compile_task(task: Task, target: Target, database=None):
     Returns
     -------
     tuple
-        ``(module, how)``: the runtime module and ``"tuned"``, ``"default"``, ``"simple"`` or
-        ``"unscheduled"``, the schedule it was built with.
+        ``(module, how, rewrites)``: the runtime module; ``"tuned"``, ``"default"``, ``"simple"`` or
+        ``"unscheduled"``, the schedule it was built with; the weights it takes packed (``LayoutRewrite``:
+        the module's function ``rewrite.function(weight, packed)`` packs one).
 
     Raises
     ------
@@ -94,13 +107,15 @@ def compile_task(task: Task, target: Target, database=None):
         sch = database.query_schedule(task.mod, target)
         if sch is not None:
             try:
-                return build_module(sch.mod, target=target), "tuned"
+                module, rewrites = _build_split(sch.mod, target)
+                return module, "tuned", rewrites
             except TVMError as err:
                 logger.warning("task %s: the database's schedule does not build (%s); using the default", task.name, err)
     last = None
     for i, sch in enumerate(default_schedules(task.mod, _lanes(target))):
         try:
-            return build_module(sch.mod, target=target), ("default", "simple", "unscheduled")[min(i, 2)]
+            module, rewrites = _build_split(sch.mod, target)
+            return module, ("default", "simple", "unscheduled")[min(i, 2)], rewrites
         except TVMError as err:
             last = err
             logger.debug("task %s: schedule %d does not build: %s", task.name, i, err)
@@ -118,13 +133,33 @@ class GraphLibrary:
     build_seconds : float
     """
 
-    def __init__(self, graph, tasks, modules, how, build_seconds):
+    def __init__(self, graph, tasks, modules, how, build_seconds, rewrites=None):
         self.graph, self.tasks, self.modules, self.how = graph, tasks, modules, how
         self.build_seconds = build_seconds
-        calls = [(modules[t.name]["main"], call.args, call.output) for t in tasks for call in t.calls]
+        packed: dict[str, object] = {}  # packed weights, made once here, by name
+        calls = []
+        for t in tasks:
+            for call in t.calls:
+                args = list(call.args)
+                for rewrite in (rewrites or {}).get(t.name, ()):
+                    weight = args[rewrite.param_index]
+                    name = f"{weight}@{rewrite.function}@{t.name}"
+                    if name not in packed:
+                        source = graph.constants[weight]
+                        original = aligned_empty(source.shape, source.dtype, 64)  # writable, aligned: no copies
+                        np.copyto(original, source)
+                        packed[name] = aligned_empty(rewrite.shape, np.dtype(rewrite.dtype), 64)
+                        modules[t.name][rewrite.function](original, packed[name])
+                    args[rewrite.param_index] = name
+                calls.append((modules[t.name]["main"], args, call.output))
         order = {n.output: i for i, n in enumerate(graph.nodes)}
         calls.sort(key=lambda c: order[c[2]])
-        self._executor = GraphExecutor(graph, calls)
+        self._executor = GraphExecutor(graph, calls, packed)
+
+    @property
+    def packed_weights(self) -> int:
+        """How many weights the library packed at load (for its kernels' layouts)."""
+        return self._executor.num_packed
 
     @property
     def input_names(self) -> list:
@@ -190,9 +225,11 @@ def build(graph, target="llvm", database=None, fusion: bool = True) -> GraphLibr
     start = time.perf_counter()
     graph.prune()
     tasks = extract_tasks(graph, fusion=fusion)
-    modules, how = {}, {}
+    modules, how, rewrites = {}, {}, {}
     for task in tasks:
-        modules[task.name], how[task.name] = compile_task(task, target, database)
-    seconds = time.perf_counter() - start
-    logger.info("built %d tasks (%d calls) in %.1f s", len(tasks), sum(t.weight for t in tasks), seconds)
-    return GraphLibrary(graph, tasks, modules, how, seconds)
+        modules[task.name], how[task.name], rewrites[task.name] = compile_task(task, target, database)
+    lib = GraphLibrary(graph, tasks, modules, how, time.perf_counter() - start, rewrites)
+    lib.build_seconds = time.perf_counter() - start
+    logger.info("built %d tasks (%d calls, %d weights packed) in %.1f s", len(tasks), sum(t.weight for t in tasks),
+                lib.packed_weights, lib.build_seconds)
+    return lib

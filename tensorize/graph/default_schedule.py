@@ -7,8 +7,9 @@
    registers of the last, 12-14 accumulator registers, the last tiles guarded), its reduction loops
    between the outer tile loops and the register tile, the outer spatial loops fused and parallel;
    the tile accumulates in a local buffer (registers) that an elementwise epilogue computed at the
-   tile reads (so conv + bias + relu is one pass over the output); a dense layer's weight panel is
-   packed where its layout hurts; a depthwise convolution over several channel tiles pads its input
+   tile reads (so conv + bias + relu is one pass over the output); a weight the function marks
+   layout-free (a graph constant) is packed once, at load, into one contiguous panel per column tile,
+   else a dense layer's weight panel is packed per call where its layout hurts; a depthwise convolution over several channel tiles pads its input
    rows per tile; a row reduction (softmax, layer norm) accumulates ``lanes`` partial results in a
    vector (rfactor); spatial blocks are split by the lanes, vectorized inside, parallel outside;
 2. *simple*: only the parallel outer loops and the inlining;
@@ -23,10 +24,12 @@ from __future__ import annotations
 import logging
 import math
 
+from ..arith.index_map import IndexMap
 from ..ir import dtype as dt
 from ..ir.expr import IterVar
 from ..ir.functor import collect_vars
 from ..schedule import Schedule
+from ..transform.split_layout_rewrite import LAYOUT_REWRITE_PREPROC
 
 logger = logging.getLogger(__name__)
 
@@ -181,6 +184,30 @@ def _pack_column_panel(sch: Schedule, block, at, vec: int) -> None:
         return
 
 
+def _pack_weight_at_load(sch: Schedule, block, vec: int) -> bool:
+    """Read the block's weight (a parameter the function lists in ``layout_free_buffers``: a graph
+    constant) through a copy packed column tile by column tile, ``W[..., n] -> W[n // vec, ..., n % vec]``,
+    marked ``layout_rewrite_preproc`` so that the graph packs it once at load (``split_layout_rewrite``).
+    Each column tile's weight panel is then one contiguous run that the register tile reads vector by
+    vector, instead of ``vec`` floats per row of a wide matrix (every row on another page of a
+    ResNet-50 3x3 layer's 9 MiB of weights). Returns whether a weight was packed."""
+    func = sch.mod["main"]
+    free = {id(func.buffer_map[func.params[int(i)]]) for i in func.attrs.get("layout_free_buffers", ())
+            if int(i) < len(func.params) and func.params[int(i)] in func.buffer_map}
+    blk = sch.get(block)
+    spatial_last = [iv.var for iv in blk.iter_vars if iv.iter_type == IterVar.DataPar][-1]
+    for index, region in enumerate(blk.reads):
+        shape = [int(s) for s in region.buffer.shape]
+        if id(region.buffer) not in free or region.region[-1].min is not spatial_last or shape[-1] % vec:
+            continue
+        packed = sch.cache_read(block, index, "global")
+        sch.transform_layout(packed, ("write", 0), IndexMap.from_func(
+            lambda *idx: (idx[-1] // vec, *idx[:-1], idx[-1] % vec), ndim=len(shape)))
+        sch.annotate(packed, LAYOUT_REWRITE_PREPROC, 1)
+        return True
+    return False
+
+
 def _window_only(sch: Schedule, block) -> bool:
     """Whether ``block`` reduces over a small window only (a depthwise convolution or a pooling: at most
     64 products per output), so its input passes are memory-bound."""
@@ -222,6 +249,7 @@ def _schedule_reduction(sch: Schedule, block, epilogue, lanes: int) -> None:
         return
     rows_extent = _extent(sch, spatial[-2]) if ns >= 2 else 1
     vec, rows = _register_tile(last, rows_extent, lanes)
+    packed_at_load = vec >= lanes and _pack_weight_at_load(sch, block, vec)
     s_o, s_i = sch.split(spatial[-1], factors=[None, vec])
     if ns >= 2:
         r_o, r_i = sch.split(spatial[-2], factors=[None, rows])
@@ -247,7 +275,7 @@ def _schedule_reduction(sch: Schedule, block, epilogue, lanes: int) -> None:
             logger.debug("cannot inline the accumulator copy of %s", _name(block))
         last_block = epilogue
     tail = sch.get_loops(last_block)[len(outer) + 1:]
-    if outer and all(_extent(sch, lp) == 1 for lp in outer[1:]) and rows_extent // rows >= 8:
+    if not packed_at_load and outer and all(_extent(sch, lp) == 1 for lp in outer[1:]) and rows_extent // rows >= 8:
         # a dense layer (no batch or image rows around the column tile): the panel serves every row tile
         _pack_column_panel(sch, block, outer[-1], vec)
     _parallel_prefix(sch, outer)

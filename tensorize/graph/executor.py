@@ -1,7 +1,8 @@
 """The graph executor: compiled kernels run in order over preallocated buffers.
 
 Every value owns one aligned buffer, allocated once: graph inputs (copied in on each run),
-constants (copied in once) and each kernel's output; a view (reshape) shares its source's memory.
+constants a kernel reads (copied in once; weights packed at load take the place of the originals they
+were packed from) and each kernel's output; a view (reshape) shares its source's memory.
 Each kernel call is bound to its buffers once (``PackedFunc.prepare``), so a run is one loop of C
 calls with no per-element Python and no copies between kernels.
 """
@@ -20,15 +21,15 @@ __all__ = ["GraphExecutor"]
 
 
 class GraphExecutor:
-    """Runs ``calls`` (``(packed_func, arg_values, output_value)``) over buffers for ``graph``'s values."""
+    """Runs ``calls`` (``(packed_func, arg_values, output_value)``) over buffers for ``graph``'s values;
+    ``packed`` names arrays (packed weights) that calls read beside the graph's values."""
 
-    def __init__(self, graph, calls):
+    def __init__(self, graph, calls, packed: dict | None = None):
         self.graph = graph
-        self.buffers: dict[str, np.ndarray] = {}
+        self.buffers: dict[str, np.ndarray] = dict(packed or {})
+        self.num_packed = len(self.buffers)
         for name in graph.inputs:
             self._alloc(name)
-        for name, value in graph.constants.items():
-            np.copyto(self._alloc(name), value)
         producers = graph.producers()
         for node in graph.nodes:  # views alias their source (in topological order)
             if node.op == "reshape":
@@ -40,10 +41,14 @@ class GraphExecutor:
         for node in graph.nodes:  # views of values computed after them in the loop above
             if node.op == "reshape" and node.output not in self.buffers:
                 self.buffers[node.output] = self._buffer(node.inputs[0], producers).reshape(graph.types[node.output][0])
+        for name in graph.outputs:  # an output no kernel writes (a constant)
+            self._buffer(name, producers)
 
     def _alloc(self, name: str) -> np.ndarray:
         shape, dtype = self.graph.types[name]
         self.buffers[name] = aligned_empty(shape, np.dtype(dtype), 64)
+        if name in self.graph.constants:
+            np.copyto(self.buffers[name], self.graph.constants[name])
         return self.buffers[name]
 
     def _buffer(self, name: str, producers) -> np.ndarray:

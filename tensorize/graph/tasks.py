@@ -3,7 +3,9 @@
 A task is what gets compiled (and tuned) once: its ``mod`` takes the group's inputs then its
 output as buffers (``p0, p1, ..., out``); one-element constants are folded into the code as
 immediates, so layers that differ only in their weights share a task. ``weight`` counts the
-groups that run it.
+groups that run it. Parameters bound to graph constants in every call (weights) are listed in the
+function attribute ``layout_free_buffers``, as ``te`` marks layout-free placeholders: a schedule may
+pack them, and the graph does that packing once, at load.
 """
 from __future__ import annotations
 
@@ -117,4 +119,15 @@ def extract_tasks(graph: Graph, fusion: bool = True) -> list[Task]:
             by_hash.setdefault(key, []).append(task)
         task.weight += 1
         task.calls.append(GroupCall(group, args[:-1], args[-1]))
+    for task in tasks:
+        _mark_weights(graph, task)
     return tasks
+
+
+def _mark_weights(graph: Graph, task: Task) -> None:
+    """List the parameters every call of ``task`` binds to a constant in ``layout_free_buffers``."""
+    func = task.mod["main"]
+    weights = [i for i in range(len(task.calls[0].args))
+               if all(call.args[i] in graph.constants for call in task.calls)]
+    if weights:
+        task.mod = IRModule({"main": func.with_attr("layout_free_buffers", weights)}, attrs=task.mod.attrs)

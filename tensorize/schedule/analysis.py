@@ -103,6 +103,29 @@ def block_realizes_under(stmt: Stmt) -> list[BlockRealize]:
     return out
 
 
+def nest_blocks(stmt: Stmt) -> list[BlockRealize]:
+    """Every block realize under ``stmt`` (nested ones too), parents before their children; a walk
+    over statements only.
+
+    Parameters
+    ----------
+    stmt : Stmt
+        The statement.
+
+    Returns
+    -------
+    list of BlockRealize
+        The block realizes, each before the blocks inside it.
+    """
+    out = []
+
+    def walk(s):
+        for realize in block_realizes_under(s):
+            out.append(realize)
+            walk(realize.block.body)
+
+    walk(stmt)
+    return out
 
 
 def is_affine_binding(realize: BlockRealize, loops) -> bool:

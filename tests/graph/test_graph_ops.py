@@ -101,3 +101,37 @@ def test_database_schedules_are_used():
     assert db.asked == 1 and set(lib.how.values()) == {"tuned"}
     none = build(g, TARGET, database=_OneSchedule(lambda mod: None))
     assert set(none.how.values()) == {"default"}
+
+
+def test_weights_are_packed_once_at_load_into_column_tile_panels():
+    """A dense layer's and a convolution's constant weights are marked layout-free; the default schedule
+    reads them through panels packed per column tile, which the library packs once when it is made (the
+    kernels take the packed arrays, the original constants are not copied in)."""
+    from tensorize.graph.build import compile_task
+    from tensorize.target import Target
+
+    rng = np.random.default_rng(2)
+    g = Graph()
+    x = g.add_input("x", (1, 6, 6, 16))
+    w = g.add_constant("w", rng.standard_normal((3, 3, 16, 32)).astype("float32"))
+    y = g.add_node("relu", [g.add_node("conv2d", [x, w], {"strides": (1, 1), "pads": (1, 1, 1, 1),
+                                                           "dilations": (1, 1), "group": 1, "layout": "NHWC"})])
+    flat = g.add_node("reshape", [y], {"shape": (36, 32)})
+    d = g.add_constant("d", rng.standard_normal((32, 64)).astype("float32"))
+    g.outputs.append(g.add_node("dense", [flat, d]))
+    tasks = extract_tasks(g)
+    assert [list(t.mod["main"].attrs["layout_free_buffers"]) for t in tasks] == [[1], [1]]
+    target = Target("llvm -mcpu=skylake-avx512")
+    _, how, rewrites = compile_task(tasks[-1], target)
+    assert how == "default" and [(r.param_index, r.shape) for r in rewrites] == [(1, (2, 32, 32))]
+    lib = build(g, target)
+    assert lib.packed_weights == 2
+    assert "w" not in lib._executor.buffers and "d" not in lib._executor.buffers
+    a = rng.standard_normal((1, 6, 6, 16)).astype("float32")
+    pad = np.pad(a[0], ((1, 1), (1, 1), (0, 0)))
+    conv = np.zeros((6, 6, 32), "float32")
+    for dy in range(3):
+        for dx in range(3):
+            conv += pad[dy:dy + 6, dx:dx + 6] @ g.constants["w"][dy, dx]
+    ref = np.maximum(conv, 0).reshape(36, 32) @ g.constants["d"]
+    np.testing.assert_allclose(lib.run(a)[0], ref, rtol=1e-4, atol=1e-4)

@@ -8,7 +8,7 @@ import tensorize as tvm
 from search.context import TuneContext
 from search.measure import LocalBuilder, LocalRunner, MeasureCandidate
 from search.postproc import RewriteLayout, default_postprocs, split_layout_rewrite
-from search.postproc.split_layout_rewrite import packed_blocks
+from tensorize.transform.split_layout_rewrite import packed_blocks
 from search.schedule_rule import LAYOUT_REWRITE_PREPROC
 from search.space_generator import PostOrderApply, replay_candidate
 from tensorize.ir.function import IRModule

@@ -17,16 +17,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tensorize.ir import expr as E
-from tensorize.ir.function import IRModule, PrimFunc
-from tensorize.ir.stmt import BlockRealize, SeqStmt
-from tensorize.schedule.analysis import block_realizes_under
+from ..ir import expr as E
+from ..ir.function import IRModule, PrimFunc
+from ..ir.stmt import BlockRealize, SeqStmt
+from ..schedule.analysis import block_realizes_under, nest_blocks
 
-from ..schedule_rule.multi_level_tiling_with_intrin import LAYOUT_REWRITE_PREPROC
-from .loops import nest_blocks
+__all__ = ["LAYOUT_REWRITE_PREPROC", "LayoutRewrite", "split_layout_rewrite", "packing_function_name",
+           "parse_packing_function_name", "packed_blocks"]
 
-__all__ = ["LayoutRewrite", "split_layout_rewrite", "packing_function_name", "parse_packing_function_name",
-           "packed_blocks"]
+# The block annotation that marks a copy of a weight as packing work to do once, not per call (TVM's key).
+LAYOUT_REWRITE_PREPROC = "layout_rewrite_preproc"
 
 
 @dataclass(frozen=True)
