@@ -249,7 +249,8 @@ def _schedule_reduction(sch: Schedule, block, epilogue, lanes: int) -> None:
         return
     rows_extent = _extent(sch, spatial[-2]) if ns >= 2 else 1
     vec, rows = _register_tile(last, rows_extent, lanes)
-    packed_at_load = vec >= lanes and _pack_weight_at_load(sch, block, vec)
+    # (a window-only reduction's weights are a few vectors per channel tile: nothing to gain)
+    packed_at_load = vec >= lanes and not _window_only(sch, block) and _pack_weight_at_load(sch, block, vec)
     s_o, s_i = sch.split(spatial[-1], factors=[None, vec])
     if ns >= 2:
         r_o, r_i = sch.split(spatial[-2], factors=[None, rows])

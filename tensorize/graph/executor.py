@@ -1,13 +1,18 @@
 """The graph executor: compiled kernels run in order over preallocated buffers.
 
-Every value owns one aligned buffer, allocated once: graph inputs (copied in on each run),
-constants a kernel reads (copied in once; weights packed at load take the place of the originals they
-were packed from) and each kernel's output; a view (reshape) shares its source's memory.
-Each kernel call is bound to its buffers once (``PackedFunc.prepare``), so a run is one loop of C
-calls with no per-element Python and no copies between kernels.
+Graph inputs own a buffer each (copied in on each run), constants a kernel reads are copied in once
+(weights packed at load take the place of the originals they were packed from), and a view (reshape)
+shares its source's memory. Kernel outputs share storage by liveness, as onnxruntime's and TVM's memory
+planners do: once a value's last reader has run, its storage serves the next output that fits (the
+smallest free block at least as large). The activations of an inference then stay within the cache
+instead of every kernel writing fresh memory (MobileNet-V2 allocated 25 MiB of outputs, one buffer per
+value, and its kernels ran twice as slowly in sequence as alone, their output lines fetched from memory
+before being written). Each kernel call is bound to its buffers once (``PackedFunc.prepare``), so a run
+is one loop of C calls with no per-element Python and no copies between kernels.
 """
 from __future__ import annotations
 
+import bisect
 import logging
 
 import numpy as np
@@ -19,45 +24,91 @@ logger = logging.getLogger(__name__)
 
 __all__ = ["GraphExecutor"]
 
+_ALIGN = 64
+
 
 class GraphExecutor:
-    """Runs ``calls`` (``(packed_func, arg_values, output_value)``) over buffers for ``graph``'s values;
-    ``packed`` names arrays (packed weights) that calls read beside the graph's values."""
+    """Runs ``calls`` (``(packed_func, arg_values, output_value)``, in order) over buffers for ``graph``'s
+    values; ``packed`` names arrays (packed weights) that calls read beside the graph's values.
+
+    Attributes
+    ----------
+    buffers : dict of str to numpy.ndarray
+        Every value's array (values planned into one storage block share its memory).
+    num_packed : int
+        How many packed weights the calls read.
+    planned_bytes, unplanned_bytes : int
+        The storage the kernels' outputs take, and what one buffer per output would take.
+    """
 
     def __init__(self, graph, calls, packed: dict | None = None):
         self.graph = graph
         self.buffers: dict[str, np.ndarray] = dict(packed or {})
         self.num_packed = len(self.buffers)
+        self._producers = graph.producers()
         for name in graph.inputs:
             self._alloc(name)
-        producers = graph.producers()
-        for node in graph.nodes:  # views alias their source (in topological order)
-            if node.op == "reshape":
-                self.buffers[node.output] = self._buffer(node.inputs[0], producers).reshape(graph.types[node.output][0])
-        self._runs = []
-        for func, args, out in calls:
-            arrays = [self._buffer(v, producers) for v in args] + [self._buffer(out, producers)]
-            self._runs.append(func.prepare(*arrays))
-        for node in graph.nodes:  # views of values computed after them in the loop above
-            if node.op == "reshape" and node.output not in self.buffers:
-                self.buffers[node.output] = self._buffer(node.inputs[0], producers).reshape(graph.types[node.output][0])
-        for name in graph.outputs:  # an output no kernel writes (a constant)
-            self._buffer(name, producers)
+        self._plan([args for _, args, _ in calls], [out for _, _, out in calls])
+        self._runs = [func.prepare(*[self._buffer(v) for v in args], self._buffer(out)) for func, args, out in calls]
+        for name in graph.outputs:  # an output no kernel writes (a constant, a view of an input)
+            self._buffer(name)
+
+    def _root(self, name: str) -> str:
+        """The value whose memory ``name`` views (itself unless it is a reshape)."""
+        node = self._producers.get(name)
+        while node is not None and node.op == "reshape":
+            name = node.inputs[0]
+            node = self._producers.get(name)
+        return name
+
+    def _plan(self, call_args, call_outputs) -> None:
+        """Give every kernel output (view roots only) storage, shared between values whose lives do not overlap."""
+        last_use: dict[str, float] = {}
+        for i, args in enumerate(call_args):
+            for value in args:
+                last_use[self._root(value)] = i
+        for value in self.graph.outputs:
+            last_use[self._root(value)] = float("inf")
+        free: list[tuple[int, int, np.ndarray]] = []  # (bytes, serial, raw storage), sorted
+        storage: dict[str, np.ndarray] = {}
+        self.planned_bytes = self.unplanned_bytes = 0
+        serial = 0
+        for i, out in enumerate(call_outputs):
+            root = self._root(out)
+            if root in self.buffers or root in storage:
+                continue
+            shape, dtype = self.graph.types[root]
+            nbytes = max(1, int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize)
+            self.unplanned_bytes += nbytes
+            at = bisect.bisect_left(free, (nbytes, -1))
+            if at < len(free):
+                raw = free.pop(at)[2]
+            else:
+                raw = aligned_empty((nbytes,), np.dtype("uint8"), _ALIGN)
+                self.planned_bytes += nbytes
+            storage[root] = raw
+            self.buffers[root] = raw[:nbytes].view(np.dtype(dtype)).reshape(shape)
+            for value in set(call_args[i]) | {out}:  # release what this call read (or wrote) for the last time
+                value = self._root(value)
+                if value in storage and last_use.get(value, -1) <= i:
+                    serial += 1
+                    bisect.insort(free, (storage[value].nbytes, serial, storage.pop(value)))
+        logger.debug("graph storage: %d bytes planned for %d bytes of outputs", self.planned_bytes,
+                     self.unplanned_bytes)
 
     def _alloc(self, name: str) -> np.ndarray:
         shape, dtype = self.graph.types[name]
-        self.buffers[name] = aligned_empty(shape, np.dtype(dtype), 64)
+        self.buffers[name] = aligned_empty(shape, np.dtype(dtype), _ALIGN)
         if name in self.graph.constants:
             np.copyto(self.buffers[name], self.graph.constants[name])
         return self.buffers[name]
 
-    def _buffer(self, name: str, producers) -> np.ndarray:
+    def _buffer(self, name: str) -> np.ndarray:
         if name in self.buffers:
             return self.buffers[name]
-        node = producers.get(name)
+        node = self._producers.get(name)
         if node is not None and node.op == "reshape":
-            src = self._buffer(node.inputs[0], producers)
-            self.buffers[name] = src.reshape(self.graph.types[name][0])
+            self.buffers[name] = self._buffer(node.inputs[0]).reshape(self.graph.types[name][0])
             return self.buffers[name]
         return self._alloc(name)
 
