@@ -8,12 +8,13 @@ weight packing out of a scheduled function.
 >>> [type(p).__name__ for p in default_postprocs(None)]                    # doctest: +NORMALIZE_WHITESPACE
 ['RewriteLayout', 'RewriteParallelVectorizeUnroll', 'RewriteReductionBlock', 'RewriteTensorize', 'Verify']
 """
+from tensorize.transform.split_layout_rewrite import LayoutRewrite, split_layout_rewrite
+
 from .base import POSTPROCS, Postproc, PostprocError
 from .rewrite_layout import LAYOUT_FREE_BUFFERS, RewriteLayout, blocked_layout
 from .rewrite_parallel_vectorize_unroll import RewriteParallelVectorizeUnroll
 from .rewrite_reduction_block import RewriteReductionBlock
 from .rewrite_tensorize import RewriteTensorize
-from tensorize.transform.split_layout_rewrite import LayoutRewrite, split_layout_rewrite
 from .verify import Verify
 from .gpu_default import default_gpu_postprocs
 from ..schedule_rule.gpu_limits import is_gpu_target
