@@ -6,8 +6,8 @@ from tensorize.ir import expr as E
 from tensorize.ir.functor import post_order_visit
 from tensorize.ir.stmt import Block, BlockRealize, BufferStore, For
 
-__all__ = ["loop_kinds", "contiguous_output_loop", "is_spatial", "is_output_block", "has_if_then_else", "needs_multi_level_tiling",
-           "is_elementwise_of", "is_leaf", "is_root", "TILED", "AUTO_TENSORIZE"]
+__all__ = ["loop_kinds", "contiguous_output_loop", "is_spatial", "is_output_block", "has_if_then_else",
+           "needs_multi_level_tiling", "is_elementwise_of", "is_leaf", "is_root", "TILED", "AUTO_TENSORIZE"]
 
 TILED = "meta_schedule.tiling_structure"
 AUTO_TENSORIZE = "meta_schedule.auto_tensorize"

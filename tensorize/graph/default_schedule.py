@@ -9,9 +9,10 @@
    the tile accumulates in a local buffer (registers) that an elementwise epilogue computed at the
    tile reads (so conv + bias + relu is one pass over the output); a weight the function marks
    layout-free (a graph constant) is packed once, at load, into one contiguous panel per column tile,
-   else a dense layer's weight panel is packed per call where its layout hurts; a depthwise convolution over several channel tiles pads its input
-   rows per tile; a row reduction (softmax, layer norm) accumulates ``lanes`` partial results in a
-   vector (rfactor); spatial blocks are split by the lanes, vectorized inside, parallel outside;
+   else a dense layer's weight panel is packed per call where its layout hurts; a depthwise
+   convolution over several channel tiles pads its input rows per tile; a row reduction (softmax,
+   layer norm) accumulates ``lanes`` partial results in a vector (rfactor); spatial blocks are split
+   by the lanes, vectorized inside, parallel outside;
 2. *simple*: only the parallel outer loops and the inlining;
 3. the program as ``te`` made it.
 
