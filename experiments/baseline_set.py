@@ -41,9 +41,10 @@ def _callable(name: str, workload, inputs, threads):
 
 
 def measure_baselines(workload, inputs: Sequence[np.ndarray], expected: np.ndarray, names: Sequence[str],
-                      number: int, repeat: int, threads: int | None = None, tvm_options: dict | None = None
-                      ) -> dict[str, float]:
-    """Milliseconds per call of each named baseline that can run (median over ``repeat`` rounds).
+                      number: int, repeat: int, threads: int | None = None, tvm_options: dict | None = None,
+                      min_repeat_ms: float = 0.0) -> dict[str, float]:
+    """Milliseconds per call of each named baseline that can run (median over ``repeat`` rounds of
+    ``number`` calls, more where a round would last under ``min_repeat_ms``).
 
     Raises ``AssertionError`` when a baseline disagrees with the numpy reference (the workload or the
     baseline's layout conversion is wrong), ``KeyError`` for an unknown name.
@@ -67,5 +68,6 @@ def measure_baselines(workload, inputs: Sequence[np.ndarray], expected: np.ndarr
             raise AssertionError(f"the {name} baseline disagrees with the numpy reference on {workload.name} "
                                  f"(max abs error {float(np.max(np.abs(got - expected))):g}): check the workload")
         calls = max(1, number // 5) if name == "numpy" else number
-        result[name] = 1e3 * float(np.median(time_callable(run, number=calls, repeat=repeat)))
+        result[name] = 1e3 * float(np.median(time_callable(run, number=calls, repeat=repeat,
+                                                           min_repeat_ms=min_repeat_ms)))
     return result

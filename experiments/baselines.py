@@ -14,10 +14,22 @@ import numpy as np
 log = logging.getLogger(__name__)
 
 
-def time_callable(fn: Callable[[], object], number: int = 10, repeat: int = 5, warmup: int = 2) -> list[float]:
-    """Seconds per call for each of ``repeat`` rounds of ``number`` calls (after ``warmup`` calls)."""
+def time_callable(fn: Callable[[], object], number: int = 10, repeat: int = 5, warmup: int = 2,
+                  min_repeat_ms: float = 0.0) -> list[float]:
+    """Seconds per call for each of ``repeat`` rounds of ``number`` calls (after ``warmup`` calls); with
+    ``min_repeat_ms``, as many more calls per round as make a round last that long (TVM's
+    ``time_evaluator`` semantics: a few calls of a 40 us kernel time the clock and the scheduler, not it).
+
+    >>> len(time_callable(lambda: None, number=2, repeat=3, min_repeat_ms=1))
+    3
+    """
     for _ in range(warmup):
         fn()
+    if min_repeat_ms > 0:
+        start = time.perf_counter()
+        fn()
+        one = max(time.perf_counter() - start, 1e-7)
+        number = max(number, int(min_repeat_ms * 1e-3 / one) + 1)
     results = []
     for _ in range(repeat):
         start = time.perf_counter()

@@ -80,10 +80,11 @@ def run_experiment(cfg: Mapping[str, Any], original_cwd: str | None = None, swee
 
     # Baselines, measured once per experiment in this process.
     number, repeat = int(run.get("number", 10)), int(run.get("repeat", 5))
+    min_repeat_ms = float(run.get("min_repeat_ms", 0))
     tuning_root = os.path.join(cwd, cfg.get("tuning_dir", "tuning"))
     baseline_ms = measure_baselines(
         workload, inputs, expected, list(exp.get("baselines", ["numpy", "torch"])), number, repeat,
-        threads=run.get("threads"),
+        threads=run.get("threads"), min_repeat_ms=min_repeat_ms,
         tvm_options={"trials": int(cfg.get("search", {}).get("trials", 64)), "mcpu": target.mcpu or "native",
                      "work_dir": os.path.join(tuning_root, "tvm", exp["name"], f"{workload.name}-{workload.shape_name}")})
 
@@ -123,7 +124,8 @@ def run_experiment(cfg: Mapping[str, Any], original_cwd: str | None = None, swee
             raise AssertionError(f"schedule {schedule_name!r} gives a wrong result (max abs error {max_err:g})")
 
         progress.set_postfix_str(f"{schedule_name}: time")
-        timer = rt_mod.time_evaluator(rt_mod.entry_name, dev, number=number, repeat=repeat)
+        timer = rt_mod.time_evaluator(rt_mod.entry_name, dev, number=number, repeat=repeat,
+                                      min_repeat_ms=min_repeat_ms)
         result = timer(*args, out)
         latency_ms = 1e3 * float(result.median)
         gflops = workload.flops / (latency_ms * 1e-3) / 1e9
