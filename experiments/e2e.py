@@ -23,22 +23,39 @@ from .tuning import search_settings
 
 log = logging.getLogger(__name__)
 
-__all__ = ["measure_model", "run_model_experiment", "time_callable"]
+__all__ = ["measure_model", "run_model_experiment", "time_callable", "time_alternating"]
+
+
+def _block(fn, min_secs: float) -> float:
+    n, t0 = 0, time.perf_counter()
+    while True:
+        fn()
+        n += 1
+        if time.perf_counter() - t0 >= min_secs:
+            return (time.perf_counter() - t0) / n
 
 
 def time_callable(fn, repeat: int = 5, min_secs: float = 0.5) -> float:
     """Median seconds of ``fn()`` over ``repeat`` blocks (each block at least ``min_secs`` or one call)."""
     fn()
-    blocks = []
+    return float(np.median([_block(fn, min_secs) for _ in range(repeat)]))
+
+
+def time_alternating(fns: dict, repeat: int = 5, min_secs: float = 0.5) -> dict:
+    """Median seconds per call of each of ``fns`` (name -> callable) over ``repeat`` rounds, each round one
+    block of every program in turn: a machine whose speed drifts (other tenants, clocks) shifts all of them
+    alike, where timing one program after the other put the drift into their ratio.
+
+    >>> sorted(time_alternating({"a": lambda: None, "b": lambda: None}, repeat=2, min_secs=0.001))
+    ['a', 'b']
+    """
+    for fn in fns.values():
+        fn()
+    blocks: dict = {name: [] for name in fns}
     for _ in range(repeat):
-        n, t0 = 0, time.perf_counter()
-        while True:
-            fn()
-            n += 1
-            if time.perf_counter() - t0 >= min_secs:
-                break
-        blocks.append((time.perf_counter() - t0) / n)
-    return float(np.median(blocks))
+        for name, fn in fns.items():
+            blocks[name].append(_block(fn, min_secs))
+    return {name: float(np.median(times)) for name, times in blocks.items()}
 
 
 def _onnxruntime(model, spinning: bool = True, threads: int | None = None):
@@ -92,7 +109,7 @@ def measure_model(name: str, config: dict | None, target: str, trials: int, work
     lib = tgraph.build(g, target)
     row.update(tasks=len(lib.tasks), kernels=sum(t.weight for t in lib.tasks), build_s=time.perf_counter() - t0)
     row["err_untuned"] = _rel_err(lib.run(**inputs)[0], ref)
-    row["untuned_ms"] = time_callable(lambda: lib.run(**inputs), repeat) * 1e3
+    programs = {"untuned_ms": lambda: lib.run(**inputs)}
     if trials > 0:
         t0 = time.perf_counter()
 
@@ -106,12 +123,15 @@ def measure_model(name: str, config: dict | None, target: str, trials: int, work
         tuned = tgraph.build(g, target, database=db)
         row["tuned_tasks"] = sum(v == "tuned" for v in tuned.how.values())
         row["err_tuned"] = _rel_err(tuned.run(**inputs)[0], ref)
-        row["tuned_ms"] = time_callable(lambda: tuned.run(**inputs), repeat) * 1e3
+        programs["tuned_ms"] = lambda: tuned.run(**inputs)
     sess = _onnxruntime(model, threads=threads)
-    row["onnxruntime_ms"] = time_callable(lambda: sess.run(None, inputs), repeat) * 1e3
-    del sess
+    programs["onnxruntime_ms"] = lambda: sess.run(None, inputs)
     torch_fn = _torch_fn(model, inputs, threads)
-    row["torch_ms"] = time_callable(torch_fn, repeat) * 1e3 if torch_fn is not None else None
+    if torch_fn is not None:
+        programs["torch_ms"] = torch_fn
+    row.update({name: secs * 1e3 for name, secs in time_alternating(programs, repeat).items()})
+    row.setdefault("torch_ms", None)
+    del sess
     best = row.get("tuned_ms", row["untuned_ms"])
     row["speedup_vs_onnxruntime"] = row["onnxruntime_ms"] / best
     return row
