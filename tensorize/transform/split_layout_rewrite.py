@@ -52,12 +52,48 @@ class LayoutRewrite:
 
 
 def packing_function_name(func_name: str, param_index: int) -> str:
-    """The name of the function that packs parameter ``param_index`` of ``func_name``."""
+    """The name of the function that packs parameter ``param_index`` of ``func_name``.
+
+    Parameters
+    ----------
+    func_name : str
+        The kernel's name.
+    param_index : int
+        The packed parameter's position.
+
+    Returns
+    -------
+    str
+        ``<func_name>__layout_rewrite_<param_index>``.
+
+    Examples
+    --------
+    >>> packing_function_name("main", 1)
+    'main__layout_rewrite_1'
+    """
     return f"{func_name}__layout_rewrite_{param_index}"
 
 
 def parse_packing_function_name(name: str, func_name: str) -> int | None:
-    """The parameter index a packing function of ``func_name`` packs, or None for another function."""
+    """The parameter index a packing function of ``func_name`` packs, or None for another function.
+
+    Parameters
+    ----------
+    name : str
+        A function name of the module.
+    func_name : str
+        The kernel's name.
+
+    Returns
+    -------
+    int or None
+        The packed parameter's position.
+
+    Examples
+    --------
+    >>> parse_packing_function_name("main__layout_rewrite_1", "main"), parse_packing_function_name("main", "main")
+    (1, None)
+    """
     prefix = f"{func_name}__layout_rewrite_"
     return int(name[len(prefix):]) if name.startswith(prefix) and name[len(prefix):].isdigit() else None
 
@@ -146,7 +182,18 @@ def _packing_function(func: PrimFunc, stmt, weight, packed, name: str) -> PrimFu
 
 
 def packed_blocks(func: PrimFunc) -> list[str]:
-    """Names of the blocks of ``func`` annotated ``layout_rewrite_preproc`` (for tests and reports)."""
+    """Names of the blocks of ``func`` annotated ``layout_rewrite_preproc`` (for tests and reports).
+
+    Parameters
+    ----------
+    func : PrimFunc
+        A scheduled function.
+
+    Returns
+    -------
+    list of str
+        The packing blocks at its root level, in program order.
+    """
     if not isinstance(func.body, BlockRealize):
         return []
     return [r.block.name_hint for r in block_realizes_under(func.body.block.body)

@@ -57,6 +57,20 @@ def innermost_choices(extent: int, max_innermost_factor: int, innermost_multiple
     ``max_innermost_factor`` (0 or less: no limit) that are multiples of ``innermost_multiple_of``, or all
     of those divisors where none is such a multiple (or ``innermost_multiple_of`` is 0 or 1).
 
+    Parameters
+    ----------
+    extent : int
+        The loop extent.
+    max_innermost_factor : int
+        The largest innermost factor (0 or less: no limit).
+    innermost_multiple_of : int
+        The multiple wanted (0 or 1: none).
+
+    Returns
+    -------
+    list of int
+        The allowed innermost factors, ascending.
+
     Examples
     --------
     >>> innermost_choices(32, 64, 16)
