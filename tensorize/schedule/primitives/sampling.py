@@ -76,7 +76,7 @@ def innermost_choices(extent: int, max_innermost_factor: int, innermost_multiple
     >>> innermost_choices(32, 64, 16)
     [16, 32]
     >>> innermost_choices(112, 64, 16)
-    [16, 56]
+    [16]
     >>> innermost_choices(7, 64, 16)
     [1, 7]
     """
