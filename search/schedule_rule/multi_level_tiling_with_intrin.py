@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 
 from tensorize.schedule import ScheduleError
-from tensorize.transform.split_layout_rewrite import LAYOUT_REWRITE_PREPROC
+from tensorize.transform.split_layout_rewrite import LAYOUT_FREE_BUFFERS, LAYOUT_REWRITE_PREPROC
 
 from ..candidates import apply_candidate, get_tensorize_candidates
 from .analysis import AUTO_TENSORIZE, TILED, loop_kinds, needs_multi_level_tiling
@@ -16,8 +16,6 @@ logger = logging.getLogger(__name__)
 
 __all__ = ["MultiLevelTilingWithIntrin", "LAYOUT_REWRITE_PREPROC", "LAYOUT_FREE_BUFFERS"]
 
-#: the function attribute listing the layout-free parameters (indices; weights), as ``te`` writes it
-LAYOUT_FREE_BUFFERS = "layout_free_buffers"
 
 
 @RULES.register("multi_level_tiling_with_intrin")

@@ -27,12 +27,9 @@ def tile_loops(sch, loops, kinds, structure: str, max_innermost_factor: int,
         if len(positions) == 1:
             tiles[positions[0]].append(loop)
             continue
-        multiple = aligned.get(position, 0)
-        if multiple > 1:
-            factors = sch.sample_perfect_tile(loop, n=len(positions), max_innermost_factor=max_innermost_factor,
-                                              innermost_multiple_of=multiple)
-        else:
-            factors = sch.sample_perfect_tile(loop, n=len(positions), max_innermost_factor=max_innermost_factor)
+        # (0 leaves TVM's draw, and the trace as TVM's: the extension is recorded only when set)
+        factors = sch.sample_perfect_tile(loop, n=len(positions), max_innermost_factor=max_innermost_factor,
+                                          innermost_multiple_of=aligned.get(position, 0))
         for pos, part in zip(positions, sch.split(loop, factors=factors)):
             tiles[pos].append(part)
     order = units + [loop for tile in tiles for loop in tile]

@@ -25,7 +25,7 @@ import numpy as np
 
 from ..driver import build as build_module
 from ..errors import TVMError, TVMValueError
-from ..runtime.ndarray import aligned_empty
+from ..runtime.ndarray import aligned_empty, array as nd_array
 from ..schedule import Schedule
 from ..target import Target
 from ..transform.split_layout_rewrite import split_layout_rewrite
@@ -145,11 +145,9 @@ class GraphLibrary:
                     weight = args[rewrite.param_index]
                     name = f"{weight}@{rewrite.function}@{t.name}"
                     if name not in packed:
-                        source = graph.constants[weight]
-                        original = aligned_empty(source.shape, source.dtype, 64)  # writable, aligned: no copies
-                        np.copyto(original, source)
                         packed[name] = aligned_empty(rewrite.shape, np.dtype(rewrite.dtype), 64)
-                        modules[t.name][rewrite.function](original, packed[name])
+                        # (the constant through an aligned, writable copy: the call binds it without copies)
+                        modules[t.name][rewrite.function](nd_array(graph.constants[weight]), packed[name])
                     args[rewrite.param_index] = name
                 calls.append((modules[t.name]["main"], args, call.output))
         order = {n.output: i for i, n in enumerate(graph.nodes)}

@@ -30,7 +30,7 @@ from ..ir import dtype as dt
 from ..ir.expr import IterVar
 from ..ir.functor import collect_vars
 from ..schedule import Schedule
-from ..transform.split_layout_rewrite import LAYOUT_REWRITE_PREPROC
+from ..transform.split_layout_rewrite import LAYOUT_FREE_BUFFERS, LAYOUT_REWRITE_PREPROC
 
 logger = logging.getLogger(__name__)
 
@@ -193,7 +193,7 @@ def _pack_weight_at_load(sch: Schedule, block, vec: int) -> bool:
     vector, instead of ``vec`` floats per row of a wide matrix (every row on another page of a
     ResNet-50 3x3 layer's 9 MiB of weights). Returns whether a weight was packed."""
     func = sch.mod["main"]
-    free = {id(func.buffer_map[func.params[int(i)]]) for i in func.attrs.get("layout_free_buffers", ())
+    free = {id(func.buffer_map[func.params[int(i)]]) for i in func.attrs.get(LAYOUT_FREE_BUFFERS, ())
             if int(i) < len(func.params) and func.params[int(i)] in func.buffer_map}
     blk = sch.get(block)
     spatial_last = [iv.var for iv in blk.iter_vars if iv.iter_type == IterVar.DataPar][-1]

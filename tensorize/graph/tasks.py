@@ -15,6 +15,7 @@ from .. import te
 from ..ir.function import IRModule
 from ..ir.op import const
 from ..ir.structural import structural_equal, structural_hash
+from ..transform.split_layout_rewrite import LAYOUT_FREE_BUFFERS
 from .fuse import FusedGroup, fuse
 from .ir import Graph
 from .ops import OPS, lower_node
@@ -130,4 +131,4 @@ def _mark_weights(graph: Graph, task: Task) -> None:
     weights = [i for i in range(len(task.calls[0].args))
                if all(call.args[i] in graph.constants for call in task.calls)]
     if weights:
-        task.mod = IRModule({"main": func.with_attr("layout_free_buffers", weights)}, attrs=task.mod.attrs)
+        task.mod = IRModule({"main": func.with_attr(LAYOUT_FREE_BUFFERS, weights)}, attrs=task.mod.attrs)

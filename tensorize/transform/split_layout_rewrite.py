@@ -22,11 +22,13 @@ from ..ir.function import IRModule, PrimFunc
 from ..ir.stmt import BlockRealize, SeqStmt
 from ..schedule.analysis import block_realizes_under, nest_blocks
 
-__all__ = ["LAYOUT_REWRITE_PREPROC", "LayoutRewrite", "split_layout_rewrite", "packing_function_name",
+__all__ = ["LAYOUT_FREE_BUFFERS", "LAYOUT_REWRITE_PREPROC", "LayoutRewrite", "split_layout_rewrite", "packing_function_name",
            "parse_packing_function_name", "packed_blocks"]
 
 # The block annotation that marks a copy of a weight as packing work to do once, not per call (TVM's key).
 LAYOUT_REWRITE_PREPROC = "layout_rewrite_preproc"
+# The function attribute listing the layout-free parameters (indices: weights), as ``te`` writes it.
+LAYOUT_FREE_BUFFERS = "layout_free_buffers"
 
 
 @dataclass(frozen=True)
@@ -162,9 +164,9 @@ def split_layout_rewrite(mod, func_name: str = "main") -> tuple[IRModule, list[L
     block = root.block.replace(body=rest[0] if len(rest) == 1 else SeqStmt(rest),
                                alloc_buffers=tuple(b for b in root.block.alloc_buffers if id(b) not in packed_ids))
     attrs = dict(func.attrs)
-    free = [i for i in attrs.pop("layout_free_buffers", ()) if int(i) not in {r.param_index for r in rewrites}]
+    free = [i for i in attrs.pop(LAYOUT_FREE_BUFFERS, ()) if int(i) not in {r.param_index for r in rewrites}]
     if free:
-        attrs["layout_free_buffers"] = free
+        attrs[LAYOUT_FREE_BUFFERS] = free
     functions[func_name] = func.replace(params=tuple(params), buffer_map=buffer_map, attrs=attrs,
                                         body=root.replace(block=block))
     return IRModule(functions, attrs=mod.attrs), rewrites
