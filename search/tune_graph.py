@@ -1,6 +1,6 @@
 """``tune_graph``: tune every task of a model with one trial budget, spent where it gains most.
 
-The tasks are ``tensorize.graph.extract_tasks(graph)`` (distinct fused kernels, each weighted by
+The tasks are ``tensorize.graph.build.graph_tasks(graph, target)`` (distinct fused kernels, each weighted by
 how often the model runs it). A task scheduler in the manner of Ansor's: every task first gets one
 round (largest first); then each round goes to the task with the largest expected gain in the
 model's latency ``sum(weight * best_secs)``:
@@ -23,8 +23,7 @@ import math
 import os
 import time
 
-from tensorize.graph.build import default_schedule
-from tensorize.graph.tasks import extract_tasks
+from tensorize.graph.build import default_schedule, graph_tasks
 from tensorize.target import Target
 
 from .database import Database, target_key
@@ -90,7 +89,8 @@ def _measured(db: Database, mod, tkey: str) -> tuple[int, float]:
 
 
 def tune_graph(graph, target, work_dir: str, max_trials_global: int = 256, num_trials_per_iter: int = 16, *,
-               alpha: float = 0.2, max_tasks: int | None = None, on_round=None, **tune_kwargs) -> Database:
+               alpha: float = 0.2, max_tasks: int | None = None, on_round=None, winograd: bool | None = None,
+               **tune_kwargs) -> Database:
     """Tune the tasks of ``graph`` for ``target`` within ``max_trials_global`` measured programs in all.
 
     Parameters
@@ -111,6 +111,8 @@ def tune_graph(graph, target, work_dir: str, max_trials_global: int = 256, num_t
         keep the default schedule.
     on_round : callable, optional
         ``on_round(task_state, round_seconds)`` after each round (for experiment trackers).
+    winograd : bool, optional
+        As ``tensorize.graph.build``'s (the graph's tasks are those ``build`` compiles, ``graph_tasks``).
     **tune_kwargs
         Passed to ``tune_tir`` (``cost_model``, ``strategy``, ``seed``, ``runner_config``, ...).
 
@@ -125,7 +127,7 @@ def tune_graph(graph, target, work_dir: str, max_trials_global: int = 256, num_t
     os.makedirs(work_dir, exist_ok=True)
     db = Database(os.path.join(work_dir, "database.jsonl"))
     tkey = target_key(target)
-    tasks = extract_tasks(graph)
+    tasks = graph_tasks(graph, target, winograd=winograd)
     work = {t.name: estimate_flops(t.mod) * t.weight for t in tasks}
     if max_tasks is not None:
         tasks = sorted(tasks, key=lambda t: -work[t.name])[:max_tasks]

@@ -32,10 +32,11 @@ from ..transform.split_layout_rewrite import split_layout_rewrite
 from .default_schedule import default_schedules
 from .executor import GraphExecutor
 from .tasks import Task, extract_tasks
+from .winograd import use_winograd
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["build", "GraphLibrary", "compile_task", "default_schedule"]
+__all__ = ["build", "GraphLibrary", "compile_task", "default_schedule", "graph_tasks"]
 
 
 def _lanes(target: Target) -> int:
@@ -71,6 +72,43 @@ def default_schedule(mod, target) -> Schedule | None:
     target = target if isinstance(target, Target) else Target(target)
     first = next(default_schedules(mod, _lanes(target)))
     return first if first.trace.insts else None
+
+
+def graph_tasks(graph, target, fusion: bool = True, winograd: bool | None = None) -> list[Task]:
+    """The tasks ``build`` compiles (and ``search.tune_graph`` tunes) for ``graph`` on ``target``.
+
+    ``graph`` is pruned and, with ``winograd`` (by default on a CPU target), its eligible 3x3
+    convolutions are rewritten into Winograd stages (``tensorize.graph.winograd``), in place.
+
+    Parameters
+    ----------
+    graph : Graph
+    target : str or Target
+    fusion : bool
+        Fuse elementwise epilogues into their producers.
+    winograd : bool, optional
+        Rewrite eligible convolutions; None: on for CPU targets.
+
+    Returns
+    -------
+    list of Task
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from tensorize.graph.ir import Graph
+    >>> g = Graph()
+    >>> x = g.add_input("x", (1, 56, 56, 64))
+    >>> g.outputs.append(g.add_node("conv2d", [x, g.add_constant("w", np.ones((3, 3, 64, 64), "float32"))],
+    ...                             {"pads": (1, 1, 1, 1)}))
+    >>> [t.name.rsplit("_", 1)[0] for t in graph_tasks(g, "llvm")]
+    ['winograd_input_rows', 'winograd_input', 'winograd_gemm', 'winograd_output_rows', 'winograd_output']
+    """
+    target = target if isinstance(target, Target) else Target(target)
+    graph.prune()
+    if winograd or (winograd is None and target.kind.name == "llvm"):
+        use_winograd(graph)
+    return extract_tasks(graph, fusion=fusion)
 
 
 def _build_split(mod, target: Target):
@@ -202,7 +240,7 @@ class GraphLibrary:
         return f"GraphLibrary({len(self.tasks)} tasks, {sum(t.weight for t in self.tasks)} kernel calls)"
 
 
-def build(graph, target="llvm", database=None, fusion: bool = True) -> GraphLibrary:
+def build(graph, target="llvm", database=None, fusion: bool = True, winograd: bool | None = None) -> GraphLibrary:
     """Compile ``graph`` for ``target``.
 
     Parameters
@@ -214,6 +252,8 @@ def build(graph, target="llvm", database=None, fusion: bool = True) -> GraphLibr
         Anything with ``query_schedule(mod, target) -> Schedule | None`` (``search.Database`` has it).
     fusion : bool
         Fuse elementwise epilogues into their producers.
+    winograd : bool, optional
+        Compute eligible 3x3 convolutions by Winograd (``graph_tasks``); None: on for CPU targets.
 
     Returns
     -------
@@ -221,8 +261,7 @@ def build(graph, target="llvm", database=None, fusion: bool = True) -> GraphLibr
     """
     target = target if isinstance(target, Target) else Target(target)
     start = time.perf_counter()
-    graph.prune()
-    tasks = extract_tasks(graph, fusion=fusion)
+    tasks = graph_tasks(graph, target, fusion=fusion, winograd=winograd)
     modules, how, rewrites = {}, {}, {}
     for task in tasks:
         modules[task.name], how[task.name], rewrites[task.name] = compile_task(task, target, database)

@@ -11,7 +11,7 @@ import math
 
 from .. import te
 from ..errors import TVMValueError
-from . import op_math, op_nn, op_shape  # noqa: F401 - they register their operators
+from . import op_math, op_nn, op_shape, winograd  # noqa: F401 - they register their operators
 from .op_registry import OPS, OpDef
 
 __all__ = ["OPS", "OpDef", "infer_type", "lower_node"]
