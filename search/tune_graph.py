@@ -90,7 +90,7 @@ def _measured(db: Database, mod, tkey: str) -> tuple[int, float]:
 
 def tune_graph(graph, target, work_dir: str, max_trials_global: int = 256, num_trials_per_iter: int = 16, *,
                alpha: float = 0.2, max_tasks: int | None = None, on_round=None, winograd: bool | None = None,
-               **tune_kwargs) -> Database:
+               cache_flush: bool | None = None, **tune_kwargs) -> Database:
     """Tune the tasks of ``graph`` for ``target`` within ``max_trials_global`` measured programs in all.
 
     Parameters
@@ -113,6 +113,10 @@ def tune_graph(graph, target, work_dir: str, max_trials_global: int = 256, num_t
         ``on_round(task_state, round_seconds)`` after each round (for experiment trackers).
     winograd : bool, optional
         As ``tensorize.graph.build``'s (the graph's tasks are those ``build`` compiles, ``graph_tasks``).
+    cache_flush : bool, optional
+        Time each candidate cold but for its first argument (the runner's ``enable_cpu_cache_flush``), as
+        a kernel runs in the model: its input just written, its weights and output buffer from memory.
+        None: on for CPU targets (timed warm, the search picked kernels that ran slower in the model).
     **tune_kwargs
         Passed to ``tune_tir`` (``cost_model``, ``strategy``, ``seed``, ``runner_config``, ...).
 
@@ -135,6 +139,8 @@ def tune_graph(graph, target, work_dir: str, max_trials_global: int = 256, num_t
     for st in states:
         st.trials, st.best = _measured(db, st.task.mod, tkey)
     tune_kwargs.setdefault("remeasure_top_k", 0)
+    if cache_flush or (cache_flush is None and target.kind.name == "llvm"):
+        tune_kwargs["runner_config"] = {"enable_cpu_cache_flush": True, **(tune_kwargs.get("runner_config") or {})}
     tune_kwargs.setdefault("progress", False)
     order = sorted(states, key=lambda s: -work[s.task.name])
     active = list(states)

@@ -308,12 +308,14 @@ class RayRunner(Runner):
     def __init__(self, work_dir: str | None = None, timeout_s: float = 30.0, number: int = 3, repeat: int = 3,
                  min_repeat_ms: float = 30.0, cache_flush_bytes: int = 0, seed: int = 0,
                  reference_timeout_s: float = 600.0, address: str | None = None, resources: dict | None = None,
-                 num_cpus: int = 2, runtime_env: dict | None = None, emulation: dict | None = None):
+                 num_cpus: int = 2, runtime_env: dict | None = None, emulation: dict | None = None,
+                 enable_cpu_cache_flush: bool = False):
         self._own_dir = work_dir is None
         self.work_dir = os.path.abspath(work_dir) if work_dir else tempfile.mkdtemp(prefix="tensorize-run-")
         self.timeout_s, self.seed, self.reference_timeout_s = timeout_s, seed, reference_timeout_s
         self.emulation = {"cpu": "max", "emulator": "auto", "timeout_s": timeout_s, **(emulation or {})}
-        self.timing = TimingConfig(number, repeat, min_repeat_ms, cache_flush_bytes)
+        self.timing = TimingConfig(number, repeat, min_repeat_ms, cache_flush_bytes,
+                                   enable_cpu_cache_flush=enable_cpu_cache_flush)
         self.address, self.resources = address, resources
         self._num_cpus, self._runtime_env = num_cpus, runtime_env
         self._workloads: dict[int, tuple[Any, WorkloadData, Any, Any]] = {}

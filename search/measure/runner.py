@@ -49,15 +49,19 @@ class LocalRunner(Runner):
         Seconds allowed to build and run the untransformed program once per workload.
     max_measure_secs : float
         Timing budget of one candidate after its check run (see ``TimingConfig``).
+    enable_cpu_cache_flush : bool
+        Time single runs, each after evicting all arguments but the first from the caches (see ``TimingConfig``).
     """
 
     def __init__(self, work_dir: str | None = None, timeout_s: float = 30.0, number: int = 3, repeat: int = 3,
                  min_repeat_ms: float = 30.0, cache_flush_bytes: int = 0, seed: int = 0,
-                 reference_timeout_s: float = 600.0, max_measure_secs: float = 1.0):
+                 reference_timeout_s: float = 600.0, max_measure_secs: float = 1.0,
+                 enable_cpu_cache_flush: bool = False):
         self._own_dir = work_dir is None
         self.work_dir = os.path.abspath(work_dir) if work_dir else tempfile.mkdtemp(prefix="tensorize-run-")
         self.timeout_s = timeout_s
-        self.timing = TimingConfig(number, repeat, min_repeat_ms, cache_flush_bytes, max_measure_secs)
+        self.timing = TimingConfig(number, repeat, min_repeat_ms, cache_flush_bytes, max_measure_secs,
+                                   enable_cpu_cache_flush)
         self.seed = seed
         self.reference_timeout_s = reference_timeout_s
         self._child = WorkerProcess("runner")

@@ -27,13 +27,16 @@ class TimingConfig:
     (grown until a measurement lasts ``min_repeat_ms``); ``cache_flush_bytes`` > 0 evicts the caches
     before each measurement. ``max_measure_secs`` caps the timing of a slow candidate: when the
     check run shows that the full timing would take longer, fewer single runs are timed (a program
-    ten times slower than the best needs no precise figure, and the trial budget is wall time)."""
+    ten times slower than the best needs no precise figure, and the trial budget is wall time).
+    ``enable_cpu_cache_flush`` (MetaSchedule's option) times single runs, each after evicting every
+    argument but the first from the caches, as a kernel runs inside a model."""
 
     number: int = 3
     repeat: int = 3
     min_repeat_ms: float = 30.0
     cache_flush_bytes: int = 0
     max_measure_secs: float = 1.0
+    enable_cpu_cache_flush: bool = False
 
 
 class RunFailure(Exception):
@@ -183,6 +186,10 @@ def check_and_time(artifact: str, args: list[np.ndarray], reference: list[np.nda
             if problem:
                 raise RunFailure("wrong_output", f"output {index} differs from the reference: {problem}")
         number, repeat, min_ms = timing.number, timing.repeat, timing.min_repeat_ms
+        preproc = ""
+        if timing.enable_cpu_cache_flush:  # every run cold but for its first argument: one run per measurement
+            number, repeat, min_ms = 1, max(repeat, number * repeat), 0.0
+            preproc = "cache_flush_cpu_non_first_arg"
         budget = timing.max_measure_secs
         if budget and budget > 0 and first * (number * repeat + 1) > budget:
             runs = int(budget / max(first, 1e-9)) - 1  # the evaluator's warm-up run counts too
@@ -191,7 +198,7 @@ def check_and_time(artifact: str, args: list[np.ndarray], reference: list[np.nda
             number, repeat, min_ms = 1, max(1, min(runs, repeat)), 0.0
         evaluator = module.time_evaluator(module.entry_name, tensorize.cpu(), number=number,
                                           repeat=repeat, min_repeat_ms=min_ms,
-                                          cache_flush_bytes=timing.cache_flush_bytes)
+                                          cache_flush_bytes=timing.cache_flush_bytes, f_preproc=preproc)
         return list(evaluator(*call).results)
     finally:
         unload = getattr(module, "unload", None)

@@ -358,7 +358,9 @@ class Module:
         cache_flush_bytes : int
             Bytes written before each measurement to flush the caches.
         f_preproc : str
-            Accepted for TVM compatibility.
+            Run on the arguments before each measurement: ``"cache_flush_cpu_non_first_arg"`` (TVM's)
+            evicts every argument but the first from the CPU caches, so a kernel is timed as in a model
+            (its input just written, its weights and output from memory); use it with ``number=1``.
 
         Returns
         -------
@@ -377,7 +379,7 @@ class Module:
 
         return make_time_evaluator(self.get_function(func_name, query_imports=True), dev, number, repeat,
                                    min_repeat_ms, limit_zero_time_iterations, cooldown_interval_ms,
-                                   repeats_to_cooldown, cache_flush_bytes)
+                                   repeats_to_cooldown, cache_flush_bytes, f_preproc)
 
 
 def _default_compiler(target) -> str:

@@ -41,7 +41,8 @@ ProfileResult = BenchmarkResult
 
 
 def make_time_evaluator(func, dev, number: int, repeat: int, min_repeat_ms: float, limit_zero_time_iterations: int,
-                        cooldown_interval_ms: float, repeats_to_cooldown: int, cache_flush_bytes: int):
+                        cooldown_interval_ms: float, repeats_to_cooldown: int, cache_flush_bytes: int,
+                        f_preproc: str = ""):
     """The timing function behind ``Module.time_evaluator`` for the callable ``func``.
 
     Parameters
@@ -64,6 +65,9 @@ def make_time_evaluator(func, dev, number: int, repeat: int, min_repeat_ms: floa
         Measurements per batch.
     cache_flush_bytes : int
         Bytes written before each measurement.
+    f_preproc : str
+        Run before each measurement on the arguments: ``"cache_flush_cpu_non_first_arg"`` evicts all but
+        the first from the caches (``tensorize.runtime.cache_flush``); "" for nothing.
 
     Returns
     -------
@@ -73,6 +77,13 @@ def make_time_evaluator(func, dev, number: int, repeat: int, min_repeat_ms: floa
     if number < 1 or repeat < 1:
         raise TVMValueError(f"time_evaluator needs number >= 1 and repeat >= 1, got number={number}, repeat={repeat}")
     flush = np.zeros(cache_flush_bytes // 8, dtype=np.float64) if cache_flush_bytes else None
+    preproc = None
+    if f_preproc:
+        from .cache_flush import PREPROCESSORS
+
+        if f_preproc not in PREPROCESSORS:
+            raise TVMValueError(f"unknown f_preproc {f_preproc!r}; known: {sorted(PREPROCESSORS)}")
+        preproc = PREPROCESSORS[f_preproc]
 
     def evaluator(*args) -> BenchmarkResult:
         run = func.prepare(*args)
@@ -85,6 +96,8 @@ def make_time_evaluator(func, dev, number: int, repeat: int, min_repeat_ms: floa
             while True:
                 if flush is not None:
                     flush[...] += 1.0  # touch the buffer to evict the caches
+                if preproc is not None:
+                    preproc(*args)
                 start = time.perf_counter()
                 for _ in range(count):
                     run()
