@@ -11,6 +11,9 @@ import logging
 import os
 from typing import Any, Mapping
 
+from tensorize.graph.build import default_schedule_variants
+from tensorize.target import Target
+
 log = logging.getLogger(__name__)
 
 __all__ = ["search_settings", "search_group_file", "tune_workload", "tuning_work_dir"]
@@ -45,6 +48,10 @@ def tuning_work_dir(cfg: Mapping[str, Any], cwd: str) -> str:
 def tune_workload(mod, target, cfg: Mapping[str, Any], cwd: str, on_trial=None, progress: bool = True):
     """Tune ``mod`` for ``target`` as ``cfg`` says; return ``(schedule, report, work_dir)``.
 
+    On a CPU target the search first measures the graph layer's default schedules of the workload
+    (``tensorize.graph.build.default_schedule_variants``), so its result is never worse than the untuned
+    kernel a model would run; ``+search.seed_default_schedules=false`` leaves them out.
+
     Raises ``RuntimeError`` when no measured program was valid (the error counts say why).
     """
     import search
@@ -65,8 +72,11 @@ def tune_workload(mod, target, cfg: Mapping[str, Any], cwd: str, on_trial=None, 
             runner_config["emulation"] = dict(runner["emulation"])
     if runner.get("replay", "local") == "ray":  # sketch sampling and scoring's replays as Ray tasks too
         strategy.replay_backend, strategy.replay_options = "ray", ray_options
+    baselines = []
+    if srch.get("seed_default_schedules", True) and Target(target).kind.name == "llvm":
+        baselines = default_schedule_variants(mod, target)
     db = search.tune_tir(
-        mod, target, work_dir,
+        mod, target, work_dir, baselines=baselines,
         max_trials_global=int(srch.get("trials", 64)),
         num_trials_per_iter=int(srch.get("trials_per_iter", 16)),
         strategy=strategy,

@@ -23,7 +23,7 @@ import math
 import os
 import time
 
-from tensorize.graph.build import default_schedule, graph_tasks
+from tensorize.graph.build import default_schedule_variants, graph_tasks
 from tensorize.target import Target
 
 from .database import Database, target_key
@@ -151,11 +151,11 @@ def tune_graph(graph, target, work_dir: str, max_trials_global: int = 256, num_t
         size = min(num_trials_per_iter, left)
         t0 = time.perf_counter()
         before = st.trials
-        # the graph's default (CPU) schedule is measured first: the database's best is never worse than it
-        baseline = default_schedule(st.task.mod, target) if before == 0 and target.kind.name == "llvm" else None
+        # the graph's default (CPU) schedules are measured first: the database's best is never worse
+        baselines = default_schedule_variants(st.task.mod, target) if before == 0 and target.kind.name == "llvm" else []
         tune_tir(st.task.mod, target, os.path.join(work_dir, f"task_{st.index:03d}"), max_trials_global=st.trials + size,
                  num_trials_per_iter=num_trials_per_iter, task_name=st.task.name, database=db,
-                 baselines=[baseline] if baseline is not None else [], **tune_kwargs)
+                 baselines=baselines, **tune_kwargs)
         st.previous_best = st.best
         st.trials, st.best = _measured(db, st.task.mod, tkey)
         st.last_round = st.trials - before

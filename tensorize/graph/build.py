@@ -29,14 +29,14 @@ from ..runtime.ndarray import aligned_empty, array as nd_array
 from ..schedule import Schedule
 from ..target import Target
 from ..transform.split_layout_rewrite import split_layout_rewrite
-from .default_schedule import default_schedules
+from .default_schedule import default_schedules, schedule_variants
 from .executor import GraphExecutor
 from .tasks import Task, extract_tasks
 from .winograd import use_winograd
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["build", "GraphLibrary", "compile_task", "default_schedule", "graph_tasks"]
+__all__ = ["build", "GraphLibrary", "compile_task", "default_schedule", "default_schedule_variants", "graph_tasks"]
 
 
 def _lanes(target: Target) -> int:
@@ -72,6 +72,36 @@ def default_schedule(mod, target) -> Schedule | None:
     target = target if isinstance(target, Target) else Target(target)
     first = next(default_schedules(mod, _lanes(target)))
     return first if first.trace.insts else None
+
+
+def default_schedule_variants(mod, target) -> list:
+    """The default schedule and its streaming variant where it differs (``schedule_variants``) for
+    ``target``: what a tuner measures first (``search.tune_graph``, the operator experiments).
+
+    Parameters
+    ----------
+    mod : IRModule or PrimFunc
+        A task's program.
+    target : str or Target
+        The target (its vector width picks the tiles).
+
+    Returns
+    -------
+    list of Schedule
+
+    Examples
+    --------
+    >>> from tensorize import te
+    >>> A = te.placeholder((1, 18, 18, 3), name="A")
+    >>> W = te.placeholder((3, 3, 3, 16), name="W")
+    >>> ry, rx, rc = te.reduce_axis((0, 3), "ry"), te.reduce_axis((0, 3), "rx"), te.reduce_axis((0, 3), "rc")
+    >>> C = te.compute((1, 16, 16, 16), lambda n, y, x, k: te.sum(A[n, y + ry, x + rx, rc] * W[ry, rx, rc, k],
+    ...                axis=[ry, rx, rc]), name="C")
+    >>> len(default_schedule_variants(te.create_prim_func([A, W, C]), "llvm -mcpu=skylake-avx512"))
+    1
+    """
+    target = target if isinstance(target, Target) else Target(target)
+    return schedule_variants(mod, _lanes(target))
 
 
 def graph_tasks(graph, target, fusion: bool = True, winograd: bool | None = None) -> list[Task]:

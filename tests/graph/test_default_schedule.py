@@ -166,3 +166,35 @@ def test_depthwise_convolution_streams_rows(stride, c):
     want = sum(p[:, i:i + stride * (out_h - 1) + 1:stride, j:j + stride * (out_h - 1) + 1:stride, :] * w[i, j]
                for i in range(3) for j in range(3))
     np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-5)
+
+
+def test_schedule_variants_add_the_streaming_order_for_image_reductions():
+    """A convolution over 16 channels gets the tiled schedule and its streaming variant (padding read inline,
+    rows outermost), both correct; a dense layer (no image axes) only the tiled one."""
+    from tensorize import tir
+    from tensorize.graph.default_schedule import schedule_variants
+
+    h, ci, co = 10, 16, 32
+    data = te.placeholder((1, h, h, ci), name="data")
+    weight = te.placeholder((3, 3, ci, co), name="weight")
+    pad = te.compute((1, h + 2, h + 2, ci), lambda n, y, x, c: tir.if_then_else(
+        tir.all(y >= 1, y < h + 1, x >= 1, x < h + 1), data[n, y - 1, x - 1, c], 0.0), name="pad")
+    ry, rx, rc = te.reduce_axis((0, 3), "ry"), te.reduce_axis((0, 3), "rx"), te.reduce_axis((0, ci), "rc")
+    conv = te.compute((1, h, h, co), lambda n, y, x, k: te.sum(pad[n, y + ry, x + rx, rc] * weight[ry, rx, rc, k],
+                                                                axis=[ry, rx, rc]), name="conv")
+    variants = schedule_variants(te.create_prim_func([data, weight, conv]), lanes=16)
+    assert len(variants) == 2
+    assert "pad" in [b.name for b in variants[0].get_child_blocks(variants[0].get_block("root"))]
+    assert "pad" not in [b.name for b in variants[1].get_child_blocks(variants[1].get_block("root"))]
+    rng = np.random.default_rng(0)
+    d, w = rng.standard_normal((1, h, h, ci)).astype("float32"), rng.standard_normal((3, 3, ci, co)).astype("float32")
+    p = np.pad(d, ((0, 0), (1, 1), (1, 1), (0, 0)))
+    want = sum(np.einsum("nhwc,ck->nhwk", p[:, i:i + h, j:j + h], w[i, j]) for i in range(3) for j in range(3))
+    for sch in variants:
+        got = tvm.nd.array(np.zeros((1, h, h, co), "float32"))
+        tvm.build(sch.mod, target="llvm")(tvm.nd.array(d), tvm.nd.array(w), got)
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-4, atol=1e-4)
+    a, b = te.placeholder((8, 64), name="a"), te.placeholder((64, 32), name="b")
+    k = te.reduce_axis((0, 64), "k")
+    dense = te.compute((8, 32), lambda i, j: te.sum(a[i, k] * b[k, j], axis=k), name="dense")
+    assert len(schedule_variants(te.create_prim_func([a, b, dense]), lanes=16)) == 1
