@@ -2,13 +2,15 @@
 
 ``F(m x m, 3 x 3)`` (Lavin and Gray, 2016) computes each ``m x m`` tile of the output from an
 ``(m + 2) x (m + 2)`` tile of the input with ``(m + 2)^2`` multiplications per input and output channel
-pair instead of ``9 m^2``: 4x fewer for ``m = 4``, 2.25x for ``m = 2``. The operator
-``conv2d_winograd`` (NHWC, as ``conv2d``) takes the weight already transformed (``U = G g G^T``,
-computed once at load by ``use_winograd``, as TVM's ``contrib_conv2d_winograd_weight_transform``) and
-the transform matrices ``B^T`` and ``A^T`` as constants, and is five reductions: the input transform
-along the rows and the columns of each tile, the GEMM over input channels for each of the
-``(m + 2)^2`` tile positions, and the output transform along columns and rows (an epilogue fuses into
-the last, as into a direct convolution).
+pair instead of ``9 m^2``: 4x fewer for ``m = 4``, 2.25x for ``m = 2``. ``use_winograd`` replaces a
+convolution by five operators (NHWC in and out, as ``conv2d``), each its own kernel: the input transform
+``B^T d B`` by rows (``winograd_input_rows``) and by columns (``winograd_input``), one GEMM per tile
+position over all tiles (``winograd_gemm``, with the weight transformed once, here: ``U = G g G^T``, as
+TVM's ``contrib_conv2d_winograd_weight_transform``), and the output transform ``A^T M A`` by rows and
+columns (``winograd_output_rows``, ``winograd_output``, where an epilogue fuses as into a direct
+convolution). ``B^T`` and ``A^T`` are graph constants. Kept apart, the transforms are memory-bound passes
+of the default schedule and the GEMM a task the search tunes like any other; intermediates are values
+of the graph, so the executor's arena holds them (one kernel with five stages allocated them per call).
 
 ``use_winograd(graph)`` rewrites the convolutions it pays for: 3x3, stride 1, no dilation or groups,
 a constant float32 weight, and enough tiles that the transforms are amortized.
