@@ -65,7 +65,8 @@ def _clflush():
                     from ..codegen.llvm import backend
                     from ..target import Target
 
-                    engine = backend.JitEngine(backend.parse(_IR), backend.create_target_machine(Target("llvm"), jit=True))
+                    machine = backend.create_target_machine(Target("llvm"), jit=True)
+                    engine = backend.JitEngine(backend.parse(_IR), machine)
                     address = engine.function_address("tensorize_clflush")
                     _STATE["engine"] = engine  # keeps the code alive
                     _STATE["fn"] = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64)(address)

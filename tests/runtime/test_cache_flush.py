@@ -63,7 +63,8 @@ def test_runner_timing_with_cache_flush_times_single_cold_runs(monkeypatch, tmp_
     from search.measure.tasks import TimingConfig, check_and_time
 
     calls = []
-    monkeypatch.setitem(cache_flush.PREPROCESSORS, "cache_flush_cpu_non_first_arg", lambda *args: calls.append(len(args)))
+    monkeypatch.setitem(cache_flush.PREPROCESSORS, "cache_flush_cpu_non_first_arg",
+                        lambda *args: calls.append(len(args)))
     path = str(tmp_path / "copy.so")
     tvm.build(copy, target="llvm").export_library(path)
     a = np.random.default_rng(0).standard_normal(1 << 18).astype("float32")
