@@ -198,9 +198,9 @@ def tune_tir(mod, target, work_dir: str, max_trials_global: int = 64, num_trials
     logger.info("task %s: %d sketches, %d trials already in the database", task_name, len(sketches), len(measured))
 
     try:
-        _measure_baselines(ctx, target, db, workload, tkey, bld, run, report, baselines, max_trials_global)
+        seeds = _measure_baselines(ctx, target, db, workload, tkey, bld, run, report, baselines, max_trials_global)
         _tune_loop(ctx, target, db, workload, tkey, strat, model, features, bld, run, report, max_trials_global,
-                   num_trials_per_iter, remeasure_top_k, progress, on_trial, task_name)
+                   num_trials_per_iter, remeasure_top_k, progress, on_trial, task_name, seeds)
     finally:
         strat.close()
         for executor in (bld, run):
@@ -245,8 +245,9 @@ def _build_run_record(ctx, target, db, workload, tkey, bld, run, report, mods_tr
     return out
 
 
-def _measure_baselines(ctx, target, db, workload, tkey, bld, run, report, baselines, max_trials_global) -> None:
-    """Measure the ``baselines`` schedules whose traces the database does not hold yet, as trials."""
+def _measure_baselines(ctx, target, db, workload, tkey, bld, run, report, baselines, max_trials_global) -> list:
+    """Measure the ``baselines`` schedules whose traces the database does not hold yet, as trials; returns
+    ``(seconds, schedule, build)`` of the valid ones, which the final re-measurement ranks with the search's."""
     held = {json.dumps(r.trace_json, sort_keys=True) for r in db.get_all_tuning_records()
             if r.workload.key == workload.key and r.target_key == tkey}
     todo = [sch for sch in baselines if json.dumps(sch.trace.as_json(), sort_keys=True) not in held]
@@ -256,13 +257,17 @@ def _measure_baselines(ctx, target, db, workload, tkey, bld, run, report, baseli
                                      [(sch.mod, sch.trace.as_json()) for sch in todo])
         for record, _ in measured:
             logger.info("baseline schedule of %s: %.4f ms", workload.key[:8], record.mean_run_secs * 1e3)
+        return [(record.mean_run_secs, sch, build) for sch, (record, build) in zip(todo, measured)
+                if math.isfinite(record.mean_run_secs)]
+    return []
 
 
 def _tune_loop(ctx, target, db, workload, tkey, strat, model, features, bld, run, report, max_trials_global,
-               num_trials_per_iter, remeasure_top_k, progress, on_trial, task_name) -> None:
-    """The rounds: propose, build, run, record, learn; then re-measure the best few."""
+               num_trials_per_iter, remeasure_top_k, progress, on_trial, task_name, seeds=()) -> None:
+    """The rounds: propose, build, run, record, learn; then re-measure the best few (``seeds``, the measured
+    baselines, among them: the report's best is then what the database's best program reliably takes)."""
     bar = TuningProgress(max_trials_global, report, enabled=progress)
-    measured_cands = []
+    measured_cands = list(seeds)
     while report.trials < max_trials_global:
         t0 = time.perf_counter()
         want = min(num_trials_per_iter, max_trials_global - report.trials)

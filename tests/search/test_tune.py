@@ -113,3 +113,21 @@ def test_records_of_another_target_are_not_used(tmp_path):
     assert target_key("llvm -mcpu=haswell") != target_key("llvm -mcpu=skylake-avx512")
     assert search.compile_tir(db, func, "llvm -mcpu=skylake-avx512") is None
     assert search.compile_tir(db, gemm_func(32), "llvm -mcpu=haswell") is None
+
+
+def test_baseline_schedules_are_trials_and_take_part_in_the_re_measurement(tmp_path):
+    """A baseline (the graph's default schedule) is measured first, as a trial, and ranked with the search's
+    programs when the best few are measured again, so the report's best covers it."""
+    from tensorize.graph.build import default_schedule_variants
+
+    func = gemm_func(64)
+    seeds = default_schedule_variants(func, HOST)
+    assert seeds
+    db = search.tune_tir(func, HOST, str(tmp_path), max_trials_global=len(seeds) + 1, num_trials_per_iter=1,
+                         strategy="random", cost_model="random", seed=0, progress=False, remeasure_top_k=3,
+                         baselines=seeds)
+    report = db.tuning_report
+    assert report.trials == len(seeds) + 1
+    assert json.dumps(seeds[0].trace.as_json(), sort_keys=True) in _keys(db)
+    assert len(report.remeasured) == report.valid  # the seeds and the search's program, each measured twice
+    assert report.best_secs <= max(max(pair) for pair in report.remeasured)
