@@ -16,6 +16,7 @@ from .compute_at_domain import DomainError, block_var_domains, nd_union, region_
 from ..tree import replace_many, replace_stmt
 from .cache_placement import common_loop
 from .compute_at_predicate import carried_predicate
+from .compute_at_update import update_conflict
 from ..surgery import children_of, conflicts, contains, realize_in_loops, removal_target, remove_stmt, seq
 from ..rv import BlockRV, LoopRV
 
@@ -219,7 +220,8 @@ class ComputeAt(ScheduleBase):
             raise self._error(f"{name} requires all the {role}s of block {blk.name_hint!r} to be under the loop: "
                               f"all {role}s of block {blk.name_hint!r} must be under loop {loop.var.name}, but "
                               f"{outside} are not; pick a loop that encloses every {role}", loop_stmt)
-        self._check_not_inside_update(tree, realize, loop_stmt, siblings, name)
+        if (conflict := update_conflict(tree, realize, loop_stmt, siblings)) is not None:
+            raise self._error(f"{name}: {conflict}", loop_stmt)
         target = removal_target(tree, realize, stop=loop_stmt)
         if target is loop_stmt or (isinstance(target, For) and target.loop_var is loop.var):
             raise self._error(f"{name}: loop {loop.var.name} contains only block {blk.name_hint!r}", loop_stmt)
@@ -287,32 +289,6 @@ class ComputeAt(ScheduleBase):
         else:
             body = replace_many(tree.root, {id(target): None, id(loop_stmt): new_loop})
         self._set_body(func_name, body)
-
-    def _check_not_inside_update(self, tree, realize: BlockRealize, loop_stmt: For, siblings, name: str) -> None:
-        """Reject a position inside the reduction loops of another block that updates, in place, a buffer the
-        moved block writes (a decomposed reduction's init moved under the update's loop over k would zero
-        the partial sums at every k: TVM rejects it as the init is not the buffer's only writer)."""
-        own_writes = {id(w.buffer): w.buffer.name for w in realize.block.writes}
-        around = {a.loop_var for a in [loop_stmt, *tree.ancestors(loop_stmt)] if isinstance(a, For)}
-        for s in siblings:
-            if s is realize:
-                continue
-            read = {id(r.buffer) for r in s.block.reads}
-            updated = [own_writes[id(w.buffer)] for w in s.block.writes if id(w.buffer) in own_writes
-                       and id(w.buffer) in read]
-            if not updated:
-                continue
-            reduction_vars = set()
-            for iv, value in zip(s.block.iter_vars, s.iter_values):
-                if iv.iter_type == E.IterVar.CommReduce:
-                    reduction_vars.update(collect_vars(value))
-            inside = [v for v in around if v in reduction_vars]
-            if inside:
-                raise self._error(f"{name}: block {realize.block.name_hint!r} is not the only writer of buffer "
-                                  f"{updated[0]!r}: block {s.block.name_hint!r} updates it in place over reduction "
-                                  f"loop {inside[0].name}, and under loop {loop_stmt.loop_var.name} the moved block "
-                                  "would run again between those updates; pick a loop outside the reduction loops",
-                                  loop_stmt)
 
     def _regenerate(self, tree, realize: BlockRealize, loop_stmt: For, others: list[BlockRealize],
                     preserve_unit_loops: bool, reverse: bool, name: str, func_name: str) -> Stmt:
