@@ -36,6 +36,13 @@ def _input_arrays(seed):
     return arrays
 
 
+def _float_dtypes(stmt) -> set:
+    """The float dtypes of the values computed in ``stmt`` (loads and casts included)."""
+    seen = set()
+    tvm.tir.stmt_functor.post_order_visit(stmt, lambda n: seen.add(str(getattr(n, "dtype", ""))))
+    return {d for d in seen if d.startswith("float")}
+
+
 @st.composite
 def programs(draw):
     i = Var("i", "int32")
@@ -59,8 +66,10 @@ def test_llvm_agrees_with_interpreter(program, seed):
     tvm.build(f, target="llvm")(*[tvm.nd.array(a) for a in inputs], out)
     got = out.numpy()
     if out_dtype in _RTOL and not g.exact:
+        # an inexact value computed in a narrower float (exp of a float32, cast to float64) is as close as
+        # that float allows: LLVM's and numpy's float32 exp differ in the last place
+        rtol = max(_RTOL[d] for d in _float_dtypes(f.body) | {out_dtype} if d in _RTOL)
         scale = max(1.0, abs(g.lo), abs(g.hi))
-        np.testing.assert_allclose(got, expected, rtol=_RTOL[out_dtype], atol=_RTOL[out_dtype] * scale,
-                                   err_msg=f.script())
+        np.testing.assert_allclose(got, expected, rtol=rtol, atol=rtol * scale, err_msg=f.script())
     else:
         np.testing.assert_array_equal(got, expected, err_msg=f.script())
