@@ -282,8 +282,8 @@ class Simplifier:
                 return folded
             inner = r.single_atom()
             if inner is not None and type(inner) is E.FloorDiv and isinstance(inner.b, E.IntImm) and inner.b.value > 0:
-                # floordiv(floordiv(x, a), b) == floordiv(x, a * b) for positive a, b.
-                return q.combine(Lin.atom(E.FloorDiv(inner.a, E.IntImm(la.dtype, inner.b.value * c))))
+                # floordiv(floordiv(x, a), b) == floordiv(x, a * b), a, b > 0; simplified again (x*3//2//3 -> x//2)
+                return q.combine(self._division(E.FloorDiv(inner.a, E.IntImm(la.dtype, inner.b.value * c))))
             g = r.coeff_gcd()
             if g > 1 and c % g == 0:
                 # floordiv(g * y + s, g * c') == floordiv(y, c') for 0 <= s < g (the low bits never carry)

@@ -27,3 +27,12 @@ def test_int32_arithmetic_is_assumed_not_to_overflow():
     ana.bind(i, tvm.ir.Range(0, 1 << 20))
     bound = ana.const_int_bound(i * i)  # as in TVM (the LLVM code marks it nsw)
     assert bound.max_value == ((1 << 20) - 1) ** 2
+
+
+def test_nested_floordiv_merge_is_simplified_again():
+    """floordiv(floordiv(x * 3, 2), 3) merges into floordiv(x * 3, 6), whose common factor then cancels: the
+    result is a fixpoint (hypothesis found x * 3 // 6, which a second simplification turned into x // 2)."""
+    x = Var("x", "int32")
+    first = tvm.arith.Analyzer().simplify(x * 3 // 2 // 3)
+    assert str(first) == "x // 2"
+    assert tvm.ir.structural_equal(tvm.arith.Analyzer().simplify(first), first)
