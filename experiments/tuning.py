@@ -12,7 +12,6 @@ import os
 from typing import Any, Mapping
 
 from tensorize.graph.build import default_schedule_variants
-from tensorize.target import Target
 
 log = logging.getLogger(__name__)
 
@@ -72,9 +71,7 @@ def tune_workload(mod, target, cfg: Mapping[str, Any], cwd: str, on_trial=None, 
             runner_config["emulation"] = dict(runner["emulation"])
     if runner.get("replay", "local") == "ray":  # sketch sampling and scoring's replays as Ray tasks too
         strategy.replay_backend, strategy.replay_options = "ray", ray_options
-    baselines = []
-    if srch.get("seed_default_schedules", True) and Target(target).kind.name == "llvm":
-        baselines = default_schedule_variants(mod, target)
+    baselines = default_schedule_variants(mod, target) if srch.get("seed_default_schedules", True) else []
     db = search.tune_tir(
         mod, target, work_dir, baselines=baselines,
         max_trials_global=int(srch.get("trials", 64)),

@@ -152,7 +152,7 @@ def tune_graph(graph, target, work_dir: str, max_trials_global: int = 256, num_t
         t0 = time.perf_counter()
         before = st.trials
         # the graph's default (CPU) schedules are measured first: the database's best is never worse
-        baselines = default_schedule_variants(st.task.mod, target) if before == 0 and target.kind.name == "llvm" else []
+        baselines = default_schedule_variants(st.task.mod, target) if before == 0 else []
         tune_tir(st.task.mod, target, os.path.join(work_dir, f"task_{st.index:03d}"), max_trials_global=st.trials + size,
                  num_trials_per_iter=num_trials_per_iter, task_name=st.task.name, database=db,
                  baselines=baselines, **tune_kwargs)

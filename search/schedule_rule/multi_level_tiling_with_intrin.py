@@ -17,7 +17,6 @@ logger = logging.getLogger(__name__)
 __all__ = ["MultiLevelTilingWithIntrin", "LAYOUT_REWRITE_PREPROC", "LAYOUT_FREE_BUFFERS"]
 
 
-
 @RULES.register("multi_level_tiling_with_intrin")
 class MultiLevelTilingWithIntrin(ScheduleRule):
     """For each intrinsic in ``ctx.intrinsics`` (or ``intrinsics``) with candidates for the block: apply

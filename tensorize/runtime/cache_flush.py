@@ -114,13 +114,10 @@ def cache_flush_cpu_non_first_arg(*args) -> None:
     *args
         A kernel's arguments.
     """
-    if _clflush() is None and args:  # the portable eviction takes the first argument too: read it back
-        flush_arrays(args[1:])
-        first = _memory(args[0])
-        if first is not None:
-            np.frombuffer((ctypes.c_char * first[1]).from_address(first[0]), dtype=np.uint8).sum()
-        return
     flush_arrays(args[1:])
+    first = _memory(args[0]) if args else None
+    if first is not None and _clflush() is None:  # the portable eviction took the first one too: read it back
+        np.frombuffer((ctypes.c_char * first[1]).from_address(first[0]), dtype=np.uint8).sum()
 
 
 PREPROCESSORS = {"cache_flush_cpu_non_first_arg": cache_flush_cpu_non_first_arg}

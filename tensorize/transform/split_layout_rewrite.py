@@ -22,8 +22,8 @@ from ..ir.function import IRModule, PrimFunc
 from ..ir.stmt import BlockRealize, SeqStmt
 from ..schedule.analysis import block_realizes_under, nest_blocks
 
-__all__ = ["LAYOUT_FREE_BUFFERS", "LAYOUT_REWRITE_PREPROC", "LayoutRewrite", "split_layout_rewrite", "packing_function_name",
-           "parse_packing_function_name", "packed_blocks"]
+__all__ = ["LAYOUT_FREE_BUFFERS", "LAYOUT_REWRITE_PREPROC", "LayoutRewrite", "split_layout_rewrite",
+           "packing_function_name", "parse_packing_function_name", "packed_blocks"]
 
 # The block annotation that marks a copy of a weight as packing work to do once, not per call (TVM's key).
 LAYOUT_REWRITE_PREPROC = "layout_rewrite_preproc"

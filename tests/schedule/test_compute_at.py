@@ -385,28 +385,14 @@ def test_compute_at_refuses_a_predicate_it_cannot_rewrite_and_leaves_the_schedul
     assert sch2.mod.script() == before
 
 
-@T.prim_func
-def matmul_relu_12(A: T.Buffer((12, 16), "float32"), B: T.Buffer((16, 10), "float32"),
-                   D: T.Buffer((12, 10), "float32")):
-    C = T.alloc_buffer((12, 10))
-    for i, j, k in T.grid(12, 10, 16):
-        with T.block("C"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                C[vi, vj] = T.float32(0)
-            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
-    for i, j in T.grid(12, 10):
-        with T.block("D"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            D[vi, vj] = T.max(C[vi, vj], T.float32(0))
-
-
 def test_compute_at_of_an_init_under_its_update_reduction_loop_is_rejected():
     """A decomposed reduction's init computed at the update's loop over k would zero the partial sums at every
     k (a case hypothesis found): rejected, the schedule unchanged; at the spatial loop j it is fine."""
     import numpy as np
 
-    sch = tvm.tir.Schedule(matmul_relu_12)
+    from tests.schedule.test_properties import matmul_relu
+
+    sch = tvm.tir.Schedule(matmul_relu)
     update = sch.get_block("C")
     i, j, k = sch.get_loops(update)
     sch.reverse_compute_at(sch.get_block("D"), k)  # (recomputed at every k: wasteful, still correct)
