@@ -4,7 +4,7 @@
   match buffers,
   opaque blocks;
 * phase 1 - storage flattening (``FlattenBuffer``) and simplification;
-* phase 2 - loop transforms: software pipelining, vectorize, unroll;
+* phase 2 - loop transforms: software pipelining, padding taps skipped, padded loops partitioned, vectorize, unroll;
 * phase 3 - cleanup: simplification, no-op removal, scalar promotion, common subexpressions.
 """
 from __future__ import annotations
@@ -22,6 +22,8 @@ from .pass_infra import Pass, PassContext
 from .plan_buffer_allocation import PlanAndUpdateBufferAllocationLocation
 from .remove_no_op import RemoveNoOp
 from .simplify import Simplify
+from .partition_padded_loops import PartitionPaddedLoops
+from .skip_padded_taps import SkipPaddedTaps
 from .storage_align import StorageAlign
 from .storage_rewrite import StorageRewrite
 from .unroll_loop import UnrollLoop
@@ -47,7 +49,7 @@ def phase_passes(phase: int) -> list[Pass]:
     if phase == 1:
         return [FlattenBuffer(), Simplify()]
     if phase == 2:
-        return [InjectSoftwarePipeline(), VectorizeLoop(), UnrollLoop(), Simplify()]
+        return [InjectSoftwarePipeline(), SkipPaddedTaps(), PartitionPaddedLoops(), VectorizeLoop(), UnrollLoop(), Simplify()]
     if phase == 3:
         return [RemoveNoOp(), StorageRewrite(), Simplify(), RemoveNoOp(), CommonSubexprElimTIR()]
     raise ValueError(f"lowering phases are 0..3, got {phase}")

@@ -30,13 +30,17 @@ def shift_lanes_padded(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float3
 
 
 def test_uniform_guard_branches_instead_of_selecting():
-    rt_mod = tvm.build(shift_right_padded, target="llvm -mcpu=native")
+    # the guard as vectorization sees it: without the partition that takes it out of rows 1..3
+    no_partition = tvm.transform.PassContext(disabled_pass=["tir.PartitionPaddedLoops"])
+    with no_partition:
+        rt_mod = tvm.build(shift_right_padded, target="llvm -mcpu=native")
     a = np.arange(64, dtype="float32").reshape(4, 16) + 1
     b = tvm.nd.array(np.zeros((4, 16), dtype="float32"))
     rt_mod(tvm.nd.array(a), b)
     expected = np.vstack([np.zeros((1, 16), dtype="float32"), a[:-1]])
     np.testing.assert_array_equal(b.numpy(), expected)
-    lowered = tvm.lower(shift_right_padded)["main"].script()
+    with no_partition:
+        lowered = tvm.lower(shift_right_padded)["main"].script()
     assert "T.Broadcast(i >= 1" not in lowered and "if_then_else(i >= 1" in lowered, lowered
 
 

@@ -1,0 +1,103 @@
+"""``SkipPaddedTaps`` and ``PartitionPaddedLoops``: convolutions reading their padding inline skip the
+taps on the padding and run their interior tiles without guards, with the same results."""
+import numpy as np
+import pytest
+
+import tensorize as tvm
+from tensorize.ir import stmt as S
+from tensorize.script import tir as T
+from tensorize.transform.partition_padded_loops import partition_padded_loops
+from tensorize.transform.skip_padded_taps import skip_padded_taps
+
+
+@T.prim_func
+def conv1d_inline_pad(x: T.Buffer((64,), "float32"), w: T.Buffer((7, 16), "float32"),
+                      y: T.Buffer((32, 16), "float32")):
+    T.func_attr({"tir.noalias": True})
+    for i0 in range(8):
+        for i1, c in T.grid(4, 16):
+            y[i0 * 4 + i1, c] = T.float32(0)
+        for k in range(7):
+            for i1 in range(4):
+                for c in T.vectorized(16):
+                    y[i0 * 4 + i1, c] = y[i0 * 4 + i1, c] + T.if_then_else(
+                        (i0 * 4 + i1) * 2 + k >= 3 and (i0 * 4 + i1) * 2 + k < 67,
+                        x[(i0 * 4 + i1) * 2 + k - 3], T.float32(0)) * w[k, c]
+
+
+@T.prim_func
+def conv1d_rows_outermost(x: T.Buffer((64,), "float32"), w: T.Buffer((7, 16), "float32"),
+                          y: T.Buffer((32, 16), "float32")):
+    T.func_attr({"tir.noalias": True})
+    for i in range(32):
+        for c in range(16):
+            y[i, c] = T.float32(0)
+        for k in range(7):
+            for c in T.vectorized(16):
+                y[i, c] = y[i, c] + T.if_then_else(i * 2 + k >= 3 and i * 2 + k < 67, x[i * 2 + k - 3],
+                                                   T.float32(0)) * w[k, c]
+
+
+@T.prim_func
+def overwrite_not_accumulate(x: T.Buffer((16,), "float32"), y: T.Buffer((16,), "float32")):
+    for i in range(16):
+        for k in range(3):
+            y[i] = T.if_then_else(i + k >= 1 and i + k < 17, x[i + k - 1], T.float32(0))
+
+
+def _reference(x, w):
+    padded = np.pad(x, 3)
+    return np.stack([sum(padded[2 * i + k] * w[k] for k in range(7)) for i in range(32)])
+
+
+def _loops(func):
+    loops = []
+    tvm.tir.stmt_functor.post_order_visit(func.body, lambda n: loops.append(n) if isinstance(n, S.For) else None)
+    return loops
+
+
+@pytest.mark.parametrize("func", [conv1d_inline_pad, conv1d_rows_outermost])
+@pytest.mark.parametrize("disabled", [[], ["tir.SkipPaddedTaps", "tir.PartitionPaddedLoops"]])
+def test_results_match_numpy(func, disabled):
+    rng = np.random.default_rng(0)
+    x, w = rng.standard_normal(64).astype("float32"), rng.standard_normal((7, 16)).astype("float32")
+    with tvm.transform.PassContext(disabled_pass=disabled):
+        rt_mod = tvm.build(func, target="llvm")
+    y = tvm.nd.array(np.zeros((32, 16), "float32"))
+    rt_mod(tvm.nd.array(x), tvm.nd.array(w), y)
+    np.testing.assert_allclose(y.numpy(), _reference(x, w), rtol=1e-5, atol=1e-5)
+
+
+def test_tap_loop_runs_only_inside_the_padding_guard():
+    func = skip_padded_taps(conv1d_rows_outermost)
+    k_loop = next(loop for loop in _loops(func) if loop.loop_var.name == "k")
+    assert str(k_loop.min) == "T.max(0, 3 - i * 2)"
+    assert "T.min(7, 67 - i * 2)" in str(k_loop.extent)
+    assert "if_then_else" not in func.script()  # both conjuncts hold inside the narrowed range
+
+
+def test_tile_loop_splits_into_borders_and_a_guard_free_interior():
+    func = partition_padded_loops(conv1d_inline_pad)
+    parts = [loop for loop in _loops(func) if loop.loop_var.name == "i0"]
+    assert [(int(p.min), int(p.extent)) for p in parts] == [(0, 1), (1, 6), (7, 1)]
+    assert "if_then_else" not in parts[1].script()
+    assert "if_then_else" in parts[0].script() and "if_then_else" in parts[2].script()
+
+
+def test_partition_respects_the_statement_limit():
+    with tvm.transform.PassContext(config={"tir.PartitionPaddedLoops": {"max_statements": 2}}):
+        func = partition_padded_loops(conv1d_inline_pad)
+    assert len([loop for loop in _loops(func) if loop.loop_var.name == "i0"]) == 1
+
+
+def test_a_store_that_is_no_accumulation_keeps_every_tap():
+    func = skip_padded_taps(overwrite_not_accumulate)
+    k_loop = next(loop for loop in _loops(func) if loop.loop_var.name == "k")
+    assert int(k_loop.min) == 0 and int(k_loop.extent) == 3
+
+
+def test_disabled_passes_leave_the_guards():
+    with tvm.transform.PassContext(disabled_pass=["tir.SkipPaddedTaps", "tir.PartitionPaddedLoops"]):
+        lowered = tvm.lower(conv1d_rows_outermost)["main"]
+    k_loop = next(loop for loop in _loops(lowered) if loop.loop_var.name == "k")
+    assert int(k_loop.min) == 0 and int(k_loop.extent) == 7
