@@ -15,7 +15,7 @@ from ..arith.expr_key import expr_key
 from ..arith.linear_form import to_linear
 from ..ir import dtype as dt
 from ..ir import expr as E
-from ..ir.functor import StmtExprMutator, collect_vars
+from ..ir.functor import StmtExprMutator, collect_vars, post_order_visit
 
 __all__ = ["COMPARISONS", "TRUE", "ReplaceWithTrue", "always_true_bound", "conjuncts", "is_op", "is_true"]
 
@@ -85,11 +85,18 @@ def _as_nonnegative_form(cond):
     return b - a - one
 
 
+def _pure_index_expr(e) -> bool:
+    """Whether ``e`` reads no memory and calls nothing (its value depends on variables alone)."""
+    impure = []
+    post_order_visit(e, lambda n: impure.append(n) if isinstance(n, (E.BufferLoad, E.Call, E.Let)) else None)
+    return not impure
+
+
 def always_true_bound(cond, var, inner: dict | None = None):
     """Where the comparison ``cond`` holds for every value of the ``inner`` variables, as a bound on ``var``.
 
     ``("lo", e)`` means it holds for ``var >= e``, ``("hi", e)`` for ``var < e``; None when ``cond`` is not
-    a comparison linear in ``var`` (a non-linear term holding ``var``). ``inner`` maps a variable to its
+    a comparison linear in ``var`` (a non-linear term holding ``var``) or reads memory (a loop could change it). ``inner`` maps a variable to its
     inclusive range ``(lo, hi)`` of constants; every other variable stays in ``e``.
 
     Parameters
@@ -106,7 +113,7 @@ def always_true_bound(cond, var, inner: dict | None = None):
     tuple or None
         ``("lo" or "hi", PrimExpr)``.
     """
-    form = _as_nonnegative_form(cond)
+    form = _as_nonnegative_form(cond) if _pure_index_expr(cond) else None
     if form is None:
         return None
     inner = {id(v): r for v, r in (inner or {}).items()}

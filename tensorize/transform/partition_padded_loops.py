@@ -34,12 +34,17 @@ register_config_option("tir.PartitionPaddedLoops", (dict, Mapping))
 
 def _guards_and_ranges(body):
     """The guard conjuncts under ``body`` and the constant inclusive ranges of the loops inside it."""
-    guards, ranges, count = {}, {}, [0]
+    guards, ranges, unknown, count = {}, {}, set(), [0]
 
     def visit(n):
         if isinstance(n, S.For):
+            var = n.loop_var  # a variable may head several loops (the copies of an inner partition): their union
             if isinstance(n.min, E.IntImm) and isinstance(n.extent, E.IntImm) and n.extent.value > 0:
-                ranges[n.loop_var] = (n.min.value, n.min.value + n.extent.value - 1)
+                lo, hi = n.min.value, n.min.value + n.extent.value - 1
+                old = ranges.get(id(var))
+                ranges[id(var)] = (var, lo, hi) if old is None else (var, min(old[1], lo), max(old[2], hi))
+            else:
+                unknown.add(id(var))
         elif isinstance(n, (S.BufferStore, S.Evaluate)):
             count[0] += 1
         elif is_op(n, "tir.if_then_else") or isinstance(n, E.Select):
@@ -47,7 +52,7 @@ def _guards_and_ranges(body):
                 guards.setdefault(expr_key(c), c)
 
     post_order_visit(body, visit)
-    return guards, ranges, count[0]
+    return guards, {v: (lo, hi) for key, (v, lo, hi) in ranges.items() if key not in unknown}, count[0]
 
 
 class _Partitioner(StmtExprMutator):

@@ -45,6 +45,13 @@ def overwrite_not_accumulate(x: T.Buffer((16,), "float32"), y: T.Buffer((16,), "
             y[i] = T.if_then_else(i + k >= 1 and i + k < 17, x[i + k - 1], T.float32(0))
 
 
+@T.prim_func
+def guard_reads_memory(x: T.Buffer((16,), "float32"), lo: T.Buffer((1,), "int32"), y: T.Buffer((16,), "float32")):
+    for i in range(16):
+        for k in range(3):
+            y[i] = y[i] + T.if_then_else(i + k >= lo[0] and i + k < 17, x[i + k - 1], T.float32(0))
+
+
 def _reference(x, w):
     padded = np.pad(x, 3)
     return np.stack([sum(padded[2 * i + k] * w[k] for k in range(7)) for i in range(32)])
@@ -94,6 +101,12 @@ def test_a_store_that_is_no_accumulation_keeps_every_tap():
     func = skip_padded_taps(overwrite_not_accumulate)
     k_loop = next(loop for loop in _loops(func) if loop.loop_var.name == "k")
     assert int(k_loop.min) == 0 and int(k_loop.extent) == 3
+
+
+def test_a_guard_that_reads_memory_bounds_nothing():
+    func = skip_padded_taps(guard_reads_memory)
+    k_loop = next(loop for loop in _loops(func) if loop.loop_var.name == "k")
+    assert int(k_loop.min) == 0 and "lo[0]" in func.script()  # only the upper conjunct narrows the loop
 
 
 def test_disabled_passes_leave_the_guards():
