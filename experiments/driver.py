@@ -101,7 +101,8 @@ def run_experiment(cfg: Mapping[str, Any], original_cwd: str | None = None, swee
         tuning, tuning_dir = None, None
         if schedule_name == "tuned":
             progress.set_postfix_str("tuned: search")
-            sch, tuning, tuning_dir = tune_workload(mod, target, cfg, cwd, progress=run.get("progress", True))
+            sch, tuning, tuning_dir = tune_workload(mod, target, cfg, cwd, progress=run.get("progress", True),
+                                                    final_check=(inputs, expected))
         else:
             sch = tvm.tir.Schedule(mod)
             apply_schedule(workload.name, schedule_name, sch, vector_lanes=_target_vector_lanes(target))

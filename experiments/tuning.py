@@ -13,6 +13,8 @@ from typing import Any, Mapping
 
 from tensorize.graph.build import default_schedule_variants
 
+from .final_pick import DEFAULT_FINAL_CANDIDATES, fastest_here
+
 log = logging.getLogger(__name__)
 
 __all__ = ["search_settings", "search_group_file", "tune_workload", "tuning_work_dir"]
@@ -44,12 +46,16 @@ def tuning_work_dir(cfg: Mapping[str, Any], cwd: str) -> str:
     return os.path.join(cwd, cfg.get("tuning_dir", "tuning"), exp["name"], tgt.get("name", "target"), name)
 
 
-def tune_workload(mod, target, cfg: Mapping[str, Any], cwd: str, on_trial=None, progress: bool = True):
+def tune_workload(mod, target, cfg: Mapping[str, Any], cwd: str, on_trial=None, progress: bool = True,
+                  final_check: tuple | None = None):
     """Tune ``mod`` for ``target`` as ``cfg`` says; return ``(schedule, report, work_dir)``.
 
     On a CPU target the search first measures the graph layer's default schedules of the workload
     (``tensorize.graph.build.default_schedule_variants``), so its result is never worse than the untuned
-    kernel a model would run; ``+search.seed_default_schedules=false`` leaves them out.
+    kernel a model would run; ``+search.seed_default_schedules=false`` leaves them out. With
+    ``final_check`` (``(inputs, expected output)``) the search's best ``search.final_candidates`` programs
+    (default 4; 1 keeps the search's best as it is) are timed again side by side in this process and the
+    fastest is returned (``experiments.final_pick``).
 
     Raises ``RuntimeError`` when no measured program was valid (the error counts say why).
     """
@@ -86,6 +92,14 @@ def tune_workload(mod, target, cfg: Mapping[str, Any], cwd: str, on_trial=None, 
     if sch is None:
         raise RuntimeError(f"the search measured no valid program in {report.trials} trials (failures: "
                            f"{report.failed}, invalid samples: {report.invalid_samples}); see {work_dir}")
+    k = int(srch.get("final_candidates", DEFAULT_FINAL_CANDIDATES))
+    if final_check is not None and k > 1:
+        contenders = search.compile_tir_top_k(db, mod, target, k)
+        if len(contenders) > 1:
+            best, _ = fastest_here(contenders, *final_check, target, number=int(runner.get("number", 10)),
+                                   repeat=int(runner.get("repeat", 5)),
+                                   min_repeat_ms=float(runner.get("min_repeat_ms", 0)))
+            sch = contenders[best]
     log.info("tuned: %d trials, best %.4f ms, wall %.1f s (search %.1f s, build %.1f s, run %.1f s)", report.trials,
              report.best_secs * 1e3, report.seconds["total"], report.seconds["search"], report.seconds["build"],
              report.seconds["run"])

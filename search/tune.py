@@ -324,14 +324,31 @@ def compile_tir(db: Database, mod, target) -> Schedule | None:
 
     Records tuned for another target (another CPU or other features) are never used.
     """
+    best = compile_tir_top_k(db, mod, target, 1)
+    return best[0] if best else None
+
+
+def compile_tir_top_k(db: Database, mod, target, k: int) -> list[Schedule]:
+    """The ``k`` fastest distinct programs of ``mod`` for ``target`` in ``db``, replayed, fastest first
+    (a program measured twice counts once, at its faster record); what a caller times again in its own
+    process before it picks one (the experiments' ``search.final_candidates``).
+
+    Records tuned for another target (another CPU or other features) are never used.
+    """
     target = target if isinstance(target, Target) else Target(target)
     mod = as_module(mod)
-    if not db.has_workload(mod):
-        return None
+    if k <= 0 or not db.has_workload(mod):
+        return []
     workload = db.commit_workload(mod)
-    top = db.get_top_k(workload, 1, target=target)
-    if not top:
-        return None
-    sch = Schedule(mod)
-    Trace.from_json(top[0].trace_json).apply_to_schedule(sch)
-    return sch
+    traces: list[str] = []
+    for record in db.get_top_k(workload, len(db), target=target):
+        if record.trace_json not in traces:
+            traces.append(record.trace_json)
+        if len(traces) == k:
+            break
+    schedules = []
+    for trace_json in traces:
+        sch = Schedule(mod)
+        Trace.from_json(trace_json).apply_to_schedule(sch)
+        schedules.append(sch)
+    return schedules

@@ -131,3 +131,14 @@ def test_baseline_schedules_are_trials_and_take_part_in_the_re_measurement(tmp_p
     assert json.dumps(seeds[0].trace.as_json(), sort_keys=True) in _keys(db)
     assert len(report.remeasured) == report.valid  # the seeds and the search's program, each measured twice
     assert report.best_secs <= max(max(pair) for pair in report.remeasured)
+
+
+def test_top_k_gives_distinct_programs_fastest_first(tmp_path):
+    func = gemm_func(64)
+    db = search.tune_tir(func, HOST, str(tmp_path), max_trials_global=6, num_trials_per_iter=3, strategy="random",
+                         cost_model="random", seed=1, progress=False, remeasure_top_k=3)
+    top = search.compile_tir_top_k(db, func, HOST, 4)
+    texts = [json.dumps(s.trace.as_json(), sort_keys=True) for s in top]
+    assert len(top) == 4 and len(set(texts)) == 4  # re-measured programs count once
+    assert texts[0] == json.dumps(search.compile_tir(db, func, HOST).trace.as_json(), sort_keys=True)
+    assert search.compile_tir_top_k(db, func, HOST, 0) == []

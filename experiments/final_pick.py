@@ -1,0 +1,83 @@
+"""The tuned program an experiment reports: the search's few best, timed again side by side in the
+experiment's own process, the fastest kept.
+
+The search times each program once in its runner process, where a few percent separate the best ones
+and where a kernel's speed also depends on where its pages happen to land; the experiment then times
+its pick next to the baselines in another process. Timing the best ``search.final_candidates``
+programs (default 4) again here, in alternating rounds, picks the one that is fastest where it is
+reported. The report's own timing is a fresh measurement after the pick.
+"""
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+
+import tensorize as tvm
+from search import split_layout_rewrite
+from search.measure.tasks import pack_weights
+
+log = logging.getLogger(__name__)
+
+DEFAULT_FINAL_CANDIDATES = 4
+
+
+def fastest_here(schedules: list, inputs: list[np.ndarray], expected: np.ndarray, target, number: int,
+                 repeat: int, rounds: int = 3, min_repeat_ms: float = 0.0) -> tuple[int, list[float]]:
+    """``(index of the fastest schedule, median seconds of each)`` over ``rounds`` alternating rounds.
+
+    Each schedule is built, its weights packed once, and its output checked against ``expected``; a
+    schedule that fails to build or gives a wrong result times ``inf`` (and is logged).
+
+    Parameters
+    ----------
+    schedules : list of Schedule
+        The contenders (the search's best first).
+    inputs : list of numpy.ndarray
+        The workload's inputs.
+    expected : numpy.ndarray
+        The reference output.
+    target : Target
+        The target.
+    number, repeat : int
+        Each round's timing, as ``time_evaluator`` takes them.
+    rounds : int
+        How many times each schedule is timed, in turns.
+    min_repeat_ms : float
+        ``time_evaluator``'s minimum repeat duration.
+
+    Returns
+    -------
+    tuple of (int, list of float)
+    """
+    dev = tvm.cpu(0)
+    prepared = []
+    for i, sch in enumerate(schedules):
+        try:
+            kernel_mod, _ = split_layout_rewrite(sch.mod)
+            rt_mod = tvm.build(kernel_mod, target=target)
+            args = pack_weights(rt_mod, [tvm.nd.array(x, dev) for x in inputs])
+            out = tvm.nd.array(np.zeros(expected.shape, expected.dtype), dev)
+            rt_mod(*args, out)
+        except Exception as err:  # noqa: BLE001 - a contender that fails is dropped, the others compete
+            log.warning("final candidate %d failed to build or run: %s", i, err)
+            prepared.append(None)
+            continue
+        if not np.allclose(out.numpy(), expected, rtol=1e-4, atol=1e-4):
+            log.warning("final candidate %d gives a wrong result; dropped", i)
+            prepared.append(None)
+            continue
+        timer = rt_mod.time_evaluator(rt_mod.entry_name, dev, number=number, repeat=repeat,
+                                      min_repeat_ms=min_repeat_ms)
+        prepared.append((timer, args, out))
+    times: list[list[float]] = [[] for _ in schedules]
+    for _ in range(rounds):
+        for i, entry in enumerate(prepared):
+            if entry is not None:
+                timer, args, out = entry
+                times[i].append(float(timer(*args, out).median))
+    medians = [float(np.median(t)) if t else float("inf") for t in times]
+    best = int(np.argmin(medians))
+    log.info("final pick: candidate %d of %d (%s ms)", best, len(schedules),
+             ", ".join(f"{m * 1e3:.4g}" for m in medians))
+    return best, medians
