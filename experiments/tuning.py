@@ -7,6 +7,7 @@ so a run killed midway resumes where it stopped.
 """
 from __future__ import annotations
 
+import json
 import logging
 import os
 from typing import Any, Mapping
@@ -54,8 +55,8 @@ def tune_workload(mod, target, cfg: Mapping[str, Any], cwd: str, on_trial=None, 
     (``tensorize.graph.build.default_schedule_variants``), so its result is never worse than the untuned
     kernel a model would run; ``+search.seed_default_schedules=false`` leaves them out. With
     ``final_check`` (``(inputs, expected output)``) the search's best ``search.final_candidates`` programs
-    (default 4; 1 keeps the search's best as it is) are timed again side by side in this process and the
-    fastest is returned (``experiments.final_pick``).
+    (default 4; 1 keeps the search's best as it is) and the seeds are timed again side by side in this
+    process and the fastest is returned (``experiments.final_pick``).
 
     Raises ``RuntimeError`` when no measured program was valid (the error counts say why).
     """
@@ -95,6 +96,9 @@ def tune_workload(mod, target, cfg: Mapping[str, Any], cwd: str, on_trial=None, 
     k = int(srch.get("final_candidates", DEFAULT_FINAL_CANDIDATES))
     if final_check is not None and k > 1:
         contenders = search.compile_tir_top_k(db, mod, target, k)
+        known = {json.dumps(c.trace.as_json(), sort_keys=True) for c in contenders}
+        # the seeds compete too: one the runner timed a few percent slow may be the fastest here
+        contenders += [b for b in baselines if json.dumps(b.trace.as_json(), sort_keys=True) not in known]
         if len(contenders) > 1:
             best, _ = fastest_here(contenders, *final_check, target, number=int(runner.get("number", 10)),
                                    repeat=int(runner.get("repeat", 5)),
