@@ -56,7 +56,7 @@ def _zero_unless(term) -> list:
 
 def _same_load(load, store) -> bool:
     return (isinstance(load, E.BufferLoad) and load.buffer.data is store.buffer.data and load.predicate is None
-            and len(load.indices) == len(store.indices)
+            and load.buffer.dtype == store.buffer.dtype and len(load.indices) == len(store.indices)
             and all(expr_key(a) == expr_key(b) for a, b in zip(load.indices, store.indices)))
 
 
