@@ -22,7 +22,7 @@ from tqdm import tqdm
 import tensorize as tvm
 from tensorize import te
 
-from .baseline_set import measure_baselines
+from .baseline_set import baseline_timers, time_side_by_side
 from .job_record import log_job
 from .report import append_results
 from .isolated_build import build_isolated
@@ -78,11 +78,11 @@ def run_experiment(cfg: Mapping[str, Any], original_cwd: str | None = None, swee
     inputs = workload.random_inputs(rng)
     expected = workload.reference(*inputs)
 
-    # Baselines, measured once per experiment in this process.
+    # Baselines, checked once; timed below in alternating rounds with the schedules.
     number, repeat = int(run.get("number", 10)), int(run.get("repeat", 5))
     min_repeat_ms = float(run.get("min_repeat_ms", 0))
     tuning_root = os.path.join(cwd, cfg.get("tuning_dir", "tuning"))
-    baseline_ms = measure_baselines(
+    baselines = baseline_timers(
         workload, inputs, expected, list(exp.get("baselines", ["numpy", "torch"])), number, repeat,
         threads=run.get("threads"), min_repeat_ms=min_repeat_ms,
         tvm_options={"trials": int(cfg.get("search", {}).get("trials", 64)), "mcpu": target.mcpu or "native",
@@ -93,7 +93,7 @@ def run_experiment(cfg: Mapping[str, Any], original_cwd: str | None = None, swee
         uri = "sqlite:///" + os.path.join(cwd, uri[len("sqlite:///"):])
     tracker = Tracker(bool(trk.get("enabled", True)), uri, trk.get("experiment_name", exp["name"]))
 
-    rows, programs = [], {}
+    rows, programs, built = [], {}, {}
     schedules = list(exp.get("schedules", ["default"]))
     progress = tqdm(schedules, desc=f"{exp['name']} [{tgt['name']}]", unit="schedule", disable=not run.get("progress", True))
     for schedule_name in progress:
@@ -124,11 +124,19 @@ def run_experiment(cfg: Mapping[str, Any], original_cwd: str | None = None, swee
         if not np.allclose(out.numpy(), expected, rtol=1e-4, atol=1e-4):
             raise AssertionError(f"schedule {schedule_name!r} gives a wrong result (max abs error {max_err:g})")
 
-        progress.set_postfix_str(f"{schedule_name}: time")
         timer = rt_mod.time_evaluator(rt_mod.entry_name, dev, number=number, repeat=repeat,
                                       min_repeat_ms=min_repeat_ms)
-        result = timer(*args, out)
-        latency_ms = 1e3 * float(result.median)
+        built[schedule_name] = (sch, tuning, tuning_dir, compile_s, max_err, llvm_ir, assembly,
+                                lambda timer=timer, args=args, out=out: 1e3 * float(timer(*args, out).median))
+
+    # Our kernels and the baselines in alternating rounds: a slow spell of the machine falls on all alike.
+    progress.set_postfix_str("timing side by side")
+    timers = {**{("baseline", n): t for n, t in baselines.items()}, **{("schedule", n): b[-1] for n, b in built.items()}}
+    medians = time_side_by_side(timers, rounds=int(run.get("rounds", 3)), once=[("baseline", "numpy"),
+                                                                              ("baseline", "tvm")])
+    baseline_ms = {n: medians[("baseline", n)] for n in baselines}
+    for schedule_name, (sch, tuning, tuning_dir, compile_s, max_err, llvm_ir, assembly, _) in built.items():
+        latency_ms = medians[("schedule", schedule_name)]
         gflops = workload.flops / (latency_ms * 1e-3) / 1e9
 
         row = {

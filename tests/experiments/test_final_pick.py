@@ -1,5 +1,5 @@
-"""The experiments' final pick: the search's best few timed again in one process, the fastest kept,
-a wrong one dropped."""
+"""The experiments' final pick (the search's best few timed again in one process, the fastest kept,
+a wrong one dropped) and the side-by-side timing of kernels and baselines."""
 import numpy as np
 
 import tensorize as tvm
@@ -30,3 +30,13 @@ def test_the_faster_program_is_picked_and_a_wrong_one_dropped():
     assert best == 1 and medians[1] < medians[0]
     best, medians = fastest_here([naive, tiled], [a, b], a @ b + 1, HOST, number=1, repeat=1, rounds=1)
     assert medians == [float("inf"), float("inf")]
+
+
+def test_kernels_and_baselines_are_timed_in_turns():
+    from experiments.baseline_set import time_side_by_side
+
+    calls = []
+    timers = {name: (lambda name=name: calls.append(name) or float(len(calls))) for name in ("ours", "torch", "numpy")}
+    medians = time_side_by_side(timers, rounds=3, once=["numpy"])
+    assert calls == ["ours", "torch", "numpy", "ours", "torch", "ours", "torch"]
+    assert medians == {"ours": 4.0, "torch": 5.0, "numpy": 3.0}

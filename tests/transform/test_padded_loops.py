@@ -2,12 +2,15 @@
 taps on the padding and run their interior tiles without guards, with the same results."""
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 
 import tensorize as tvm
 from tensorize.ir import stmt as S
 from tensorize.script import tir as T
 from tensorize.transform.partition_padded_loops import partition_padded_loops
 from tensorize.transform.skip_padded_taps import skip_padded_taps
+from tests.hypothesis_setup import examples
 
 
 @T.prim_func
@@ -114,3 +117,26 @@ def test_disabled_passes_leave_the_guards():
         lowered = tvm.lower(conv1d_rows_outermost)["main"]
     k_loop = next(loop for loop in _loops(lowered) if loop.loop_var.name == "k")
     assert int(k_loop.min) == 0 and int(k_loop.extent) == 7
+
+
+@settings(max_examples=examples(12), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(length=st.integers(5, 40), kernel=st.integers(1, 7), stride=st.integers(1, 3), pad=st.integers(0, 4),
+       dilation=st.integers(1, 2), channels=st.sampled_from([3, 16, 20]))
+def test_any_padded_convolution_keeps_its_result(length, kernel, stride, pad, dilation, channels):
+    """The graph layer's schedules of a 1-D convolution (streaming ones read the padding inline), lowered
+    with the padding passes, against numpy."""
+    from experiments.workloads.suite import conv_nd, conv_reference
+    from tensorize.graph.build import default_schedule_variants
+
+    assume(length + 2 * pad >= dilation * (kernel - 1) + 1)
+    data, weight, out = conv_nd([length], 3, channels, kernel, stride, pad, dilation)
+    func = tvm.te.create_prim_func([data, weight, out])
+    rng = np.random.default_rng(length * 31 + kernel)
+    x = rng.standard_normal((1, length, 3)).astype("float32")
+    w = rng.standard_normal((kernel, 3, channels)).astype("float32")
+    expected = conv_reference(x, w, stride, pad, dilation)
+    for sch in default_schedule_variants(func, "llvm -mcpu=skylake-avx512"):
+        rt_mod = tvm.build(sch.mod, target="llvm")
+        y = tvm.nd.array(np.zeros(expected.shape, "float32"))
+        rt_mod(tvm.nd.array(x), tvm.nd.array(w), y)
+        np.testing.assert_allclose(y.numpy(), expected, rtol=1e-4, atol=1e-4)
