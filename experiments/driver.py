@@ -25,6 +25,7 @@ from tensorize import te
 from .baseline_set import baseline_timers, time_side_by_side
 from .job_record import log_job
 from .report import append_results
+from .final_pick import kernel_timer
 from .isolated_build import build_isolated
 from .schedules import apply_schedule
 from .targets import resolve_target
@@ -124,10 +125,9 @@ def run_experiment(cfg: Mapping[str, Any], original_cwd: str | None = None, swee
         if not np.allclose(out.numpy(), expected, rtol=1e-4, atol=1e-4):
             raise AssertionError(f"schedule {schedule_name!r} gives a wrong result (max abs error {max_err:g})")
 
-        timer = rt_mod.time_evaluator(rt_mod.entry_name, dev, number=number, repeat=repeat,
-                                      min_repeat_ms=min_repeat_ms)
+        timer = kernel_timer(rt_mod, inputs, expected, number, repeat, min_repeat_ms)  # fresh arrays per block
         built[schedule_name] = (sch, tuning, tuning_dir, compile_s, max_err, llvm_ir, assembly,
-                                lambda timer=timer, args=args, out=out: 1e3 * float(timer(*args, out).median))
+                                lambda timer=timer: 1e3 * timer())
 
     # Our kernels and the baselines in alternating rounds: a slow spell of the machine falls on all alike.
     progress.set_postfix_str("timing side by side")
