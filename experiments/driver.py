@@ -23,10 +23,10 @@ import tensorize as tvm
 from tensorize import te
 
 from .baseline_set import baseline_timers, time_side_by_side
-from .job_record import log_job
-from .report import append_results
 from .final_pick import kernel_timer
 from .isolated_build import build_isolated
+from .job_record import log_job
+from .report import append_results
 from .schedules import apply_schedule
 from .targets import resolve_target
 from .tuning import tune_workload
@@ -126,16 +126,19 @@ def run_experiment(cfg: Mapping[str, Any], original_cwd: str | None = None, swee
             raise AssertionError(f"schedule {schedule_name!r} gives a wrong result (max abs error {max_err:g})")
 
         timer = kernel_timer(rt_mod, inputs, expected, number, repeat, min_repeat_ms)  # fresh arrays per block
-        built[schedule_name] = (sch, tuning, tuning_dir, compile_s, max_err, llvm_ir, assembly,
-                                lambda timer=timer: 1e3 * timer())
+        built[schedule_name] = {"sch": sch, "tuning": tuning, "tuning_dir": tuning_dir, "compile_s": compile_s,
+                                "max_err": max_err, "llvm_ir": llvm_ir, "assembly": assembly,
+                                "timer": lambda timer=timer: 1e3 * timer()}
 
     # Our kernels and the baselines in alternating rounds: a slow spell of the machine falls on all alike.
     progress.set_postfix_str("timing side by side")
-    timers = {**{("baseline", n): t for n, t in baselines.items()}, **{("schedule", n): b[-1] for n, b in built.items()}}
+    timers = {**{("baseline", n): t for n, t in baselines.items()},
+              **{("schedule", n): b["timer"] for n, b in built.items()}}
     medians = time_side_by_side(timers, rounds=int(run.get("rounds", 3)), once=[("baseline", "numpy"),
                                                                               ("baseline", "tvm")])
     baseline_ms = {n: medians[("baseline", n)] for n in baselines}
-    for schedule_name, (sch, tuning, tuning_dir, compile_s, max_err, llvm_ir, assembly, _) in built.items():
+    for schedule_name, b in built.items():
+        sch, tuning, tuning_dir, compile_s, max_err = b["sch"], b["tuning"], b["tuning_dir"], b["compile_s"], b["max_err"]
         latency_ms = medians[("schedule", schedule_name)]
         gflops = workload.flops / (latency_ms * 1e-3) / 1e9
 
@@ -157,8 +160,7 @@ def run_experiment(cfg: Mapping[str, Any], original_cwd: str | None = None, swee
             row[f"{name}_ms"] = round(ms, 4)
             row[f"speedup_vs_{name}"] = round(ms / latency_ms, 3)
         rows.append(row)
-        programs[schedule_name] = {"sch": sch, "llvm_ir": llvm_ir, "assembly": assembly, "tuning": tuning,
-                                   "tuning_dir": tuning_dir}
+        programs[schedule_name] = {key: b[key] for key in ("sch", "llvm_ir", "assembly", "tuning", "tuning_dir")}
         log.info("%s/%s: %.3f ms, %.1f GFLOPS, %s", exp["name"], schedule_name, latency_ms, gflops,
                  ", ".join(f"{row[f'speedup_vs_{n}']:.2f}x vs {n}" for n in baseline_ms))
 

@@ -1,5 +1,6 @@
 """The ``tuned`` schedule of an experiment: run the search (``search.tune_tir``) on the workload and
-replay the best program it measured.
+replay the best program it measured (with the experiment's inputs: the fastest of its best few and the
+seeds, timed again in this process, ``experiments.final_pick``).
 
 The Hydra groups ``search/`` (strategy, trial budget) and ``cost_model/`` choose the components; the
 database, artefacts and report go to ``<tuning_dir>/<experiment>/<target>/<search>-<cost model>-seed<N>``
