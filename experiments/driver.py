@@ -138,7 +138,7 @@ def run_experiment(cfg: Mapping[str, Any], original_cwd: str | None = None, swee
                                                                               ("baseline", "tvm")])
     baseline_ms = {n: medians[("baseline", n)] for n in baselines}
     for schedule_name, b in built.items():
-        sch, tuning, tuning_dir, compile_s, max_err = b["sch"], b["tuning"], b["tuning_dir"], b["compile_s"], b["max_err"]
+        tuning, compile_s, max_err = b["tuning"], b["compile_s"], b["max_err"]
         latency_ms = medians[("schedule", schedule_name)]
         gflops = workload.flops / (latency_ms * 1e-3) / 1e9
 

@@ -96,8 +96,9 @@ def always_true_bound(cond, var, inner: dict | None = None):
     """Where the comparison ``cond`` holds for every value of the ``inner`` variables, as a bound on ``var``.
 
     ``("lo", e)`` means it holds for ``var >= e``, ``("hi", e)`` for ``var < e``; None when ``cond`` is not
-    a comparison linear in ``var`` (a non-linear term holding ``var``) or reads memory (a loop could change it). ``inner`` maps a variable to its
-    inclusive range ``(lo, hi)`` of constants; every other variable stays in ``e``.
+    a comparison linear in ``var`` (a non-linear term holding ``var``) or reads memory (a loop could
+    change it). ``inner`` maps a variable to its inclusive range ``(lo, hi)`` of constants; every other
+    variable stays in ``e``.
 
     Parameters
     ----------
