@@ -24,7 +24,7 @@ log = logging.getLogger(__name__)
 
 BASELINES = ("numpy", "torch", "torch_nchw", "onnxruntime", "tvm")
 
-__all__ = ["BASELINES", "baseline_timers", "measure_baselines", "time_side_by_side"]
+__all__ = ["BASELINES", "baseline_timers", "time_side_by_side"]
 
 
 def _callable(name: str, workload, inputs, threads):
@@ -39,19 +39,6 @@ def _callable(name: str, workload, inputs, threads):
     if name == "onnxruntime":
         return onnxruntime_baseline(workload, inputs, threads=threads)
     raise KeyError(f"unknown baseline {name!r}; choices: {list(BASELINES)}")
-
-
-def measure_baselines(workload, inputs: Sequence[np.ndarray], expected: np.ndarray, names: Sequence[str],
-                      number: int, repeat: int, threads: int | None = None, tvm_options: dict | None = None,
-                      min_repeat_ms: float = 0.0) -> dict[str, float]:
-    """Milliseconds per call of each named baseline that can run (median over ``repeat`` rounds of
-    ``number`` calls, more where a round would last under ``min_repeat_ms``).
-
-    Raises ``AssertionError`` when a baseline disagrees with the numpy reference (the workload or the
-    baseline's layout conversion is wrong), ``KeyError`` for an unknown name.
-    """
-    timers = baseline_timers(workload, inputs, expected, names, number, repeat, threads, tvm_options, min_repeat_ms)
-    return {name: timer() for name, timer in timers.items()}
 
 
 def baseline_timers(workload, inputs: Sequence[np.ndarray], expected: np.ndarray, names: Sequence[str],

@@ -23,7 +23,7 @@ import tensorize as tvm
 from tensorize import te
 
 from .baseline_set import baseline_timers, time_side_by_side
-from .final_pick import kernel_timer
+from .final_pick import kernel_timer, run_and_check
 from .isolated_build import build_isolated
 from .job_record import log_job
 from .report import append_results
@@ -33,7 +33,6 @@ from .tuning import tune_workload
 from .tracking import Tracker
 from .workloads import get_workload
 from search import split_layout_rewrite
-from search.measure.tasks import pack_weights
 
 log = logging.getLogger(__name__)
 
@@ -75,7 +74,6 @@ def run_experiment(cfg: Mapping[str, Any], original_cwd: str | None = None, swee
     if workload.weight_indices():  # constant weights: a schedule may pre-pack them once (timed without)
         func = func.with_attr("layout_free_buffers", workload.weight_indices())
     mod = tvm.IRModule({"main": func})
-    dev = tvm.cpu(0)
     inputs = workload.random_inputs(rng)
     expected = workload.reference(*inputs)
 
@@ -118,11 +116,8 @@ def run_experiment(cfg: Mapping[str, Any], original_cwd: str | None = None, swee
         compile_s = time.perf_counter() - start
 
         progress.set_postfix_str(f"{schedule_name}: check")
-        args = pack_weights(rt_mod, [tvm.nd.array(x, dev) for x in inputs])  # packed ones come back as numpy
-        out = tvm.nd.array(np.zeros(workload.output_shape(), workload.output_dtype), dev)
-        rt_mod(*args, out)
-        max_err = float(np.max(np.abs(out.numpy() - expected)))
-        if not np.allclose(out.numpy(), expected, rtol=1e-4, atol=1e-4):
+        ok, max_err = run_and_check(rt_mod, inputs, expected)
+        if not ok:
             raise AssertionError(f"schedule {schedule_name!r} gives a wrong result (max abs error {max_err:g})")
 
         timer = kernel_timer(rt_mod, inputs, expected, number, repeat, min_repeat_ms)  # fresh arrays per block

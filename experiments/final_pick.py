@@ -23,6 +23,30 @@ log = logging.getLogger(__name__)
 DEFAULT_FINAL_CANDIDATES = 4
 
 
+def run_and_check(rt_mod, inputs: list[np.ndarray], expected: np.ndarray) -> tuple[bool, float]:
+    """Run ``rt_mod`` once on ``inputs`` (its weights packed) and compare with ``expected``:
+    ``(within rtol/atol 1e-4, max abs error)``.
+
+    Parameters
+    ----------
+    rt_mod : Module
+        The built kernel.
+    inputs : list of numpy.ndarray
+        The workload's inputs.
+    expected : numpy.ndarray
+        The reference output.
+
+    Returns
+    -------
+    tuple of (bool, float)
+    """
+    args = pack_weights(rt_mod, [tvm.nd.array(x) for x in inputs])  # packed ones come back as numpy
+    out = tvm.nd.array(np.zeros(expected.shape, expected.dtype))
+    rt_mod(*args, out)
+    got = out.numpy()
+    return bool(np.allclose(got, expected, rtol=1e-4, atol=1e-4)), float(np.max(np.abs(got - expected)))
+
+
 def kernel_timer(rt_mod, inputs: list[np.ndarray], expected: np.ndarray, number: int, repeat: int,
                  min_repeat_ms: float = 0.0):
     """A timer of ``rt_mod``: each call times one block (``time_evaluator``'s median, in seconds) on
@@ -88,20 +112,17 @@ def fastest_here(schedules: list, inputs: list[np.ndarray], expected: np.ndarray
     -------
     tuple of (int, list of float)
     """
-    dev = tvm.cpu(0)
     prepared = []
     for i, sch in enumerate(schedules):
         try:
             kernel_mod, _ = split_layout_rewrite(sch.mod)
             rt_mod = tvm.build(kernel_mod, target=target)
-            args = pack_weights(rt_mod, [tvm.nd.array(x, dev) for x in inputs])
-            out = tvm.nd.array(np.zeros(expected.shape, expected.dtype), dev)
-            rt_mod(*args, out)
+            ok, _ = run_and_check(rt_mod, inputs, expected)
         except Exception as err:  # noqa: BLE001 - a contender that fails is dropped, the others compete
             log.warning("final candidate %d failed to build or run: %s", i, err)
             prepared.append(None)
             continue
-        if not np.allclose(out.numpy(), expected, rtol=1e-4, atol=1e-4):
+        if not ok:
             log.warning("final candidate %d gives a wrong result; dropped", i)
             prepared.append(None)
             continue

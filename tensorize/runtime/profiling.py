@@ -5,13 +5,14 @@ once before timing so the measurement covers the native call only (plus a ctypes
 """
 from __future__ import annotations
 
-from ..errors import TVMValueError
-
 import statistics
 import time
 from typing import Sequence
 
 import numpy as np
+
+from ..errors import TVMValueError
+from .cache_flush import PREPROCESSORS
 
 
 class BenchmarkResult:
@@ -79,8 +80,6 @@ def make_time_evaluator(func, dev, number: int, repeat: int, min_repeat_ms: floa
     flush = np.zeros(cache_flush_bytes // 8, dtype=np.float64) if cache_flush_bytes else None
     preproc = None
     if f_preproc:
-        from .cache_flush import PREPROCESSORS
-
         if f_preproc not in PREPROCESSORS:
             raise TVMValueError(f"unknown f_preproc {f_preproc!r}; known: {sorted(PREPROCESSORS)}")
         preproc = PREPROCESSORS[f_preproc]

@@ -17,7 +17,8 @@ from ..ir import dtype as dt
 from ..ir import expr as E
 from ..ir.functor import StmtExprMutator, collect_vars, post_order_visit
 
-__all__ = ["COMPARISONS", "TRUE", "ReplaceWithTrue", "always_true_bound", "conjuncts", "is_op", "is_true"]
+__all__ = ["COMPARISONS", "TRUE", "ReplaceWithTrue", "always_true_bound", "conjuncts", "has_guards", "is_op",
+           "is_true"]
 
 COMPARISONS = (E.LT, E.LE, E.GT, E.GE)
 TRUE = E.const("bool", 1)
@@ -50,6 +51,24 @@ def is_true(e) -> bool:
     bool
     """
     return isinstance(e, E.IntImm) and e.dtype == "bool" and e.value == 1
+
+
+def has_guards(stmt) -> bool:
+    """Whether ``stmt`` holds an ``if_then_else`` or ``Select`` (what the padding passes read; a program
+    without one is left as it is without walking its loops).
+
+    Parameters
+    ----------
+    stmt : Stmt
+
+    Returns
+    -------
+    bool
+    """
+    found = []
+    post_order_visit(stmt, lambda n: found.append(n) if isinstance(n, E.Select) or is_op(n, "tir.if_then_else")
+                     else None)
+    return bool(found)
 
 
 def conjuncts(cond) -> list:

@@ -23,7 +23,7 @@ from ..arith.expr_key import expr_key
 from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.functor import StmtExprMutator, post_order_visit
-from .guard_conditions import ReplaceWithTrue, always_true_bound, conjuncts, is_op
+from .guard_conditions import ReplaceWithTrue, always_true_bound, conjuncts, has_guards, is_op
 from .pass_infra import PassContext, func_pass, register_config_option
 
 __all__ = ["PartitionPaddedLoops", "partition_padded_loops"]
@@ -119,6 +119,8 @@ def partition_padded_loops(func, max_statements: int | None = None):
     >>> print(interior.min, interior.extent, interior.body.value)
     1 14 x[i - 1] + x[i + 1]
     """
+    if not has_guards(func.body):
+        return func
     if max_statements is None:
         config = PassContext.current().config.get("tir.PartitionPaddedLoops", {}) or {}
         max_statements = int(config.get("max_statements", DEFAULT_MAX_STATEMENTS))

@@ -29,7 +29,7 @@ from ..ir import stmt as S
 from ..ir.functor import StmtExprMutator, collect_vars, post_order_visit
 from ..ir.op import max as tir_max
 from ..ir.op import min as tir_min
-from .guard_conditions import ReplaceWithTrue, always_true_bound, conjuncts, is_op
+from .guard_conditions import ReplaceWithTrue, always_true_bound, conjuncts, has_guards, is_op
 from .pass_infra import func_pass
 
 __all__ = ["SkipPaddedTaps", "skip_padded_taps"]
@@ -157,7 +157,7 @@ def skip_padded_taps(func):
     >>> print(skip_padded_taps(f).body.body[1].min)
     T.max(0, 1 - i)
     """
-    return func.with_body(_Narrower().visit(func.body))
+    return func.with_body(_Narrower().visit(func.body)) if has_guards(func.body) else func
 
 
 def SkipPaddedTaps():
