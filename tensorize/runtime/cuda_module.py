@@ -10,6 +10,7 @@ import glob
 import logging
 import os
 import shutil
+import tempfile
 from dataclasses import dataclass
 
 from ..errors import TVMError
@@ -111,6 +112,7 @@ class CUDASourceModule:
     def __init__(self, source: str, target):
         self.source, self.target = source, target
         self._module = None
+        self._cubin_dir = None  # the cubin of an arch-specific target (sm_90a) lives here while loaded
         self.imported_modules = []
 
     def get_source(self, fmt: str = "") -> str:
@@ -167,8 +169,51 @@ class CUDASourceModule:
             include = cuda_include_dir()
             if include:
                 options.append(f"-I{include}")
-            self._module = cupy.RawModule(code=self.source, options=tuple(options), backend="nvrtc")
+            if self.arch().endswith("a"):
+                self._module = self._compile_arch_specific(cupy, options)
+            else:
+                self._module = cupy.RawModule(code=self.source, options=tuple(options), backend="nvrtc")
         return self._module.get_function(name)
+
+    def compile_cubin(self, options=("-std=c++17",)) -> bytes:
+        """The source compiled by NVRTC for exactly the target's architecture (no GPU needed).
+
+        Parameters
+        ----------
+        options : sequence of str
+            NVRTC options besides ``--gpu-architecture``.
+
+        Returns
+        -------
+        bytes
+            The cubin.
+
+        Raises
+        ------
+        TVMError
+            With NVRTC's log when the source does not compile.
+        """
+        from cupy_backends.cuda.libs import nvrtc
+
+        prog = nvrtc.createProgram(self.source, "tensorize_kernels.cu", [], [])
+        try:
+            try:
+                nvrtc.compileProgram(prog, [f"--gpu-architecture={self.arch()}", *options])
+            except nvrtc.NVRTCError as err:
+                raise TVMError(f"NVRTC cannot compile the kernels for {self.arch()}:\n"
+                               f"{nvrtc.getProgramLog(prog)}") from err
+            return nvrtc.getCUBIN(prog)
+        finally:
+            nvrtc.destroyProgram(prog)
+
+    def _compile_arch_specific(self, cupy, options):
+        # cupy compiles for the device's plain architecture (sm_90), which lacks the arch-specific
+        # instructions of sm_90a (wgmma); NVRTC is asked for the target's own and the cubin is loaded
+        self._cubin_dir = tempfile.TemporaryDirectory(prefix="tensorize_cubin_")
+        path = os.path.join(self._cubin_dir.name, "kernels.cubin")
+        with open(path, "wb") as f:
+            f.write(self.compile_cubin(options))
+        return cupy.RawModule(path=path)
 
 
 class CUDAFunction:

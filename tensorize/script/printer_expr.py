@@ -48,7 +48,7 @@ _CALL_BINARY = {E.Mod: "truncmod", E.Min: "min", E.Max: "max"}
 # Built-in ops whose printed call takes the result dtype as its first argument (it cannot be inferred).
 DTYPE_FIRST_OPS = frozenset({
     "tir.call_extern", "tir.call_pure_extern", "tir.call_llvm_intrin", "tir.call_llvm_pure_intrin",
-    "tir.reinterpret", "tir.ptx_mma", "tir.ptx_ldmatrix", "tir.type_annotation", "tir.undef",
+    "tir.reinterpret", "tir.ptx_mma", "tir.ptx_ldmatrix", "tir.ptx_wgmma", "tir.type_annotation", "tir.undef",
     "tir.vectorlow", "tir.vectorhigh", "tir.vectorcombine",
 })
 

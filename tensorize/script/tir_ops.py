@@ -28,7 +28,7 @@ __all__ = [
     "Add", "Sub", "Mul", "Div", "Mod", "FloorDiv", "FloorMod", "Min", "Max", "EQ", "NE", "LT", "LE", "GT", "GE",
     "And", "Or", "Not", "call_packed", "call_cpacked", "prefetch", "tvm_storage_sync", "tvm_thread_allreduce",
     "tvm_stack_make_shape", "tvm_fill_fragment", "tvm_load_matrix_sync", "tvm_store_matrix_sync", "tvm_mma_sync",
-    "ptx_mma", "ptx_ldmatrix", "ptx_commit_group", "ptx_wait_group", "vectorlow", "vectorhigh", "vectorcombine",
+    "ptx_mma", "ptx_ldmatrix", "ptx_wgmma", "ptx_wgmma_wait_group", "ptx_commit_group", "ptx_wait_group", "vectorlow", "vectorhigh", "vectorcombine",
 ]
 
 # The nodes themselves: calling the class builds the node with matched operand types.
@@ -287,6 +287,45 @@ def ptx_ldmatrix(dtype: str, *args) -> _Call:
         The call.
     """
     return _call(dtype, "ptx_ldmatrix", *args)
+
+
+def ptx_wgmma(dtype: str, *args) -> _Call:
+    """``T.ptx_wgmma(dtype, shape, a_type, b_type, c_type, a_ptr, a_lbo, a_sbo, b_ptr, b_lbo, b_sbo, c, c_offset)``.
+
+    One ``wgmma.mma_async`` of a warpgroup (sm_90a): ``C += A @ B^T`` with A (``m`` x ``k``) and B
+    (``n`` x ``k``) in shared memory, K-major, in 8-row x 16-byte core matrices; ``*_lbo`` / ``*_sbo`` are
+    the element distances between core matrices along K and along M (N). ``c`` is the warpgroup's
+    accumulator buffer, ``c_offset`` the calling thread's first register.
+
+    Parameters
+    ----------
+    dtype : str
+        The result dtype (``"handle"``).
+    *args : PrimExpr or str
+        The operands, in the order above.
+
+    Returns
+    -------
+    Call
+        The call.
+    """
+    return _call(dtype, "ptx_wgmma", *args)
+
+
+def ptx_wgmma_wait_group(n) -> _Call:
+    """``T.ptx_wgmma_wait_group(n)``: wait until at most ``n`` groups of ``wgmma.mma_async`` are pending.
+
+    Parameters
+    ----------
+    n : int
+        The groups left in flight.
+
+    Returns
+    -------
+    Call
+        The call.
+    """
+    return _call("int32", "ptx_wgmma_wait_group", n)
 
 
 def ptx_commit_group() -> _Call:

@@ -58,7 +58,11 @@ def index_interval(index: E.PrimExpr, doms: dict, outer: dict | None = None) -> 
         elif uses_var(term, lambda v: id(v) in doms):
             bounds = _div_mod_bounds(term, doms)
             if bounds is None:
-                return None
+                quotient = _tile_quotient(term, doms, outer) if coeff > 0 else None
+                if quotient is None:
+                    return None
+                lo, hi = lo + quotient[0].scaled(coeff), hi + quotient[1].scaled(coeff)
+                continue
             first, last = LinearForm.constant(bounds[0], form.dtype), LinearForm.constant(bounds[1], form.dtype)
             lo, hi = (lo + first.scaled(coeff), hi + last.scaled(coeff)) if coeff >= 0 else \
                 (lo + last.scaled(coeff), hi + first.scaled(coeff))
@@ -76,6 +80,23 @@ def _fold_outer(term, outer: dict):
                 and dom[0].value + dom[1].value <= term.b.value:
             return term.a if isinstance(term, E.FloorMod) else make_const(term.a.dtype, 0)
     return term
+
+
+def _tile_quotient(term, doms: dict, outer):
+    """Bounds of ``x // c`` where ``x`` is an outer multiple of ``c`` plus a part of constant range: a shared
+    tile in a blocked layout (``(i_0 * 128 + t) // 8`` is ``i_0 * 16 + [0, 16)``); None otherwise."""
+    if not isinstance(term, E.FloorDiv) or not isinstance(term.b, IntImm) or term.b.value <= 0:
+        return None
+    c = term.b.value
+    inner = index_interval(term.a, doms, outer)
+    if inner is None or not (inner[1] - inner[0]).is_constant():
+        return None
+    lo, hi = inner
+    if any(coeff % c for _, coeff in lo.terms.values()):
+        return None
+    outer_part = LinearForm({k: (t, coeff // c) for k, (t, coeff) in lo.terms.items()}, 0, lo.dtype)
+    return (outer_part + LinearForm.constant(lo.const // c, lo.dtype),
+            outer_part + LinearForm.constant(hi.const // c, lo.dtype))
 
 
 def _div_mod_bounds(term, doms: dict) -> tuple[int, int] | None:

@@ -28,7 +28,7 @@ from ..ir.functor import ir_transform, post_order_visit
 from ..ir.op import call_extern
 from .gpu_ptx_model import WarpModel
 
-_WARP_CALLS = ("tir.ptx_ldmatrix", "tir.ptx_mma")
+_WARP_CALLS = ("tir.ptx_ldmatrix", "tir.ptx_mma", "tir.ptx_wgmma", "tir.ptx_wgmma_wait_group")
 
 
 def _serial(node):
@@ -72,6 +72,10 @@ def _warp_call(node):
     a = list(node.args)
     if node.op.name == "tir.ptx_ldmatrix":  # trans, num, type, local, local_off, smem, smem_off
         return call_extern(node.dtype, "ptx_ldmatrix", a[0], a[1], a[2], _pointer(a[3], a[4]), _pointer(a[5], a[6]))
+    if node.op.name == "tir.ptx_wgmma":  # shape, types, a_ptr, a_lbo, a_sbo, b_ptr, b_lbo, b_sbo, c, c_off
+        return call_extern(node.dtype, "ptx_wgmma", *a[:10], _pointer(a[10], a[11]))
+    if node.op.name == "tir.ptx_wgmma_wait_group":
+        return call_extern(node.dtype, "ptx_wgmma_wait_group", *a)
     # shape, a_layout, b_layout, a_type, b_type, c_type, a, a_off, b, b_off, c, c_off, saturate
     return call_extern(node.dtype, "ptx_mma", *a[:6], _pointer(a[6], a[7]), _pointer(a[8], a[9]),
                        _pointer(a[10], a[11]))
@@ -87,6 +91,9 @@ def _fission(node):
     """One lane loop per warp instruction, so the 32 lanes of one instruction are issued one after another."""
     if not (isinstance(node, S.For) and isinstance(node.body, S.SeqStmt) and _has_warp_call(node.body)):
         return None
+    if node.kind != S.ForKind.THREAD_BINDING or node.thread_binding is None \
+            or node.thread_binding.thread_tag != "threadIdx.x":
+        return None  # a serial loop (a software pipeline's) keeps its statements in program order
     return S.SeqStmt([S.For(node.loop_var, node.min, node.extent, node.kind, item, node.thread_binding,
                             node.annotations) for item in node.body.seq])
 
@@ -141,5 +148,5 @@ def run_warp_emulated(mod, *arrays) -> WarpModel:
     model = WarpModel()
     run_prim_func(emulate_warp_calls(mod), *arrays, externs=model.externs())
     if model.pending:
-        raise RuntimeError(f"warp instructions issued by fewer than 32 lanes: {sorted(model.pending)}")
+        raise RuntimeError(f"warp instructions issued by fewer than all their threads: {sorted(model.pending)}")
     return model

@@ -1,4 +1,5 @@
-"""A numpy model of the warp-collective PTX instructions ``ldmatrix`` and ``mma.sync``, lane by lane.
+"""A numpy model of the warp-collective PTX instructions ``ldmatrix`` and ``mma.sync``, lane by lane, and of
+the warpgroup's ``wgmma.mma_async`` (128 threads, operands in shared memory through descriptors).
 
 The model follows the PTX ISA's fragment layouts (the register each lane holds for each element of
 the A, B and C/D matrices), written independently of the intrinsics' lane mappings, so running an
@@ -25,6 +26,7 @@ import numpy as np
 from ..errors import TVMError
 
 WARP = 32
+WARPGROUP = 4 * WARP
 
 
 def _fragment_positions(shape: str):
@@ -51,10 +53,10 @@ class WarpModel:
         self.pending: dict[str, list] = {}
         self.executed = 0
 
-    def _collect(self, name: str, operands):
+    def _collect(self, name: str, operands, threads: int = WARP):
         lanes = self.pending.setdefault(name, [])
         lanes.append(operands)
-        if len(lanes) < WARP:
+        if len(lanes) < threads:
             return None
         del self.pending[name]
         self.executed += 1
@@ -129,12 +131,82 @@ class WarpModel:
             for i, (r, col) in enumerate(pos_c[lane]):
                 pc.array[pc.offset + i] = D[r, col]
 
+    def wgmma(self, shape, a_type, b_type, c_type, a, a_lbo, a_sbo, b, b_lbo, b_sbo, c) -> None:
+        """``wgmma.mma_async.sync.aligned.m64nNk16`` with A and B in shared memory, K-major, no swizzle:
+        ``D = A @ B^T + D`` once all 128 threads of the warpgroup have issued it.
+
+        Parameters
+        ----------
+        shape : str
+            ``"m64n{N}k16"``.
+        a_type, b_type, c_type : str
+            Operand types (the arrays' dtypes are used).
+        a, b : Pointer
+            The start of the A (64 x 16) and B (N x 16) tiles in shared memory.
+        a_lbo, a_sbo, b_lbo, b_sbo : int
+            Elements between core matrices (8 rows x 16 bytes each) along K (leading) and along M or N
+            (stride), as the descriptors carry them.
+        c : Pointer
+            This thread's ``N / 2`` accumulator registers.
+        """
+        lanes = self._collect(f"wgmma.{shape}", (a, int(a_lbo), int(a_sbo), b, int(b_lbo), int(b_sbo), c), WARPGROUP)
+        if lanes is None:
+            return
+        def key(operands):
+            a, a_lbo, a_sbo, b, b_lbo, b_sbo = operands[:6]
+            return id(a.array), int(a.offset), a_lbo, a_sbo, id(b.array), int(b.offset), b_lbo, b_sbo
+
+        first = lanes[0][:6]
+        for other in lanes[1:]:
+            if key(other) != key(first):
+                raise TVMError("the threads of a warpgroup passed different wgmma descriptors; every thread must "
+                               "name the same shared tiles")
+        n = int(shape[len("m64n"):-len("k16")])
+        a, a_lbo, a_sbo, b, b_lbo, b_sbo = first
+        A = _core_matrix_tile(a, 64, a_lbo, a_sbo)
+        B = _core_matrix_tile(b, n, b_lbo, b_sbo)
+        acc = np.float64 if lanes[0][6].array.dtype.kind == "f" else np.int64
+        rows, cols = _accumulator_positions(n)
+        registers = np.stack([pc.array[pc.offset:pc.offset + n // 2] for *_, pc in lanes]).astype(acc)
+        C = np.zeros((64, n), acc)
+        C[rows, cols] = registers
+        D = A.astype(acc) @ B.astype(acc).T + C
+        for thread, (*_, pc) in enumerate(lanes):
+            pc.array[pc.offset:pc.offset + n // 2] = D[rows[thread], cols[thread]]
+
     def externs(self) -> dict:
         """The interpreter's ``externs`` for the calls ``emulate_warp_calls`` writes.
 
         Returns
         -------
         dict
-            ``{"ptx_ldmatrix": ..., "ptx_mma": ...}``.
+            ``{"ptx_ldmatrix": ..., "ptx_mma": ..., "ptx_wgmma": ..., ...}``; the waits and barriers of a
+            lowered software pipeline are no-ops (a serial run keeps program order).
         """
-        return {"ptx_ldmatrix": self.ldmatrix, "ptx_mma": self.mma}
+        def no_op(*args):  # ordering of a serial run is already program order
+            return 0
+
+        return {"ptx_ldmatrix": self.ldmatrix, "ptx_mma": self.mma, "ptx_wgmma": self.wgmma,
+                "ptx_wgmma_wait_group": no_op, "tir.ptx_commit_group": no_op, "tir.ptx_wait_group": no_op,
+                "tir.tvm_storage_sync": no_op}
+
+
+def _core_matrix_tile(ptr, rows: int, lbo: int, sbo: int, k: int = 16):
+    """The ``rows`` x ``k`` tile a no-swizzle K-major descriptor names: core matrices of 8 rows x 16 bytes,
+    ``sbo`` elements apart along the rows and ``lbo`` along K (PTX ISA, matrix descriptors)."""
+    per_row = 16 // ptr.array.itemsize
+    r = np.arange(rows)[:, None]
+    kk = np.arange(k)[None, :]
+    index = ptr.offset + (r // 8) * sbo + (kk // per_row) * lbo + (r % 8) * per_row + kk % per_row
+    return ptr.array[index]
+
+
+def _accumulator_positions(n: int):
+    """Row and column of register ``v`` of thread ``t`` in the 64 x ``n`` f32 accumulator of ``wgmma``
+    (PTX ISA, "WGMMA .m64nNk16 register fragment layout for accumulator"): arrays of shape (128, n / 2)."""
+    t = np.arange(WARPGROUP)[:, None]
+    v = np.arange(n // 2)[None, :]
+    warp, lane = t // WARP, t % WARP
+    rows = 16 * warp + lane // 4 + 8 * ((v // 2) % 2)
+    cols = 8 * (v // 4) + 2 * (lane % 4) + v % 2
+    return np.broadcast_to(rows, (WARPGROUP, n // 2)), np.broadcast_to(cols, (WARPGROUP, n // 2))

@@ -26,6 +26,7 @@ from ...ir.functor import post_order_visit
 from ...runtime.cuda_module import CUDAHostModule, CUDASourceModule, KernelLaunch
 from .source import HEADER, KernelWriter, _Scan
 from .vector import ASYNC_HELPERS
+from .wgmma import WGMMA_HELPERS
 
 
 def _has_thread_binding(stmt) -> bool:
@@ -144,5 +145,11 @@ def build(mod, target):
         functions[name] = (launches, params, [(d, n) for _, d, n in workspaces(func.body)])
     if any("tz_cp_async" in src for src in sources[1:]):
         sources.insert(1, ASYNC_HELPERS)
+    if any("tz_wgmma" in src for src in sources[1:]):
+        arch = getattr(target, "arch", "") or "sm_80"
+        if arch != "sm_90a":
+            raise TVMError(f"the program uses Hopper's wgmma.mma_async, which only sm_90a has; the target asks "
+                           f"for {arch}: build for 'cuda -arch=sm_90a'")
+        sources.insert(1, WGMMA_HELPERS)
     device = CUDASourceModule("\n".join(sources), target)
     return CUDAHostModule(functions, device, target)

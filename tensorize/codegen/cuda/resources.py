@@ -62,6 +62,8 @@ def _memory(stmt) -> tuple[int, int]:
             shared += nbytes
         elif scope.startswith("wmma.") or scope == "warp":
             local += nbytes // 32
+        elif scope == "warp.group":
+            local += nbytes // 128
         elif scope == "local":
             local += nbytes
 

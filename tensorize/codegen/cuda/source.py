@@ -29,6 +29,7 @@ from .expr import CudaExprPrinter, c_type
 from .vector import WIDE_TYPES, aligned_ramp, lane
 from .warp import FragmentInfo, install_warp_calls
 from .warp_memory import WarpMemoryLowering
+from .wgmma import BARRIER_PREFIX, install_wgmma_calls
 
 _THREAD_TAGS = ("blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y", "threadIdx.z")
 # attributes of a software pipeline that hold for the statements under them: attr key -> writer flag
@@ -61,6 +62,13 @@ class _Scan:
         elif isinstance(node, S.Allocate):
             annotation = getattr(node.buffer_var, "type_annotation", None)
             self.scopes[node.buffer_var] = getattr(annotation, "storage_scope", "global")
+
+
+def _calls(stmt, op_name: str) -> bool:
+    """Whether ``stmt`` calls the op ``op_name``."""
+    found = []
+    post_order_visit(stmt, lambda n: found.append(n) if isinstance(n, E.Call) and n.op.name == op_name else None)
+    return bool(found)
 
 
 def _touches_shared(stmt, shared_vars, writes: bool) -> bool:
@@ -97,6 +105,8 @@ class KernelWriter(CudaExprPrinter):
         self.in_async = False  # inside a software pipeline's producer stage (``async_scope``)
         self.explicit_sync = False  # inside a software pipeline: its barriers are in the IR already
         install_warp_calls(self)
+        install_wgmma_calls(self)
+        self.uses_wgmma = False  # set by ``write``: barriers then wait for the pending wgmma groups
 
     def _plan_shared(self, body) -> None:
         """Use one dynamic shared array when the kernel's shared buffers exceed the static limit (or one
@@ -129,6 +139,10 @@ class KernelWriter(CudaExprPrinter):
         """
         if line == "__syncthreads();" and self.lines and self.lines[-1].strip() == line:
             return
+        if line == "__syncthreads();" and self.uses_wgmma:
+            for before in BARRIER_PREFIX:
+                if not (self.lines and self.lines[-1].strip() == before):
+                    self.lines.append("  " * self.indent + before)
         self.lines.append("  " * self.indent + line)
 
     def write(self, name: str, params, body, workspaces=()):
@@ -151,6 +165,7 @@ class KernelWriter(CudaExprPrinter):
             ``(source, grid, block)``: the ``__global__`` function's C text and the launch's (x, y, z) extents.
         """
         body = WarpMemoryLowering(self.scan.scopes, self.scan.extents.get("threadIdx.x", 1)).lower(body)
+        self.uses_wgmma = _calls(body, "tir.ptx_wgmma")
         self.fragments.scan(body)
         self._plan_shared(body)
         args = []
@@ -251,7 +266,7 @@ class KernelWriter(CudaExprPrinter):
             self.emit(f"{ctype}* {name} = ({ctype}*)(dyn_shared + {self.dynamic_offsets[s.buffer_var]});")
         elif scope in ("shared", "shared.dyn"):
             self.emit(f"__shared__ alignas(128) {c_type(s.dtype)} {name}[{size}];")
-        elif scope in ("local", "warp", "global"):
+        elif scope in ("local", "warp", "warp.group", "global"):
             if scope == "global":
                 raise TVMError(f"kernel allocates the global buffer {name}; give it a 'shared' or 'local' scope "
                                "(cache_read/cache_write with a GPU scope)")

@@ -1,4 +1,5 @@
-"""Warp memory to registers: a ``"warp"``-scope buffer becomes one register array per lane.
+"""Warp memory to registers: a ``"warp"``-scope buffer becomes one register array per lane (a ``"warp.group"``
+buffer, the ``wgmma`` accumulators, one per thread of a 128-thread warpgroup).
 
 A warp buffer (the ``mma_*`` intrinsics' operands, see ``intrinsics.cuda_mma``) is written in TensorIR as
 ``32 * L`` elements per tile: lane ``t`` of the warp holds elements ``t * L .. t * L + L - 1`` of each
@@ -16,14 +17,17 @@ from ...ir import stmt as S
 from ...ir.functor import ir_transform, post_order_visit, substitute, uses_any
 
 WARP = 32
-_REGISTER_ARGS = {"tir.ptx_ldmatrix": ((3, 4),), "tir.ptx_mma": ((6, 7), (8, 9), (10, 11))}
+GROUP_SIZES = {"warp": WARP, "warp.group": 4 * WARP}  # threads sharing one buffer, by scope
+_REGISTER_ARGS = {"tir.ptx_ldmatrix": ((3, 4),), "tir.ptx_mma": ((6, 7), (8, 9), (10, 11)),
+                  "tir.ptx_wgmma": ((10, 11),)}
 
 
 class WarpMemoryLowering:
     """Rewrites the warp buffers of one kernel body (``lower(body) -> body``)."""
 
     def __init__(self, scopes: dict, lane_extent: int):
-        self.warp_vars = {v for v, scope in scopes.items() if scope == "warp"}
+        self.group = {v: GROUP_SIZES[scope] for v, scope in scopes.items() if scope in GROUP_SIZES}
+        self.warp_vars = set(self.group)
         self.lane_extent = lane_extent
         self.lanes: set = set()
         self.lets: dict = {}  # common subexpressions: a lane offset may hide behind a LetStmt variable
@@ -58,7 +62,7 @@ class WarpMemoryLowering:
                 return True
         return False
 
-    def index(self, name: str, e):
+    def index(self, name: str, e, group: int = WARP):
         """The per-thread index of the warp-buffer index ``e``.
 
         Parameters
@@ -67,11 +71,13 @@ class WarpMemoryLowering:
             The buffer (for messages).
         e : PrimExpr
             A flat index into the warp buffer.
+        group : int
+            The threads sharing the buffer (32, or 128 for a warpgroup's).
 
         Returns
         -------
         PrimExpr
-            ``base / 32 + local`` where ``e = base + L * lane + local``.
+            ``base / group + local`` where ``e = base + L * lane + local``.
 
         Raises
         ------
@@ -89,8 +95,8 @@ class WarpMemoryLowering:
         step = self.analyzer.simplify(substitute(e, lambda v: E.IntImm(v.dtype, 1) if v in self.lanes else None) - base)
         if not isinstance(step, E.IntImm) or step.value <= 0:
             raise TVMError(f"the warp buffer {name} is indexed by {e}: not (lane * L + a per-lane offset) for a "
-                           "constant L; its layout must be (..., 32 lanes, L registers)")
-        tile = WARP * int(step.value)
+                           f"constant L; its layout must be (..., {group} lanes, L registers)")
+        tile = group * int(step.value)
         return self.analyzer.simplify(base // tile * int(step.value) + base % tile)
 
     def lower(self, body):
@@ -113,20 +119,24 @@ class WarpMemoryLowering:
         self.warp_vars = {v for v in self.warp_vars if self._indexed_by_lane(body, v)}
         if not self.warp_vars:
             return body
-        if self.lane_extent != WARP:
-            raise TVMError(f"a kernel with warp buffers needs threadIdx.x to be the warp's {WARP} lanes, not "
-                           f"{self.lane_extent} threads; bind warps to threadIdx.y/z")
+        for group in {self.group[v] for v in self.warp_vars}:
+            if self.lane_extent != group:
+                unit = "warp" if group == WARP else "warpgroup"
+                raise TVMError(f"a kernel with {unit} buffers needs threadIdx.x to be the {unit}'s {group} lanes, "
+                               f"not {self.lane_extent} threads; bind the {unit}s to threadIdx.y/z")
 
         def post(node):
             if isinstance(node, E.BufferLoad) and node.buffer.data in self.warp_vars:
-                return E.BufferLoad(node.buffer, [self.index(node.buffer.name, node.indices[0])])
+                group = self.group[node.buffer.data]
+                return E.BufferLoad(node.buffer, [self.index(node.buffer.name, node.indices[0], group)])
             if isinstance(node, S.BufferStore) and node.buffer.data in self.warp_vars:
-                return S.BufferStore(node.buffer, node.value, [self.index(node.buffer.name, node.indices[0])])
+                group = self.group[node.buffer.data]
+                return S.BufferStore(node.buffer, node.value, [self.index(node.buffer.name, node.indices[0], group)])
             if isinstance(node, E.Call) and node.op.name in _REGISTER_ARGS:
                 args = list(node.args)
                 for data, offset in _REGISTER_ARGS[node.op.name]:
                     if args[data] in self.warp_vars:
-                        args[offset] = self.index(args[data].name, args[offset])
+                        args[offset] = self.index(args[data].name, args[offset], self.group[args[data]])
                 return E.Call(node.dtype, node.op, args)
             if isinstance(node, S.LetStmt) and not uses_any(node.body, {id(node.var)}):
                 return node.body  # a lane offset (common subexpression) no index uses any more
@@ -134,10 +144,11 @@ class WarpMemoryLowering:
                 size = 1
                 for extent in node.extents:
                     size *= int(extent.value)
-                if size % WARP:
+                group = self.group[node.buffer_var]
+                if size % group:
                     raise TVMError(f"the warp buffer {node.buffer_var.name} has {size} elements, not a multiple "
-                                   f"of the {WARP} lanes")
-                return S.Allocate(node.buffer_var, node.dtype, [E.IntImm("int32", size // WARP)], node.condition,
+                                   f"of the {group} lanes")
+                return S.Allocate(node.buffer_var, node.dtype, [E.IntImm("int32", size // group)], node.condition,
                                   node.body, node.annotations)
             return None
 

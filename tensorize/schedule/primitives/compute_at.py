@@ -401,7 +401,7 @@ def _thread_visible_loops(loops: list, scope: str) -> list:
     yet compact shared tiles whose bindings drop the vthread, so they stay unrelaxed.)"""
     if scope.startswith("shared"):
         prefixes = ("threadIdx",)
-    elif scope == "warp":
+    elif scope in ("warp", "warp.group"):
         prefixes = ("threadIdx.x",)
     else:
         return []

@@ -1,0 +1,302 @@
+"""Hopper's warpgroup MMA (``wgmma.mma_async``, sm_90a) as tensor intrinsics: the Tensor Core path cuBLAS uses
+on H100/H200.
+
+A *warpgroup* is four consecutive warps (128 threads). One ``wgmma.mma_async.m64nNk16`` multiplies a 64x16 A
+tile by a 16xN B tile, both read by the Tensor Cores straight from shared memory, and accumulates into a 64xN
+f32 tile spread over the 128 threads' registers (``N / 2`` per thread). The intrinsics make both layouts
+explicit in TensorIR, as ``intrinsics.cuda_mma`` does for ``mma.sync``:
+
+* **Shared operands, K-major, no swizzle** (the PTX ISA's canonical layout): a tile is made of *core
+  matrices* of 8 rows x 16 bytes (8 f16), each stored contiguously (128 bytes). A schedule gives a shared
+  tile ``S[r, k]`` this layout with ``sch.transform_layout(block, buffer, shared_tile_map)``:
+  ``(r, k) -> (r // 8, k // 8, r % 8, k % 8)``. The instruction finds the core matrices through the
+  *leading byte offset* (between core matrices along K: the buffer's second stride) and the *stride byte
+  offset* (along M or N: its first stride), which the ``impl`` reads off the buffer and the CUDA code
+  generator packs into the 64-bit shared-memory descriptors with the tile's address.
+* **The accumulator**: a ``"warp.group"`` buffer of shape (128 threads, N / 2 registers) per 64xN tile;
+  element ``(i, j)`` lives in thread ``32 * (i // 16) + 4 * (i % 8) + (j % 8) // 2``, register
+  ``4 * (j // 8) + 2 * ((i % 16) // 8) + j % 2`` (``acc_layout``; ``acc_tile_map`` for a whole buffer).
+  The CUDA code generator keeps one register array per thread (``tensorize.codegen.cuda.warp_memory``).
+
+Both operands K-major means the GEMM is ``C[i, j] = sum_k A[i, k] * B[j, k]`` (B stored N x K, as cuBLAS's
+"TN" case). The code generator surrounds each ``wgmma.mma_async`` with ``wgmma.fence`` and
+``wgmma.commit_group``, and in a kernel that uses it waits for the pending groups
+(``wgmma.wait_group 0``) and fences the generic-proxy shared-memory writes (``fence.proxy.async``) before
+every ``__syncthreads()``; the store intrinsic waits before it reads the accumulator.
+
+=================================  ==============================================================
+name                               what
+=================================  ==============================================================
+wgmma_m64n{N}k16_f16f16f32         C(f32, 64xN) += A(f16, 64x16) B(f16, Nx16)^T, N in 64, 128, 256
+wgmma_fill_m64n{N}_f32             C = 0
+wgmma_store_m64n{N}_f32_global     C -> global memory (waits for the pending wgmma groups first)
+=================================  ==============================================================
+
+>>> import intrinsics.cuda_wgmma as wg
+>>> [int(x) for x in wg.acc_layout(17, 10)]    # row 17, column 10: warp 1, lane 4 * 1 + 1
+[37, 4]
+"""
+from __future__ import annotations
+
+from tensorize import tir
+from tensorize.ir.tensor_intrin import IntrinMeta, TensorIntrin
+from tensorize.script import tir as T
+
+WARPGROUP = 128
+WGMMA_N = (64, 128, 256)
+SCOPE = "warp.group"
+
+
+def intrin_name(n: int) -> str:
+    """The registered name of the ``m64n{n}k16`` f16 x f16 -> f32 multiply-accumulate.
+
+    Parameters
+    ----------
+    n : int
+        The tile's N (64, 128 or 256).
+
+    Returns
+    -------
+    str
+        E.g. ``"wgmma_m64n256k16_f16f16f32"``.
+    """
+    return f"wgmma_m64n{n}k16_f16f16f32"
+
+
+def fill_name(n: int) -> str:
+    """The registered name of the accumulator fill of a 64 x ``n`` tile.
+
+    Parameters
+    ----------
+    n : int
+        The tile's N.
+
+    Returns
+    -------
+    str
+        E.g. ``"wgmma_fill_m64n256_f32"``.
+    """
+    return f"wgmma_fill_m64n{n}_f32"
+
+
+def store_name(n: int) -> str:
+    """The registered name of the accumulator store of a 64 x ``n`` tile to global memory.
+
+    Parameters
+    ----------
+    n : int
+        The tile's N.
+
+    Returns
+    -------
+    str
+        E.g. ``"wgmma_store_m64n256_f32_global"``.
+    """
+    return f"wgmma_store_m64n{n}_f32_global"
+
+
+def acc_layout(i, j):
+    """The thread and register of accumulator element ``(i, j)`` of a 64xN tile.
+
+    Parameters
+    ----------
+    i, j : int or PrimExpr
+        Row (0..63) and column.
+
+    Returns
+    -------
+    tuple
+        ``(thread, register)``.
+    """
+    return 32 * (i // 16) + 4 * (i % 8) + (j % 8) // 2, 4 * (j // 8) + 2 * ((i // 8) % 2) + j % 2
+
+
+def acc_tile_map(n: int):
+    """The index map a schedule gives a whole accumulator buffer: ``(i, j) -> (i // 64, j // n, thread, reg)``.
+
+    Parameters
+    ----------
+    n : int
+        The N of each wgmma tile.
+
+    Returns
+    -------
+    callable
+        For ``sch.transform_layout(block, buffer, acc_tile_map(n))``.
+    """
+    def index_map(i, j):
+        return (i // 64, j // n, *acc_layout(i % 64, j % n))
+
+    return index_map
+
+
+def shared_tile_map(r, k):
+    """The K-major core-matrix layout of a shared operand: ``(r, k) -> (r // 8, k // 8, r % 8, k % 8)``.
+
+    Parameters
+    ----------
+    r, k : PrimExpr
+        Row (M or N) and K index of the shared tile.
+
+    Returns
+    -------
+    tuple
+        The index in the 4-D buffer.
+    """
+    return r // 8, k // 8, r % 8, k % 8
+
+
+def _meta(kind: str, **extra) -> IntrinMeta:
+    return IntrinMeta(target_kind="cuda", extra={"wgmma": kind, "min_arch": "sm_90a", **extra})
+
+
+def wgmma_sync(n: int, scope: str = "shared"):
+    """``desc``/``impl`` of ``C[i, j] += A[i, k] * B[j, k]`` on a 64 x ``n`` x 16 tile.
+
+    Parameters
+    ----------
+    n : int
+        64, 128 or 256.
+    scope : str
+        The storage scope of A and B.
+
+    Returns
+    -------
+    tuple of PrimFunc
+        ``(desc, impl)``: ``impl`` is one ``wgmma.mma_async.sync.aligned.m64n{n}k16.f32.f16.f16`` per
+        warpgroup, its descriptors built from the operands' strides.
+    """
+    regs = n // 2
+    rows_b = n // 8
+
+    @T.prim_func
+    def desc(a: T.handle, b: T.handle, c: T.handle) -> None:
+        A = T.match_buffer(a, (8, 2, 8, 8), "float16", align=16, offset_factor=8, scope=scope)
+        B = T.match_buffer(b, (rows_b, 2, 8, 8), "float16", align=16, offset_factor=8, scope=scope)
+        C = T.match_buffer(c, (WARPGROUP, regs), "float32", align=64, offset_factor=1, scope=SCOPE)
+        with T.block("root"):
+            T.reads(C[0:WARPGROUP, 0:regs], A[0:8, 0:2, 0:8, 0:8], B[0:rows_b, 0:2, 0:8, 0:8])
+            T.writes(C[0:WARPGROUP, 0:regs])
+            for i, j, k in T.grid(64, n, 16):
+                with T.block("C"):
+                    vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                    C[acc_layout(vi, vj)[0], acc_layout(vi, vj)[1]] = C[
+                        acc_layout(vi, vj)[0], acc_layout(vi, vj)[1]] + T.Cast(
+                        "float32", A[vi // 8, vk // 8, vi % 8, vk % 8]) * T.Cast(
+                        "float32", B[vj // 8, vk // 8, vj % 8, vk % 8])
+
+    @T.prim_func
+    def impl(a: T.handle, b: T.handle, c: T.handle) -> None:
+        sa0 = T.int32()
+        sa1 = T.int32()
+        sb0 = T.int32()
+        sb1 = T.int32()
+        A = T.match_buffer(a, (8, 2, 8, 8), "float16", align=16, offset_factor=8, scope=scope,
+                           strides=[sa0, sa1, 8, 1])
+        B = T.match_buffer(b, (rows_b, 2, 8, 8), "float16", align=16, offset_factor=8, scope=scope,
+                           strides=[sb0, sb1, 8, 1])
+        C = T.match_buffer(c, (WARPGROUP, regs), "float32", align=64, offset_factor=1, scope=SCOPE)
+        with T.block("root"):
+            T.reads(C[0:WARPGROUP, 0:regs], A[0:8, 0:2, 0:8, 0:8], B[0:rows_b, 0:2, 0:8, 0:8])
+            T.writes(C[0:WARPGROUP, 0:regs])
+            for tx in T.thread_binding(WARPGROUP, thread="threadIdx.x"):
+                T.evaluate(T.ptx_wgmma("handle", f"m64n{n}k16", "fp16", "fp16", "fp32",
+                                       A.access_ptr("r"), sa1, sa0, B.access_ptr("r"), sb1, sb0,
+                                       C.data, C.elem_offset + regs * tx))
+
+    return desc, impl
+
+
+def wgmma_fill(n: int):
+    """``desc``/``impl`` zeroing a 64 x ``n`` accumulator tile.
+
+    Parameters
+    ----------
+    n : int
+        The tile's N.
+
+    Returns
+    -------
+    tuple of PrimFunc
+        ``(desc, impl)``: each thread zeroes its ``n / 2`` registers.
+    """
+    regs = n // 2
+    zero = tir.const(0, "float32")
+
+    @T.prim_func
+    def desc(c: T.handle) -> None:
+        C = T.match_buffer(c, (WARPGROUP, regs), "float32", align=64, offset_factor=1, scope=SCOPE)
+        with T.block("root"):
+            T.reads()
+            T.writes(C[0:WARPGROUP, 0:regs])
+            for i, j in T.grid(64, n):
+                with T.block("C_init"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    C[acc_layout(vi, vj)[0], acc_layout(vi, vj)[1]] = zero
+
+    @T.prim_func
+    def impl(c: T.handle) -> None:
+        C = T.match_buffer(c, (WARPGROUP, regs), "float32", align=64, offset_factor=1, scope=SCOPE)
+        with T.block("root"):
+            T.reads()
+            T.writes(C[0:WARPGROUP, 0:regs])
+            for tx in T.thread_binding(WARPGROUP, thread="threadIdx.x"):
+                for r in T.unroll(regs):
+                    C[tx, r] = zero
+
+    return desc, impl
+
+
+def wgmma_store(n: int, scope: str = "global"):
+    """``desc``/``impl`` writing a 64 x ``n`` accumulator tile to ``scope`` memory.
+
+    Parameters
+    ----------
+    n : int
+        The tile's N.
+    scope : str
+        The destination's scope.
+
+    Returns
+    -------
+    tuple of PrimFunc
+        ``(desc, impl)``: each thread waits for its warpgroup's pending ``wgmma`` groups, then stores its
+        ``n / 2`` elements (thread ``t``, register ``r``: row ``16 * (t // 32) + (t % 32) // 4 + 8 * ((r // 2) % 2)``,
+        column ``8 * (r // 4) + 2 * (t % 4) + r % 2``).
+    """
+    regs = n // 2
+
+    @T.prim_func
+    def desc(c: T.handle, d: T.handle) -> None:
+        C = T.match_buffer(c, (WARPGROUP, regs), "float32", align=64, offset_factor=1, scope=SCOPE)
+        D = T.match_buffer(d, (64, n), "float32", align=64, offset_factor=1, scope=scope)
+        with T.block("root"):
+            T.reads(C[0:WARPGROUP, 0:regs])
+            T.writes(D[0:64, 0:n])
+            for i, j in T.grid(64, n):
+                with T.block("C_store"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    D[vi, vj] = C[acc_layout(vi, vj)[0], acc_layout(vi, vj)[1]]
+
+    @T.prim_func
+    def impl(c: T.handle, d: T.handle) -> None:
+        s0 = T.int32()
+        s1 = T.int32()
+        C = T.match_buffer(c, (WARPGROUP, regs), "float32", align=64, offset_factor=1, scope=SCOPE)
+        D = T.match_buffer(d, (64, n), "float32", align=64, offset_factor=1, scope=scope, strides=[s0, s1])
+        with T.block("root"):
+            T.reads(C[0:WARPGROUP, 0:regs])
+            T.writes(D[0:64, 0:n])
+            for tx in T.thread_binding(WARPGROUP, thread="threadIdx.x"):
+                T.evaluate(T.ptx_wgmma_wait_group(0))
+                for r in T.unroll(regs):
+                    D[16 * (tx // 32) + (tx % 32) // 4 + 8 * ((r // 2) % 2), 8 * (r // 4) + 2 * (tx % 4) + r % 2] = C[
+                        tx, r]
+
+    return desc, impl
+
+
+for _n in WGMMA_N:
+    TensorIntrin.register(intrin_name(_n), *wgmma_sync(_n), override=True, meta=_meta("sync", n=_n))
+    TensorIntrin.register(fill_name(_n), *wgmma_fill(_n), override=True, meta=_meta("fill", n=_n))
+    TensorIntrin.register(store_name(_n), *wgmma_store(_n), override=True, meta=_meta("store", n=_n))
