@@ -165,23 +165,28 @@ class CUDASourceModule:
             # cupy adds the current device's architecture itself (a second -arch only draws a warning); a
             # target that asks for a newer one than the device has cannot run there.
             self._check_device_arch(cupy)
-            options = ["-std=c++17"]
-            include = cuda_include_dir()
-            if include:
-                options.append(f"-I{include}")
+            options = self._nvrtc_options()
             if self.arch().endswith("a"):
                 self._module = self._compile_arch_specific(cupy, options)
             else:
                 self._module = cupy.RawModule(code=self.source, options=tuple(options), backend="nvrtc")
         return self._module.get_function(name)
 
-    def compile_cubin(self, options=("-std=c++17",)) -> bytes:
+    @staticmethod
+    def _nvrtc_options() -> list:
+        options = ["-std=c++17"]
+        include = cuda_include_dir()
+        if include:
+            options.append(f"-I{include}")  # the toolkit's headers (mma.h)
+        return options
+
+    def compile_cubin(self, options=None) -> bytes:
         """The source compiled by NVRTC for exactly the target's architecture (no GPU needed).
 
         Parameters
         ----------
-        options : sequence of str
-            NVRTC options besides ``--gpu-architecture``.
+        options : sequence of str, optional
+            NVRTC options besides ``--gpu-architecture`` (default: C++17 and the toolkit's headers).
 
         Returns
         -------
@@ -197,6 +202,7 @@ class CUDASourceModule:
 
         prog = nvrtc.createProgram(self.source, "tensorize_kernels.cu", [], [])
         try:
+            options = self._nvrtc_options() if options is None else list(options)
             try:
                 nvrtc.compileProgram(prog, [f"--gpu-architecture={self.arch()}", *options])
             except nvrtc.NVRTCError as err:

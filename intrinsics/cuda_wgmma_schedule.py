@@ -1,0 +1,175 @@
+"""The GEMM schedule of Hopper's warpgroup MMA (``intrinsics.cuda_wgmma``), for hand use and for the search.
+
+``C[i, j] = sum_k A[i, k] * B[j, k]`` with A (M x K) and B (N x K) both K-major (cuBLAS's "TN" case). Each
+thread block computes a ``64 * warpgroups`` x ``n`` tile of C, one warpgroup (128 threads on
+``threadIdx.x``) per 64 rows (``threadIdx.y``), its accumulators in registers (``"warp.group"``). The K
+loop steps ``16 * k_steps`` columns at a time through shared tiles of A and B in the core-matrix layout
+the instruction reads (``shared_tile_map``), fetched by all threads with 16-byte copies, consecutive
+threads writing the 8 rows of one core matrix (128 contiguous bytes: no bank conflicts). With
+``stages`` > 0 the fetches are software-pipelined: that many tiles load with ``cp.async`` ahead of the
+multiply. Shapes that do not divide the block tile are padded (``pad_einsum``).
+
+``fetch="annotate"`` leaves the fetches to the search's cooperative-fetch postproc (it fuses the fetch
+loops in the order set here, spreads them over the threads and vectorizes 8 elements) and the pipeline
+depth to its ``meta_schedule.software_pipeline_depth`` annotation.
+
+>>> sch = schedule_wgmma_gemm(gemm_nt(128, 256, 128), n=256)
+>>> "T.ptx_wgmma" in sch.mod.script()
+True
+"""
+from __future__ import annotations
+
+from tensorize import te
+from tensorize.schedule import Schedule
+
+from .cuda_wgmma import SCOPE, WARPGROUP, acc_tile_map, fill_name, intrin_name, shared_tile_map, store_name
+
+COOPERATIVE_FETCH = "meta_schedule.cooperative_fetch"
+PIPELINE_DEPTH = "meta_schedule.software_pipeline_depth"
+LANES = 8  # f16 elements per 16-byte copy: one row of a core matrix
+
+
+def gemm_nt(M: int, N: int, K: int, in_dtype: str = "float16", out_dtype: str = "float32"):
+    """The workload: ``C[i, j] = sum_k A[i, k] * B[j, k]`` as a PrimFunc.
+
+    Parameters
+    ----------
+    M, N, K : int
+        The GEMM's extents.
+    in_dtype, out_dtype : str
+        Input and output dtypes.
+
+    Returns
+    -------
+    PrimFunc
+        One block ``"C"``.
+    """
+    A = te.placeholder((M, K), in_dtype, name="A")
+    B = te.placeholder((N, K), in_dtype, name="B")
+    k = te.reduce_axis((0, K), name="k")
+    C = te.compute((M, N), lambda i, j: te.sum(A[i, k].astype(out_dtype) * B[j, k].astype(out_dtype), axis=k),
+                   name="C")
+    return te.create_prim_func([A, B, C])
+
+
+def is_nt_gemm(block) -> bool:
+    """Whether ``block`` computes ``C[i, j] += A[i, k] * B[j, k]`` in f16 with f32 accumulation.
+
+    Parameters
+    ----------
+    block : Block
+        A block (its init may be present).
+
+    Returns
+    -------
+    bool
+        True for the GEMM this schedule takes.
+    """
+    from tensorize.ir import expr as E
+
+    ivs = block.iter_vars
+    if len(ivs) != 3 or [iv.iter_type for iv in ivs] != [0, 0, 2] or len(block.reads) < 2:
+        return False
+    i, j, k = (iv.var for iv in ivs)
+    store = block.body
+    if not hasattr(store, "indices") or [getattr(x, "name", None) for x in store.indices] != [i.name, j.name] \
+            or store.buffer.dtype != "float32":
+        return False
+    loads = []
+
+    def visit(node):
+        if isinstance(node, E.BufferLoad) and node.buffer is not store.buffer:
+            loads.append(node)
+
+    from tensorize.ir.functor import post_order_visit
+
+    post_order_visit(store.value, visit)
+    names = sorted(tuple(x.name if isinstance(x, E.Var) else "" for x in ld.indices) for ld in loads)
+    return len(loads) == 2 and names == sorted([(i.name, k.name), (j.name, k.name)]) \
+        and all(ld.buffer.dtype == "float16" for ld in loads)
+
+
+def _fetch(sch, block, index, anchor, warpgroups, fetch):
+    shared = sch.cache_read(block, index, "shared")
+    sch.compute_at(shared, anchor)
+    sch.transform_layout(block, ("read", index), shared_tile_map)
+    r, k = sch.get_loops(shared)[-2:]
+    r0, r1 = sch.split(r, [None, 8])
+    k0, k1 = sch.split(k, [None, LANES])
+    sch.reorder(r0, k0, r1, k1)
+    if fetch == "annotate":
+        sch.annotate(shared, COOPERATIVE_FETCH, LANES)
+        return shared
+    fused = sch.fuse(r0, k0, r1)
+    _, ty, tx = sch.split(fused, [None, warpgroups, WARPGROUP])
+    sch.bind(ty, "threadIdx.y")
+    sch.bind(tx, "threadIdx.x")
+    sch.vectorize(k1)
+    return shared
+
+
+def schedule_wgmma_gemm(func_or_sch, block="C", warpgroups=2, n=256, k_steps=4, stages=2, tensorize=True,
+                        fetch="bind"):
+    """Schedule the NT GEMM ``block`` onto ``wgmma.mma_async.m64n{n}k16``.
+
+    Parameters
+    ----------
+    func_or_sch : PrimFunc or Schedule
+        The workload (``gemm_nt``), or a schedule of it (changed in place).
+    block : str or BlockRV
+        The GEMM block.
+    warpgroups : int or ExprRV
+        Warpgroups per thread block (the block tile has ``64 * warpgroups`` rows).
+    n : int
+        Columns of the block tile, one ``wgmma`` N (64, 128 or 256).
+    k_steps : int or ExprRV
+        ``k16`` steps per shared tile (the K tile is ``16 * k_steps``).
+    stages : int or ExprRV
+        Software-pipeline depth of the fetches (0: none). With ``fetch="annotate"`` it becomes the
+        ``meta_schedule.software_pipeline_depth`` annotation.
+    tensorize : bool
+        Tensorize with the wgmma intrinsics (else blockize: the descriptions, for a CPU build).
+    fetch : str
+        ``"bind"`` (spread the fetches here) or ``"annotate"`` (leave them to the search's postproc).
+
+    Returns
+    -------
+    Schedule
+        The schedule.
+    """
+    sch = func_or_sch if isinstance(func_or_sch, Schedule) else Schedule(func_or_sch)
+    block = sch.get_block(block) if isinstance(block, str) else block
+    M, N, K = (int(iv.dom.extent) for iv in sch.get(block).iter_vars)
+    k_tile = 16 * k_steps if isinstance(k_steps, int) else 64
+    if isinstance(warpgroups, int) and (M % (64 * warpgroups) or N % n or K % k_tile):
+        sch.pad_einsum(block, [64 * warpgroups, n, k_tile])
+        for copy in [*sch.get_producers(block), *sch.get_consumers(block)]:  # the padding copies: kernels
+            _, bx, tx = sch.split(sch.fuse(*sch.get_loops(copy)), [None, 1024, 128])
+            sch.bind(bx, "blockIdx.x")
+            sch.bind(tx, "threadIdx.x")
+    i, j, k = sch.get_loops(block)[-3:]
+    i0, i1, i2 = sch.split(i, [None, warpgroups, 64])
+    j0, j1 = sch.split(j, [None, n])
+    k0, k1, k2 = sch.split(k, [None, k_steps, 16])
+    sch.reorder(i0, j0, i1, k0, k1, i2, j1, k2)
+    sch.bind(i0, "blockIdx.y")
+    sch.bind(j0, "blockIdx.x")
+    sch.bind(i1, "threadIdx.y")
+    acc = sch.cache_write(block, 0, SCOPE)
+    sch.reverse_compute_at(acc, i1)
+    _fetch(sch, block, 0, k0, warpgroups, fetch)
+    _fetch(sch, block, 1, k0, warpgroups, fetch)
+    sch.transform_layout(block, ("write", 0), acc_tile_map(n))
+    init = sch.decompose_reduction(block, k0)
+    for loop, name in ((sch.get_loops(init)[-2], fill_name(n)), (sch.get_loops(acc)[-2], store_name(n)),
+                       (i2, intrin_name(n))):
+        if tensorize:
+            sch.tensorize(loop, name)
+        else:
+            sch.blockize(loop)
+    if fetch == "annotate":
+        sch.annotate(k0, PIPELINE_DEPTH, stages)
+    elif stages:
+        sch.annotate(k0, "software_pipeline_stage", [0, 0, stages])
+        sch.annotate(k0, "software_pipeline_async_stages", [0])
+    return sch
