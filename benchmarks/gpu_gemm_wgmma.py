@@ -1,0 +1,163 @@
+"""Hopper's warpgroup MMA (``wgmma``, sm_90a) against cuBLAS on an f16 GEMM, in the same run: hand schedules of
+``intrinsics.cuda_wgmma_schedule`` and the auto-scheduler's best program on ``cuda -arch=sm_90a`` (its
+``multi_level_tiling_wgmma`` sketches compete with WMMA and SIMT ones).
+
+    python benchmarks/gpu_gemm_wgmma.py                              # 4096^3, hand + 64 search trials
+    python benchmarks/gpu_gemm_wgmma.py --size 2048 --trials 0       # hand schedules only
+    python benchmarks/gpu_gemm_wgmma.py --check                      # no GPU: build + nvcc every variant
+
+The GEMM is ``C = A @ B^T`` with A (M x K) and B (N x K), both K-major: cuBLAS gets the same arrays
+(``cupy.matmul(a, b.T)``, its "TN" case, f32 accumulation, f16 out). Ours writes f32 (twice the bytes of
+C). Every program's output is checked against cuBLAS's before it is timed (CUDA events, median of
+``--repeat``). Without cupy or an sm_90 GPU it says so and exits with status 0 unless ``--check`` is given.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+import tensorize as tvm  # noqa: E402
+from intrinsics.cuda_wgmma_schedule import gemm_nt, schedule_wgmma_gemm  # noqa: E402
+from tensorize.runtime.cuda_module import gpu_available  # noqa: E402
+
+logger = logging.getLogger("gpu_gemm_wgmma")
+TARGET = "cuda -arch=sm_90a"
+# (warpgroups, n, k_steps, stages): larger tiles and deeper pipelines first
+CONFIGS = [(2, 256, 4, 3), (2, 256, 4, 2), (2, 256, 2, 3), (2, 128, 4, 3), (1, 256, 4, 3), (2, 128, 4, 2)]
+
+
+def _time(cupy, fn, repeat):
+    fn()
+    times = []
+    for _ in range(repeat):
+        start, stop = cupy.cuda.Event(), cupy.cuda.Event()
+        start.record()
+        fn()
+        stop.record()
+        stop.synchronize()
+        times.append(cupy.cuda.get_elapsed_time(start, stop) / 1e3)
+    return float(np.median(times))
+
+
+def searched_schedule(n, trials, work_dir):
+    import yaml
+
+    from search.tune import compile_tir, tune_tir
+
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+    with open(os.path.join(root, "configs", "search", "evolutionary.yaml")) as f:
+        strategy_config = yaml.safe_load(f)["strategy"]
+    mod = gemm_nt(n, n, n)
+    db = tune_tir(mod, TARGET, work_dir, max_trials_global=trials, num_trials_per_iter=min(16, trials),
+                  builder="cuda", runner="cuda", progress=False, strategy_config=strategy_config)
+    return compile_tir(db, mod, TARGET)
+
+
+def measure(n, repeat, trials, work_dir, max_configs=None) -> dict:
+    import cupy
+
+    rng = np.random.default_rng(0)
+    a = cupy.asarray(rng.uniform(-1, 1, (n, n)).astype("float16"))
+    b = cupy.asarray(rng.uniform(-1, 1, (n, n)).astype("float16"))
+    reference = cupy.matmul(a.astype("float32"), b.astype("float32").T)
+    flops = 2.0 * n ** 3
+    library = _time(cupy, lambda: cupy.matmul(a, b.T), repeat)
+    row = {"n": n, "cublas": "cupy.matmul(a, b.T) (cuBLAS TN, f16 out)", "cublas_tflops": flops / library / 1e12}
+    print(f"f16 NT GEMM {n}^3: cuBLAS {row['cublas_tflops']:.1f} TFLOPS")
+
+    def run(label, sch):
+        c = cupy.zeros((n, n), "float32")
+        try:
+            rt = tvm.build(sch.mod, target=TARGET)
+            rt["main"](a, b, c)
+            cupy.cuda.Device().synchronize()
+        except Exception as err:  # noqa: BLE001 - a variant the GPU rejects (shared memory, registers)
+            logger.info("%s failed: %s", label, err)
+            return None
+        if not cupy.allclose(c, reference, atol=2e-2, rtol=2e-2):
+            logger.warning("%s gives wrong results (max error %.3g); skipped", label,
+                           float(cupy.abs(c - reference).max()))
+            return None
+        return _time(cupy, lambda: rt["main"](a, b, c), repeat)
+
+    best = None
+    for wgs, tile_n, steps, stages in CONFIGS[:max_configs]:
+        config = dict(warpgroups=wgs, n=tile_n, k_steps=steps, stages=stages)
+        secs = run(f"wgmma {config}", schedule_wgmma_gemm(gemm_nt(n, n, n), **config))
+        if secs is not None:
+            print(f"  hand wgmma {config}: {flops / secs / 1e12:.1f} TFLOPS ({library / secs:.2f}x cuBLAS)")
+            if best is None or secs < best[0]:
+                best = (secs, config)
+    if best:
+        row["hand"] = {"tflops": flops / best[0] / 1e12, "ratio": library / best[0], "config": best[1]}
+    if trials:
+        folder = os.path.join(work_dir, f"wgmma_{n}")
+        sch = searched_schedule(n, trials, folder)
+        secs = run("searched", sch) if sch is not None else None
+        if secs is not None:
+            with open(os.path.join(folder, "best.cu"), "w") as f:
+                f.write(tvm.build(sch.mod, target=TARGET).imported_modules[0].get_source())
+            row["searched"] = {"tflops": flops / secs / 1e12, "ratio": library / secs, "trials": trials,
+                               "wgmma": "wgmma" in sch.mod.script()}
+            print(f"  searched {row['searched']['tflops']:.1f} TFLOPS ({row['searched']['ratio']:.2f}x cuBLAS)")
+    return row
+
+
+def check(n) -> int:
+    """Build every hand configuration for sm_90a and compile it with nvcc (no GPU needed)."""
+    folder, failures = tempfile.mkdtemp(prefix="wgmma_check_"), 0
+    for wgs, tile_n, steps, stages in CONFIGS:
+        sch = schedule_wgmma_gemm(gemm_nt(n, n, n), warpgroups=wgs, n=tile_n, k_steps=steps, stages=stages)
+        cu = os.path.join(folder, f"wgmma_{wgs}_{tile_n}_{steps}_{stages}.cu")
+        with open(cu, "w") as f:
+            f.write(tvm.build(sch.mod, target=TARGET).imported_modules[0].get_source())
+        done = subprocess.run(["nvcc", "-arch=sm_90a", "-cubin", "-Xptxas", "-v", "-o", cu[:-3] + ".cubin", cu],
+                              capture_output=True, text=True)
+        failures += done.returncode != 0
+        regs = [line.strip() for line in done.stderr.splitlines() if "registers" in line]
+        print(f"{os.path.basename(cu)}: {'ok, ' + regs[-1] if done.returncode == 0 and regs else done.stderr[:500]}")
+    shutil.rmtree(folder, ignore_errors=True)
+    return 1 if failures else 0
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size", type=int, default=4096)
+    parser.add_argument("--repeat", type=int, default=20)
+    parser.add_argument("--trials", type=int, default=64, help="search trials (0: hand schedules only)")
+    parser.add_argument("--max-configs", type=int, default=None, help="hand schedules: the first N configurations")
+    parser.add_argument("--work-dir", default=None, help="the search's folder (default: a temporary one)")
+    parser.add_argument("--out", help="write the results as JSON to this file")
+    parser.add_argument("--check", action="store_true", help="build every hand variant and compile it with nvcc")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    if args.check:
+        return check(min(args.size, 1024))
+    if not gpu_available():
+        print("no CUDA GPU visible to cupy here: nothing to measure (run on an sm_90 GPU node)")
+        return 0
+    import cupy
+
+    if int(cupy.cuda.Device().compute_capability) != 90:
+        print(f"wgmma needs an sm_90 GPU; this one is sm_{cupy.cuda.Device().compute_capability}")
+        return 0
+    row = measure(args.size, args.repeat, args.trials, args.work_dir or tempfile.mkdtemp(prefix="gpu_wgmma_"),
+                  args.max_configs)
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump(row, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,85 @@
+"""``multi_level_tiling_wgmma``: NT GEMMs on Hopper's warpgroup MMA (``wgmma.mma_async``), for ``cuda -arch=sm_90a``.
+
+A block computing ``C[i, j] += A[i, k] * B[j, k]`` (f16 in, f32 out; both operands K-major) branches into
+one sketch per block-tile shape (``warpgroups`` x 64 rows, ``n`` columns: one ``wgmma.m64n{n}k16`` per
+warpgroup and K step), scheduled by ``intrinsics.cuda_wgmma_schedule``: accumulators in the warpgroups'
+registers, A and B tiles in shared memory in the instruction's core-matrix layout. The K steps per shared
+tile and the software-pipeline depth of the fetches are sampled decisions, mutated and measured like any
+other; the fetches are spread over the threads by the ``rewrite_cooperative_fetch`` postproc, which also
+turns the sampled depth into pipeline stages. Other blocks, and the untensorized branch, are left to the
+next rules.
+"""
+from __future__ import annotations
+
+import logging
+
+import intrinsics.cuda_wgmma as wg
+from intrinsics.cuda_wgmma_schedule import is_nt_gemm, schedule_wgmma_gemm
+from tensorize.schedule import ScheduleError
+
+from .analysis import TILED
+from .base import RULES, ScheduleRule
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["MultiLevelTilingWGMMA", "targets_wgmma"]
+
+
+def targets_wgmma(target) -> bool:
+    """Whether ``target`` runs ``wgmma`` (sm_90a: its arch-specific features).
+
+    Parameters
+    ----------
+    target : Target
+        A CUDA target.
+
+    Returns
+    -------
+    bool
+        True for ``cuda -arch=sm_90a``.
+    """
+    return (getattr(target, "arch", "") or "") == "sm_90a"
+
+
+@RULES.register("multi_level_tiling_wgmma")
+class MultiLevelTilingWGMMA(ScheduleRule):
+    """Warpgroup-MMA sketches of an NT GEMM block.
+
+    Parameters
+    ----------
+    block_tiles : sequence of (int, int)
+        ``(warpgroups, n)`` block tiles, one sketch each (``n`` in 64, 128, 256).
+    k_steps : sequence of int
+        Candidate ``k16`` steps per shared tile.
+    pipeline_depths : sequence of int
+        Candidate software-pipeline depths of the fetches (0: none).
+    """
+
+    def __init__(self, block_tiles=((2, 256), (2, 128), (1, 256), (1, 128), (2, 64)), k_steps=(2, 4),
+                 pipeline_depths=(0, 1, 2, 3)):
+        self.block_tiles = tuple(tuple(t) for t in block_tiles)
+        self.k_steps = tuple(k_steps)
+        self.pipeline_depths = tuple(pipeline_depths)
+        for _, n in self.block_tiles:
+            if n not in wg.WGMMA_N:
+                raise ValueError(f"wgmma has no N of {n}; choose from {wg.WGMMA_N}")
+
+    def apply(self, sch, block, ctx):
+        """See ``ScheduleRule.apply``: the schedules ``sch`` branches into for ``block``."""
+        blk = sch.get(block)
+        if TILED in blk.annotations or not targets_wgmma(ctx.target) or not is_nt_gemm(blk):
+            return [sch]
+        out = []
+        for warpgroups, n in self.block_tiles:
+            branch = sch.copy()
+            try:
+                steps = branch.sample_categorical(list(self.k_steps), [1.0 / len(self.k_steps)] * len(self.k_steps))
+                depth = branch.sample_categorical(list(self.pipeline_depths),
+                                                  [1.0 / len(self.pipeline_depths)] * len(self.pipeline_depths))
+                schedule_wgmma_gemm(branch, block, warpgroups=warpgroups, n=n, k_steps=steps, stages=depth,
+                                    fetch="annotate")
+            except (ScheduleError, ValueError) as err:
+                logger.debug("wgmma %dx%d does not apply to %s: %s", 64 * warpgroups, n, blk.name_hint, err)
+                continue
+            out.append(branch)
+        return out + [sch]

@@ -1,0 +1,52 @@
+"""The search's wgmma sketches (``multi_level_tiling_wgmma``, ``cuda -arch=sm_90a`` only): sampled candidates are
+valid, compile with nvcc and compute the GEMM (the warpgroup model runs the lowered, pipelined program)."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+import tensorize as tvm
+from intrinsics.cuda_wgmma_schedule import gemm_nt
+from search.context import TuneContext
+from search.postproc import default_postprocs
+from search.schedule_rule.gpu_wgmma import MultiLevelTilingWGMMA
+from search.space_generator import PostOrderApply, sample_candidate
+from tensorize.transform.gpu_emulation import run_warp_emulated
+
+
+def _wgmma_sketches(ctx):
+    return [s for s in PostOrderApply().generate_design_space(ctx) if "ptx_wgmma" in s.mod.script()]
+
+
+def test_only_sm_90a_gets_wgmma_sketches():
+    assert len(_wgmma_sketches(TuneContext.create(gemm_nt(256, 512, 256), "cuda -arch=sm_90a", seed=0))) == 5
+    assert not _wgmma_sketches(TuneContext.create(gemm_nt(256, 512, 256), "cuda -arch=sm_90", seed=0))
+
+
+def test_rule_rejects_an_n_wgmma_lacks():
+    with pytest.raises(ValueError, match="no N of 96"):
+        MultiLevelTilingWGMMA(block_tiles=[(2, 96)])
+
+
+def test_sampled_wgmma_candidates_compute_the_gemm(tmp_path):
+    M, N, K = 256, 512, 256
+    ctx = TuneContext.create(gemm_nt(M, N, K), "cuda -arch=sm_90a", seed=0)
+    rng = np.random.default_rng(0)
+    a, b = rng.uniform(-1, 1, (M, K)).astype("float16"), rng.uniform(-1, 1, (N, K)).astype("float16")
+    reference = a.astype("float64") @ b.astype("float64").T
+    posts = default_postprocs(ctx)
+    for i, sketch in enumerate(_wgmma_sketches(ctx)[:3]):
+        sch = sample_candidate(ctx, sketch, posts, seed=i)
+        c = np.zeros((M, N), "float32")
+        run_warp_emulated(tvm.lower(sch.mod), a, b, c)
+        np.testing.assert_allclose(c, reference, rtol=1e-4, atol=1e-4)
+        if shutil.which("nvcc"):
+            cu = tmp_path / f"k{i}.cu"
+            cu.write_text(tvm.build(sch.mod, target="cuda -arch=sm_90a").imported_modules[0].get_source())
+            done = subprocess.run(["nvcc", "-arch=sm_90a", "--ptx", "-o", str(tmp_path / f"k{i}.ptx"), str(cu)],
+                                  capture_output=True, text=True, timeout=120)
+            assert done.returncode == 0, done.stderr
+            assert "wgmma.mma_async" in (tmp_path / f"k{i}.ptx").read_text()
