@@ -26,9 +26,9 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-import tensorize as tvm  # noqa: E402
-from intrinsics.cuda_wgmma_schedule import gemm_nt, schedule_wgmma_gemm  # noqa: E402
-from tensorize.runtime.cuda_module import gpu_available  # noqa: E402
+import tensorize as tvm
+from intrinsics.cuda_wgmma_schedule import gemm_nt, schedule_wgmma_gemm
+from tensorize.runtime.cuda_module import gpu_available
 
 logger = logging.getLogger("gpu_gemm_wgmma")
 TARGET = "cuda -arch=sm_90a"
@@ -92,7 +92,7 @@ def measure(n, repeat, trials, work_dir, max_configs=None) -> dict:
 
     best = None
     for wgs, tile_n, steps, stages in CONFIGS[:max_configs]:
-        config = dict(warpgroups=wgs, n=tile_n, k_steps=steps, stages=stages)
+        config = {"warpgroups": wgs, "n": tile_n, "k_steps": steps, "stages": stages}
         secs = run(f"wgmma {config}", schedule_wgmma_gemm(gemm_nt(n, n, n), **config))
         if secs is not None:
             print(f"  hand wgmma {config}: {flops / secs / 1e12:.1f} TFLOPS ({library / secs:.2f}x cuBLAS)")
@@ -122,7 +122,7 @@ def check(n) -> int:
         with open(cu, "w") as f:
             f.write(tvm.build(sch.mod, target=TARGET).imported_modules[0].get_source())
         done = subprocess.run(["nvcc", "-arch=sm_90a", "-cubin", "-Xptxas", "-v", "-o", cu[:-3] + ".cubin", cu],
-                              capture_output=True, text=True)
+                              capture_output=True, text=True, check=False)
         failures += done.returncode != 0
         regs = [line.strip() for line in done.stderr.splitlines() if "registers" in line]
         print(f"{os.path.basename(cu)}: {'ok, ' + regs[-1] if done.returncode == 0 and regs else done.stderr[:500]}")

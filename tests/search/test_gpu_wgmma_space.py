@@ -47,6 +47,6 @@ def test_sampled_wgmma_candidates_compute_the_gemm(tmp_path):
             cu = tmp_path / f"k{i}.cu"
             cu.write_text(tvm.build(sch.mod, target="cuda -arch=sm_90a").imported_modules[0].get_source())
             done = subprocess.run(["nvcc", "-arch=sm_90a", "--ptx", "-o", str(tmp_path / f"k{i}.ptx"), str(cu)],
-                                  capture_output=True, text=True, timeout=120)
+                                  capture_output=True, text=True, timeout=120, check=False)
             assert done.returncode == 0, done.stderr
             assert "wgmma.mma_async" in (tmp_path / f"k{i}.ptx").read_text()
