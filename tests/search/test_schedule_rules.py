@@ -20,7 +20,8 @@ def _blocks(sch):
 
 def test_registry_names_every_rule():
     assert RULES.names() == ["add_rfactor", "auto_bind", "auto_inline", "multi_level_tiling",
-                             "multi_level_tiling_gpu", "multi_level_tiling_tensor_core", "multi_level_tiling_with_intrin",
+                             "multi_level_tiling_gpu", "multi_level_tiling_tensor_core", "multi_level_tiling_wgmma",
+                             "multi_level_tiling_with_intrin",
                              "parallel_vectorize_unroll", "random_compute_location"]
     assert isinstance(RULES.create({"name": "multi_level_tiling", "structure": "SSRSRS"}), MultiLevelTiling)
 
