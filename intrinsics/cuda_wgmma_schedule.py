@@ -7,7 +7,7 @@ loop steps ``16 * k_steps`` columns at a time through shared tiles of A and B in
 the instruction reads (``shared_tile_map``), fetched by all threads with 16-byte copies, consecutive
 threads writing the 8 rows of one core matrix (128 contiguous bytes: no bank conflicts). With
 ``stages`` > 0 the fetches are software-pipelined: that many tiles load with ``cp.async`` ahead of the
-multiply. Shapes that do not divide the block tile are padded (``pad_einsum``).
+multiply, and each iteration issues its wgmma before its fetches (``software_pipeline_order``). Shapes that do not divide the block tile are padded (``pad_einsum``).
 
 ``fetch="annotate"`` leaves the fetches to the search's cooperative-fetch postproc (it fuses the fetch
 loops in the order set here, spreads them over the threads and vectorizes 8 elements) and the pipeline
@@ -26,6 +26,7 @@ from .cuda_wgmma import SCOPE, WARPGROUP, acc_tile_map, fill_name, intrin_name, 
 
 COOPERATIVE_FETCH = "meta_schedule.cooperative_fetch"
 PIPELINE_DEPTH = "meta_schedule.software_pipeline_depth"
+PIPELINE_ORDER = "software_pipeline_order"
 LANES = 8  # f16 elements per 16-byte copy: one row of a core matrix
 
 
@@ -167,9 +168,13 @@ def schedule_wgmma_gemm(func_or_sch, block="C", warpgroups=2, n=256, k_steps=4, 
             sch.tensorize(loop, name)
         else:
             sch.blockize(loop)
+    # pipelined, each iteration issues its (asynchronous) wgmma first and then the fetches of a later tile,
+    # which go to another version of the shared tiles: the Tensor Cores work while the copies are issued
     if fetch == "annotate":
         sch.annotate(k0, PIPELINE_DEPTH, stages)
+        sch.annotate(k0, PIPELINE_ORDER, [1, 2, 0])
     elif stages:
         sch.annotate(k0, "software_pipeline_stage", [0, 0, stages])
         sch.annotate(k0, "software_pipeline_async_stages", [0])
+        sch.annotate(k0, PIPELINE_ORDER, [1, 2, 0])
     return sch

@@ -9,6 +9,10 @@ computes). Every buffer allocated in the loop body that one stage writes and a l
 ``D + 1`` versions (its size times ``D + 1``; iteration ``k`` uses version ``k % (D + 1)``), so a fetch
 never overwrites a tile that is still being read.
 
+``software_pipeline_order`` (TVM's: the position of each statement in an iteration, default the body's
+order) may move a later stage first: ``[1, 2, 0]`` issues the compute of iteration ``t - D`` before the
+fetches of iteration ``t``, so an asynchronous compute (Hopper's ``wgmma``) runs while the fetches are issued.
+
 Statements of the stages in ``software_pipeline_async_stages`` are wrapped in ``async_scope``: the CUDA
 code generator issues their aligned global -> shared copies as ``cp.async``, and the pass adds the
 ``cp.async`` bookkeeping (``ptx_commit_group`` after each iteration's fetches, ``ptx_wait_group(D - 1)``
@@ -199,12 +203,14 @@ class _Pipeliner(StmtExprMutator):
                 stmt = S.AttrStmt(E.StringImm("default"), "async_scope", E.IntImm("int32", 1), stmt)
             return stmt
 
-        async_items = [i for i in order if stages[i] in async_stages]
+        # TVM's meaning: order[i] is the position of statement i in each pipelined iteration
+        sequence = sorted(range(len(items)), key=lambda i: order[i])
+        async_items = [i for i in sequence if stages[i] in async_stages]
 
         def step(t, steady: bool):
             """Loop iteration ``t``: the statements whose iteration ``t - stage`` is in range."""
             out = []
-            for i in order:
+            for i in sequence:
                 if steady:
                     out.append((i, instance(i, E.sub(t, stages[i]) if stages[i] else t)))
                     continue

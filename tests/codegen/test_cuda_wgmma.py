@@ -113,3 +113,10 @@ def test_wgmma_gemm_runs_on_the_gpu():
     c = cupy.zeros((M, N), "float32")
     rt["main"](cupy.asarray(a), cupy.asarray(b), c)
     np.testing.assert_allclose(c.get(), _reference(a, b), rtol=1e-3, atol=1e-3)
+
+
+def test_pipelined_iteration_issues_the_wgmma_before_the_fetches():
+    sch = schedule_wgmma_gemm(gemm_nt(128, 256, 512), n=256, stages=2)
+    text = tvm.lower(sch.mod).script()
+    steady = text[text.index("for k_0 in range(2, 8)"):]
+    assert steady.index("T.ptx_wgmma(") < steady.index("A_shared")  # software_pipeline_order [1, 2, 0]
