@@ -20,6 +20,8 @@ True
 from __future__ import annotations
 
 from tensorize import te
+from tensorize.ir import expr as E
+from tensorize.ir.functor import post_order_visit
 from tensorize.schedule import Schedule
 
 from .cuda_wgmma import SCOPE, WARPGROUP, acc_tile_map, fill_name, intrin_name, shared_tile_map, store_name
@@ -53,6 +55,45 @@ def gemm_nt(M: int, N: int, K: int, in_dtype: str = "float16", out_dtype: str = 
     return te.create_prim_func([A, B, C])
 
 
+def nt_gemm_operands(block):
+    """The read indices of A and B when ``block`` computes ``C[i, j] += A[i, k] * B[j, k]`` (f16 in, f32 out).
+
+    Parameters
+    ----------
+    block : Block
+        A block (its init may be present).
+
+    Returns
+    -------
+    tuple of int or None
+        ``(index of A, index of B)`` among ``block.reads``, or None for another computation.
+    """
+    ivs = block.iter_vars
+    kinds = [E.IterVar.DataPar, E.IterVar.DataPar, E.IterVar.CommReduce]
+    if len(ivs) != 3 or [iv.iter_type for iv in ivs] != kinds:
+        return None
+    i, j, k = (iv.var for iv in ivs)
+    store = block.body
+    if not isinstance(getattr(store, "value", None), E.PrimExpr) or store.buffer.dtype != "float32" \
+            or len(store.indices) != 2 or store.indices[0] is not i or store.indices[1] is not j:
+        return None
+    loads = []
+    post_order_visit(store.value, lambda n: loads.append(n) if isinstance(n, E.BufferLoad)
+                     and n.buffer is not store.buffer else None)
+    by_role = {}
+    for load in loads:
+        idx = list(load.indices)
+        if load.buffer.dtype != "float16" or len(idx) != 2 or idx[1] is not k:
+            return None
+        by_role["A" if idx[0] is i else "B" if idx[0] is j else "?"] = load.buffer
+    if sorted(by_role) != ["A", "B"] or len(loads) != 2:
+        return None
+    reads = [r.buffer for r in block.reads]
+    if by_role["A"] not in reads or by_role["B"] not in reads:
+        return None
+    return reads.index(by_role["A"]), reads.index(by_role["B"])
+
+
 def is_nt_gemm(block) -> bool:
     """Whether ``block`` computes ``C[i, j] += A[i, k] * B[j, k]`` in f16 with f32 accumulation.
 
@@ -66,28 +107,7 @@ def is_nt_gemm(block) -> bool:
     bool
         True for the GEMM this schedule takes.
     """
-    from tensorize.ir import expr as E
-
-    ivs = block.iter_vars
-    if len(ivs) != 3 or [iv.iter_type for iv in ivs] != [0, 0, 2] or len(block.reads) < 2:
-        return False
-    i, j, k = (iv.var for iv in ivs)
-    store = block.body
-    if not hasattr(store, "indices") or [getattr(x, "name", None) for x in store.indices] != [i.name, j.name] \
-            or store.buffer.dtype != "float32":
-        return False
-    loads = []
-
-    def visit(node):
-        if isinstance(node, E.BufferLoad) and node.buffer is not store.buffer:
-            loads.append(node)
-
-    from tensorize.ir.functor import post_order_visit
-
-    post_order_visit(store.value, visit)
-    names = sorted(tuple(x.name if isinstance(x, E.Var) else "" for x in ld.indices) for ld in loads)
-    return len(loads) == 2 and names == sorted([(i.name, k.name), (j.name, k.name)]) \
-        and all(ld.buffer.dtype == "float16" for ld in loads)
+    return nt_gemm_operands(block) is not None
 
 
 def _fetch(sch, block, index, anchor, warpgroups, fetch):
@@ -137,9 +157,16 @@ def schedule_wgmma_gemm(func_or_sch, block="C", warpgroups=2, n=256, k_steps=4, 
     -------
     Schedule
         The schedule.
+
+    Raises
+    ------
+    ValueError
+        When the block is not an f16 NT GEMM (nothing is changed then).
     """
     sch = func_or_sch if isinstance(func_or_sch, Schedule) else Schedule(func_or_sch)
     block = sch.get_block(block) if isinstance(block, str) else block
+    if nt_gemm_operands(sch.get(block)) is None:
+        raise ValueError(f"block {sch.get(block).name_hint!r} is not C[i, j] += A[i, k] * B[j, k] in f16 -> f32")
     M, N, K = (int(iv.dom.extent) for iv in sch.get(block).iter_vars)
     k_tile = 16 * k_steps if isinstance(k_steps, int) else 64
     if isinstance(warpgroups, int) and (M % (64 * warpgroups) or N % n or K % k_tile):
@@ -158,8 +185,9 @@ def schedule_wgmma_gemm(func_or_sch, block="C", warpgroups=2, n=256, k_steps=4, 
     sch.bind(i1, "threadIdx.y")
     acc = sch.cache_write(block, 0, SCOPE)
     sch.reverse_compute_at(acc, i1)
-    _fetch(sch, block, 0, k0, warpgroups, fetch)
-    _fetch(sch, block, 1, k0, warpgroups, fetch)
+    operands = nt_gemm_operands(sch.get(block))  # again: padding replaced the operands
+    _fetch(sch, block, operands[0], k0, warpgroups, fetch)
+    _fetch(sch, block, operands[1], k0, warpgroups, fetch)
     sch.transform_layout(block, ("write", 0), acc_tile_map(n))
     init = sch.decompose_reduction(block, k0)
     for loop, name in ((sch.get_loops(init)[-2], fill_name(n)), (sch.get_loops(acc)[-2], store_name(n)),

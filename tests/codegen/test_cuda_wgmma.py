@@ -120,3 +120,25 @@ def test_pipelined_iteration_issues_the_wgmma_before_the_fetches():
     text = tvm.lower(sch.mod).script()
     steady = text[text.index("for k_0 in range(2, 8)"):]
     assert steady.index("T.ptx_wgmma(") < steady.index("A_shared")  # software_pipeline_order [1, 2, 0]
+
+
+def test_operands_are_found_whatever_their_order():
+    from tensorize import te
+
+    M, N, K = 128, 128, 64
+    A, B = te.placeholder((M, K), "float16", name="A"), te.placeholder((N, K), "float16", name="B")
+    k = te.reduce_axis((0, K), name="k")
+    C = te.compute((M, N), lambda i, j: te.sum(B[j, k].astype("float32") * A[i, k].astype("float32"), axis=k),
+                   name="C")
+    sch = schedule_wgmma_gemm(te.create_prim_func([B, A, C]), n=128, stages=0)
+    a, b = _inputs(M, N, K)
+    c = np.zeros((M, N), "float32")
+    run_warp_emulated(sch.mod, b, a, c)
+    np.testing.assert_allclose(c, _reference(a, b), rtol=1e-4, atol=1e-4)
+
+
+def test_other_computations_are_refused():
+    from tests.codegen.gpu_schedules import gemm
+
+    with pytest.raises(ValueError, match="not C"):
+        schedule_wgmma_gemm(gemm(128, 128, 64), n=128, stages=0)
