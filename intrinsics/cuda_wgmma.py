@@ -12,22 +12,25 @@ explicit in TensorIR, as ``intrinsics.cuda_mma`` does for ``mma.sync``:
   ``(r, k) -> (r // 8, k // 8, r % 8, k % 8)``. The instruction finds the core matrices through the
   *leading byte offset* (between core matrices along K: the buffer's second stride) and the *stride byte
   offset* (along M or N: its first stride), which the ``impl`` reads off the buffer and the CUDA code
-  generator packs into the 64-bit shared-memory descriptors with the tile's address.
+  generator packs into the 64-bit shared-memory descriptors with the tile's address (a K step of 16 is the
+  next two core matrices along K).
 * **The accumulator**: a ``"warp.group"`` buffer of shape (128 threads, N / 2 registers) per 64xN tile;
   element ``(i, j)`` lives in thread ``32 * (i // 16) + 4 * (i % 8) + (j % 8) // 2``, register
   ``4 * (j // 8) + 2 * ((i % 16) // 8) + j % 2`` (``acc_layout``; ``acc_tile_map`` for a whole buffer).
   The CUDA code generator keeps one register array per thread (``tensorize.codegen.cuda.warp_memory``).
 
 Both operands K-major means the GEMM is ``C[i, j] = sum_k A[i, k] * B[j, k]`` (B stored N x K, as cuBLAS's
-"TN" case). The code generator surrounds each ``wgmma.mma_async`` with ``wgmma.fence`` and
-``wgmma.commit_group``, and in a kernel that uses it waits for the pending groups
-(``wgmma.wait_group 0``) and fences the generic-proxy shared-memory writes (``fence.proxy.async``) before
-every ``__syncthreads()``; the store intrinsic waits before it reads the accumulator.
+"TN" case). An intrinsic issues ``wgmma.fence``, its ``wgmma.mma_async`` instructions and one
+``wgmma.commit_group``; in a kernel that uses them the code generator waits for the pending groups
+(``wgmma.wait_group``: none left, or inside a software pipeline with a compute lag that many) and fences
+the generic-proxy shared-memory writes (``fence.proxy.async``) before every ``__syncthreads()``; the
+store intrinsic waits for all groups before it reads the accumulator.
 
 =================================  ==============================================================
 name                               what
 =================================  ==============================================================
-wgmma_m64n{N}k16_f16f16f32         C(f32, 64xN) += A(f16, 64x16) B(f16, Nx16)^T, N in 64, 128, 256
+wgmma_m64n{N}k{K}_f16f16f32       C(f32, 64xN) += A(f16, 64xK) B(f16, NxK)^T, N in 64, 128, 256, K in
+                                   16, 32, 64 (K / 16 instructions, one fence and one commit group)
 wgmma_fill_m64n{N}_f32             C = 0
 wgmma_store_m64n{N}_f32_global     C -> global memory (waits for the pending wgmma groups first)
 =================================  ==============================================================
@@ -44,23 +47,26 @@ from tensorize.script import tir as T
 
 WARPGROUP = 128
 WGMMA_N = (64, 128, 256)
+K_STEPS = (1, 2, 4)  # wgmma instructions one intrinsic issues as one group
 SCOPE = "warp.group"
 
 
-def intrin_name(n: int) -> str:
-    """The registered name of the ``m64n{n}k16`` f16 x f16 -> f32 multiply-accumulate.
+def intrin_name(n: int, k_steps: int = 1) -> str:
+    """The registered name of the f16 x f16 -> f32 multiply-accumulate of a 64 x ``n`` x ``16 * k_steps`` tile.
 
     Parameters
     ----------
     n : int
         The tile's N (64, 128 or 256).
+    k_steps : int
+        ``wgmma`` instructions (K steps of 16) issued as one group (1, 2 or 4).
 
     Returns
     -------
     str
-        E.g. ``"wgmma_m64n256k16_f16f16f32"``.
+        E.g. ``"wgmma_m64n256k16_f16f16f32"``, ``"wgmma_m64n256k64_f16f16f32"``.
     """
-    return f"wgmma_m64n{n}k16_f16f16f32"
+    return f"wgmma_m64n{n}k{16 * k_steps}_f16f16f32"
 
 
 def fill_name(n: int) -> str:
@@ -150,34 +156,39 @@ def _meta(kind: str, **extra) -> IntrinMeta:
     return IntrinMeta(target_kind="cuda", extra={"wgmma": kind, "min_arch": "sm_90a", **extra})
 
 
-def wgmma_sync(n: int, scope: str = "shared"):
-    """``desc``/``impl`` of ``C[i, j] += A[i, k] * B[j, k]`` on a 64 x ``n`` x 16 tile.
+def wgmma_sync(n: int, k_steps: int = 1, scope: str = "shared"):
+    """``desc``/``impl`` of ``C[i, j] += A[i, k] * B[j, k]`` on a 64 x ``n`` x ``16 * k_steps`` tile.
 
     Parameters
     ----------
     n : int
         64, 128 or 256.
+    k_steps : int
+        K steps of 16: ``wgmma`` instructions issued between one ``wgmma.fence`` and one
+        ``wgmma.commit_group`` (a group the code generator's waits count as one).
     scope : str
         The storage scope of A and B.
 
     Returns
     -------
     tuple of PrimFunc
-        ``(desc, impl)``: ``impl`` is one ``wgmma.mma_async.sync.aligned.m64n{n}k16.f32.f16.f16`` per
-        warpgroup, its descriptors built from the operands' strides.
+        ``(desc, impl)``: ``impl`` is ``k_steps`` x ``wgmma.mma_async.sync.aligned.m64n{n}k16.f32.f16.f16`` per
+        warpgroup, their descriptors built from the operands' strides.
     """
     regs = n // 2
     rows_b = n // 8
+    cols = 2 * k_steps  # core matrices along K
+    depth = 16 * k_steps
 
     @T.prim_func
     def desc(a: T.handle, b: T.handle, c: T.handle) -> None:
-        A = T.match_buffer(a, (8, 2, 8, 8), "float16", align=16, offset_factor=8, scope=scope)
-        B = T.match_buffer(b, (rows_b, 2, 8, 8), "float16", align=16, offset_factor=8, scope=scope)
+        A = T.match_buffer(a, (8, cols, 8, 8), "float16", align=16, offset_factor=8, scope=scope)
+        B = T.match_buffer(b, (rows_b, cols, 8, 8), "float16", align=16, offset_factor=8, scope=scope)
         C = T.match_buffer(c, (WARPGROUP, regs), "float32", align=64, offset_factor=1, scope=SCOPE)
         with T.block("root"):
-            T.reads(C[0:WARPGROUP, 0:regs], A[0:8, 0:2, 0:8, 0:8], B[0:rows_b, 0:2, 0:8, 0:8])
+            T.reads(C[0:WARPGROUP, 0:regs], A[0:8, 0:cols, 0:8, 0:8], B[0:rows_b, 0:cols, 0:8, 0:8])
             T.writes(C[0:WARPGROUP, 0:regs])
-            for i, j, k in T.grid(64, n, 16):
+            for i, j, k in T.grid(64, n, depth):
                 with T.block("C"):
                     vi, vj, vk = T.axis.remap("SSR", [i, j, k])
                     C[acc_layout(vi, vj)[0], acc_layout(vi, vj)[1]] = C[
@@ -191,18 +202,23 @@ def wgmma_sync(n: int, scope: str = "shared"):
         sa1 = T.int32()
         sb0 = T.int32()
         sb1 = T.int32()
-        A = T.match_buffer(a, (8, 2, 8, 8), "float16", align=16, offset_factor=8, scope=scope,
+        A = T.match_buffer(a, (8, cols, 8, 8), "float16", align=16, offset_factor=8, scope=scope,
                            strides=[sa0, sa1, 8, 1])
-        B = T.match_buffer(b, (rows_b, 2, 8, 8), "float16", align=16, offset_factor=8, scope=scope,
+        B = T.match_buffer(b, (rows_b, cols, 8, 8), "float16", align=16, offset_factor=8, scope=scope,
                            strides=[sb0, sb1, 8, 1])
         C = T.match_buffer(c, (WARPGROUP, regs), "float32", align=64, offset_factor=1, scope=SCOPE)
         with T.block("root"):
-            T.reads(C[0:WARPGROUP, 0:regs], A[0:8, 0:2, 0:8, 0:8], B[0:rows_b, 0:2, 0:8, 0:8])
+            T.reads(C[0:WARPGROUP, 0:regs], A[0:8, 0:cols, 0:8, 0:8], B[0:rows_b, 0:cols, 0:8, 0:8])
             T.writes(C[0:WARPGROUP, 0:regs])
+            # one statement (a software pipeline's compute stage stays one statement of its loop body)
             for tx in T.thread_binding(WARPGROUP, thread="threadIdx.x"):
-                T.evaluate(T.ptx_wgmma("handle", f"m64n{n}k16", "fp16", "fp16", "fp32",
-                                       A.access_ptr("r"), sa1, sa0, B.access_ptr("r"), sb1, sb0,
-                                       C.data, C.elem_offset + regs * tx))
+                T.evaluate(T.ptx_wgmma_fence())
+                for step in T.unroll(k_steps):
+                    T.evaluate(T.ptx_wgmma("handle", f"m64n{n}k16", "fp16", "fp16", "fp32",
+                                           A.access_ptr("r", offset=2 * step * sa1), sa1, sa0,
+                                           B.access_ptr("r", offset=2 * step * sb1), sb1, sb0,
+                                           C.data, C.elem_offset + regs * tx))
+                T.evaluate(T.ptx_wgmma_commit_group())
 
     return desc, impl
 
@@ -297,6 +313,8 @@ def wgmma_store(n: int, scope: str = "global"):
 
 
 for _n in WGMMA_N:
-    TensorIntrin.register(intrin_name(_n), *wgmma_sync(_n), override=True, meta=_meta("sync", n=_n))
+    for _steps in K_STEPS:
+        TensorIntrin.register(intrin_name(_n, _steps), *wgmma_sync(_n, _steps), override=True,
+                              meta=_meta("sync", n=_n, k_steps=_steps))
     TensorIntrin.register(fill_name(_n), *wgmma_fill(_n), override=True, meta=_meta("fill", n=_n))
     TensorIntrin.register(store_name(_n), *wgmma_store(_n), override=True, meta=_meta("store", n=_n))

@@ -7,7 +7,9 @@ loop steps ``16 * k_steps`` columns at a time through shared tiles of A and B in
 the instruction reads (``shared_tile_map``), fetched by all threads with 16-byte copies, consecutive
 threads writing the 8 rows of one core matrix (128 contiguous bytes: no bank conflicts). With
 ``stages`` > 0 the fetches are software-pipelined: that many tiles load with ``cp.async`` ahead of the
-multiply, and each iteration issues its wgmma before its fetches (``software_pipeline_order``). Shapes that do not divide the block tile are padded (``pad_einsum``).
+multiply, each iteration issues its wgmma before its fetches (``software_pipeline_order``), and the shared
+tiles get one version more than the depth needs (``software_pipeline_compute_lag = 1``): a barrier then
+waits for all but the latest group of wgmma, so the Tensor Cores keep working across it. Shapes that do not divide the block tile are padded (``pad_einsum``).
 
 ``fetch="annotate"`` leaves the fetches to the search's cooperative-fetch postproc (it fuses the fetch
 loops in the order set here, spreads them over the threads and vectorizes 8 elements) and the pipeline
@@ -29,6 +31,7 @@ from .cuda_wgmma import SCOPE, WARPGROUP, acc_tile_map, fill_name, intrin_name, 
 COOPERATIVE_FETCH = "meta_schedule.cooperative_fetch"
 PIPELINE_DEPTH = "meta_schedule.software_pipeline_depth"
 PIPELINE_ORDER = "software_pipeline_order"
+COMPUTE_LAG = "software_pipeline_compute_lag"
 LANES = 8  # f16 elements per 16-byte copy: one row of a core matrix
 
 
@@ -143,8 +146,8 @@ def schedule_wgmma_gemm(func_or_sch, block="C", warpgroups=2, n=256, k_steps=4, 
         Warpgroups per thread block (the block tile has ``64 * warpgroups`` rows).
     n : int
         Columns of the block tile, one ``wgmma`` N (64, 128 or 256).
-    k_steps : int or ExprRV
-        ``k16`` steps per shared tile (the K tile is ``16 * k_steps``).
+    k_steps : int
+        ``k16`` steps per shared tile (the K tile is ``16 * k_steps``; 1, 2 or 4), issued as one wgmma group.
     stages : int or ExprRV
         Software-pipeline depth of the fetches (0: none). With ``fetch="annotate"`` it becomes the
         ``meta_schedule.software_pipeline_depth`` annotation.
@@ -168,7 +171,7 @@ def schedule_wgmma_gemm(func_or_sch, block="C", warpgroups=2, n=256, k_steps=4, 
     if nt_gemm_operands(sch.get(block)) is None:
         raise ValueError(f"block {sch.get(block).name_hint!r} is not C[i, j] += A[i, k] * B[j, k] in f16 -> f32")
     M, N, K = (int(iv.dom.extent) for iv in sch.get(block).iter_vars)
-    k_tile = 16 * k_steps if isinstance(k_steps, int) else 64
+    k_tile = 16 * k_steps
     if isinstance(warpgroups, int) and (M % (64 * warpgroups) or N % n or K % k_tile):
         sch.pad_einsum(block, [64 * warpgroups, n, k_tile])
         for copy in [*sch.get_producers(block), *sch.get_consumers(block)]:  # the padding copies: kernels
@@ -178,8 +181,8 @@ def schedule_wgmma_gemm(func_or_sch, block="C", warpgroups=2, n=256, k_steps=4, 
     i, j, k = sch.get_loops(block)[-3:]
     i0, i1, i2 = sch.split(i, [None, warpgroups, 64])
     j0, j1 = sch.split(j, [None, n])
-    k0, k1, k2 = sch.split(k, [None, k_steps, 16])
-    sch.reorder(i0, j0, i1, k0, k1, i2, j1, k2)
+    k0, k1 = sch.split(k, [None, k_tile])
+    sch.reorder(i0, j0, i1, k0, i2, j1, k1)
     sch.bind(i0, "blockIdx.y")
     sch.bind(j0, "blockIdx.x")
     sch.bind(i1, "threadIdx.y")
@@ -191,18 +194,21 @@ def schedule_wgmma_gemm(func_or_sch, block="C", warpgroups=2, n=256, k_steps=4, 
     sch.transform_layout(block, ("write", 0), acc_tile_map(n))
     init = sch.decompose_reduction(block, k0)
     for loop, name in ((sch.get_loops(init)[-2], fill_name(n)), (sch.get_loops(acc)[-2], store_name(n)),
-                       (i2, intrin_name(n))):
+                       (i2, intrin_name(n, k_steps))):
         if tensorize:
             sch.tensorize(loop, name)
         else:
             sch.blockize(loop)
     # pipelined, each iteration issues its (asynchronous) wgmma first and then the fetches of a later tile,
     # which go to another version of the shared tiles: the Tensor Cores work while the copies are issued
+    # and the shared tiles get one version more, so the wgmma of the previous iteration may still run
+    # after the barrier while this one's is issued (the code generator's waits leave one group in flight)
     if fetch == "annotate":
         sch.annotate(k0, PIPELINE_DEPTH, stages)
-        sch.annotate(k0, PIPELINE_ORDER, [1, 2, 0])
     elif stages:
         sch.annotate(k0, "software_pipeline_stage", [0, 0, stages])
         sch.annotate(k0, "software_pipeline_async_stages", [0])
+    if fetch == "annotate" or stages:
         sch.annotate(k0, PIPELINE_ORDER, [1, 2, 0])
+        sch.annotate(k0, COMPUTE_LAG, 1)
     return sch

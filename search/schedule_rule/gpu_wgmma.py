@@ -1,16 +1,17 @@
 """``multi_level_tiling_wgmma``: NT GEMMs on Hopper's warpgroup MMA (``wgmma.mma_async``), for ``cuda -arch=sm_90a``.
 
 A block computing ``C[i, j] += A[i, k] * B[j, k]`` (f16 in, f32 out; both operands K-major) branches into
-one sketch per block-tile shape (``warpgroups`` x 64 rows, ``n`` columns: one ``wgmma.m64n{n}k16`` per
-warpgroup and K step), scheduled by ``intrinsics.cuda_wgmma_schedule``: accumulators in the warpgroups'
-registers, A and B tiles in shared memory in the instruction's core-matrix layout. The K steps per shared
-tile and the software-pipeline depth of the fetches are sampled decisions, mutated and measured like any
-other; the fetches are spread over the threads by the ``rewrite_cooperative_fetch`` postproc, which also
+one sketch per block tile (``warpgroups`` x 64 rows, ``n`` columns: one ``wgmma.m64n{n}k16`` per warpgroup
+and K step) and K tile (``16 * k_steps``: the wgmma group one intrinsic issues), scheduled by
+``intrinsics.cuda_wgmma_schedule``: accumulators in the warpgroups' registers, A and B tiles in shared
+memory in the instruction's core-matrix layout. The software-pipeline depth of the fetches is a sampled
+decision, mutated and measured like any other; the fetches are spread over the threads by the ``rewrite_cooperative_fetch`` postproc, which also
 turns the sampled depth into pipeline stages. Other blocks, and the untensorized branch, are left to the
 next rules.
 """
 from __future__ import annotations
 
+import itertools
 import logging
 
 import intrinsics.cuda_wgmma as wg
@@ -50,7 +51,7 @@ class MultiLevelTilingWGMMA(ScheduleRule):
     block_tiles : sequence of (int, int)
         ``(warpgroups, n)`` block tiles, one sketch each (``n`` in 64, 128, 256).
     k_steps : sequence of int
-        Candidate ``k16`` steps per shared tile.
+        ``k16`` steps per shared tile, one sketch each (1, 2 or 4).
     pipeline_depths : sequence of int
         Candidate software-pipeline depths of the fetches (0: none).
     """
@@ -63,6 +64,9 @@ class MultiLevelTilingWGMMA(ScheduleRule):
         for _, n in self.block_tiles:
             if n not in wg.WGMMA_N:
                 raise ValueError(f"wgmma has no N of {n}; choose from {wg.WGMMA_N}")
+        for steps in self.k_steps:
+            if steps not in wg.K_STEPS:
+                raise ValueError(f"no wgmma intrinsic issues {steps} K steps; choose from {wg.K_STEPS}")
 
     def apply(self, sch, block, ctx):
         """See ``ScheduleRule.apply``: the schedules ``sch`` branches into for ``block``."""
@@ -70,16 +74,16 @@ class MultiLevelTilingWGMMA(ScheduleRule):
         if TILED in blk.annotations or not targets_wgmma(ctx.target) or not is_nt_gemm(blk):
             return [sch]
         out = []
-        for warpgroups, n in self.block_tiles:
+        for (warpgroups, n), steps in itertools.product(self.block_tiles, self.k_steps):
             branch = sch.copy()
             try:
-                steps = branch.sample_categorical(list(self.k_steps), [1.0 / len(self.k_steps)] * len(self.k_steps))
                 depth = branch.sample_categorical(list(self.pipeline_depths),
                                                   [1.0 / len(self.pipeline_depths)] * len(self.pipeline_depths))
                 schedule_wgmma_gemm(branch, block, warpgroups=warpgroups, n=n, k_steps=steps, stages=depth,
                                     fetch="annotate")
             except (ScheduleError, ValueError) as err:
-                logger.debug("wgmma %dx%d does not apply to %s: %s", 64 * warpgroups, n, blk.name_hint, err)
+                logger.debug("wgmma %dx%dx%d does not apply to %s: %s", 64 * warpgroups, n, 16 * steps,
+                             blk.name_hint, err)
                 continue
             out.append(branch)
         return out + [sch]

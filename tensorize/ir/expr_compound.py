@@ -197,7 +197,7 @@ for _name in ("if_then_else", "reinterpret", "likely", "call_pure_extern", "call
     Op.register("tir." + _name)
 for _name in ("call_extern", "call_llvm_intrin", "call_packed", "tvm_access_ptr", "address_of",
               "tvm_storage_sync", "tvm_thread_allreduce", "ptx_mma", "ptx_ldmatrix", "ptx_wgmma",
-              "ptx_wgmma_wait_group",
+              "ptx_wgmma_fence", "ptx_wgmma_commit_group", "ptx_wgmma_wait_group",
               "tvm_load_matrix_sync", "tvm_store_matrix_sync", "tvm_mma_sync", "tvm_fill_fragment",
               "type_annotation", "assume", "undef", "tvm_stack_make_shape", "prefetch", "ptx_commit_group",
               "ptx_wait_group"):

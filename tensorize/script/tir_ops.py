@@ -28,7 +28,8 @@ __all__ = [
     "Add", "Sub", "Mul", "Div", "Mod", "FloorDiv", "FloorMod", "Min", "Max", "EQ", "NE", "LT", "LE", "GT", "GE",
     "And", "Or", "Not", "call_packed", "call_cpacked", "prefetch", "tvm_storage_sync", "tvm_thread_allreduce",
     "tvm_stack_make_shape", "tvm_fill_fragment", "tvm_load_matrix_sync", "tvm_store_matrix_sync", "tvm_mma_sync",
-    "ptx_mma", "ptx_ldmatrix", "ptx_wgmma", "ptx_wgmma_wait_group", "ptx_commit_group", "ptx_wait_group", "vectorlow", "vectorhigh", "vectorcombine",
+    "ptx_mma", "ptx_ldmatrix", "ptx_wgmma", "ptx_wgmma_fence", "ptx_wgmma_commit_group",
+    "ptx_wgmma_wait_group", "ptx_commit_group", "ptx_wait_group", "vectorlow", "vectorhigh", "vectorcombine",
 ]
 
 # The nodes themselves: calling the class builds the node with matched operand types.
@@ -310,6 +311,28 @@ def ptx_wgmma(dtype: str, *args) -> _Call:
         The call.
     """
     return _call(dtype, "ptx_wgmma", *args)
+
+
+def ptx_wgmma_fence() -> _Call:
+    """``T.ptx_wgmma_fence()``: order the warpgroup's register accesses before the ``wgmma`` that follow.
+
+    Returns
+    -------
+    Call
+        The call.
+    """
+    return _call("int32", "ptx_wgmma_fence")
+
+
+def ptx_wgmma_commit_group() -> _Call:
+    """``T.ptx_wgmma_commit_group()``: close the group of the ``wgmma.mma_async`` issued so far.
+
+    Returns
+    -------
+    Call
+        The call.
+    """
+    return _call("int32", "ptx_wgmma_commit_group")
 
 
 def ptx_wgmma_wait_group(n) -> _Call:

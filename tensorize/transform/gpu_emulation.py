@@ -28,7 +28,8 @@ from ..ir.functor import ir_transform, post_order_visit
 from ..ir.op import call_extern
 from .gpu_ptx_model import WarpModel
 
-_WARP_CALLS = ("tir.ptx_ldmatrix", "tir.ptx_mma", "tir.ptx_wgmma", "tir.ptx_wgmma_wait_group")
+_WARP_CALLS = ("tir.ptx_ldmatrix", "tir.ptx_mma", "tir.ptx_wgmma", "tir.ptx_wgmma_fence", "tir.ptx_wgmma_commit_group",
+               "tir.ptx_wgmma_wait_group")
 
 
 def _serial(node):
@@ -74,8 +75,8 @@ def _warp_call(node):
         return call_extern(node.dtype, "ptx_ldmatrix", a[0], a[1], a[2], _pointer(a[3], a[4]), _pointer(a[5], a[6]))
     if node.op.name == "tir.ptx_wgmma":  # shape, types, a_ptr, a_lbo, a_sbo, b_ptr, b_lbo, b_sbo, c, c_off
         return call_extern(node.dtype, "ptx_wgmma", *a[:10], _pointer(a[10], a[11]))
-    if node.op.name == "tir.ptx_wgmma_wait_group":
-        return call_extern(node.dtype, "ptx_wgmma_wait_group", *a)
+    if node.op.name in ("tir.ptx_wgmma_fence", "tir.ptx_wgmma_commit_group", "tir.ptx_wgmma_wait_group"):
+        return call_extern(node.dtype, node.op.name[len("tir."):], *a)
     # shape, a_layout, b_layout, a_type, b_type, c_type, a, a_off, b, b_off, c, c_off, saturate
     return call_extern(node.dtype, "ptx_mma", *a[:6], _pointer(a[6], a[7]), _pointer(a[8], a[9]),
                        _pointer(a[10], a[11]))

@@ -149,20 +149,15 @@ class WarpModel:
         c : Pointer
             This thread's ``N / 2`` accumulator registers.
         """
-        lanes = self._collect(f"wgmma.{shape}", (a, int(a_lbo), int(a_sbo), b, int(b_lbo), int(b_sbo), c), WARPGROUP)
+        # one instruction of the warpgroup is the 128 issues naming the same tiles (a thread may issue several
+        # instructions, for consecutive K steps, before the next thread issues its own)
+        tiles = (shape, id(a.array), int(a.offset), int(a_lbo), int(a_sbo), id(b.array), int(b.offset), int(b_lbo),
+                 int(b_sbo))
+        lanes = self._collect(f"wgmma{tiles}", (a, int(a_lbo), int(a_sbo), b, int(b_lbo), int(b_sbo), c), WARPGROUP)
         if lanes is None:
             return
-        def key(operands):
-            a, a_lbo, a_sbo, b, b_lbo, b_sbo = operands[:6]
-            return id(a.array), int(a.offset), a_lbo, a_sbo, id(b.array), int(b.offset), b_lbo, b_sbo
-
-        first = lanes[0][:6]
-        for other in lanes[1:]:
-            if key(other) != key(first):
-                raise TVMError("the threads of a warpgroup passed different wgmma descriptors; every thread must "
-                               "name the same shared tiles")
         n = int(shape[len("m64n"):-len("k16")])
-        a, a_lbo, a_sbo, b, b_lbo, b_sbo = first
+        a, a_lbo, a_sbo, b, b_lbo, b_sbo = lanes[0][:6]
         A = _core_matrix_tile(a, 64, a_lbo, a_sbo)
         B = _core_matrix_tile(b, n, b_lbo, b_sbo)
         acc = np.float64 if lanes[0][6].array.dtype.kind == "f" else np.int64
@@ -187,7 +182,8 @@ class WarpModel:
             return 0
 
         return {"ptx_ldmatrix": self.ldmatrix, "ptx_mma": self.mma, "ptx_wgmma": self.wgmma,
-                "ptx_wgmma_wait_group": no_op, "tir.ptx_commit_group": no_op, "tir.ptx_wait_group": no_op,
+                "ptx_wgmma_wait_group": no_op, "ptx_wgmma_fence": no_op, "ptx_wgmma_commit_group": no_op,
+                "tir.ptx_commit_group": no_op, "tir.ptx_wait_group": no_op,
                 "tir.tvm_storage_sync": no_op}
 
 

@@ -13,6 +13,11 @@ never overwrites a tile that is still being read.
 order) may move a later stage first: ``[1, 2, 0]`` issues the compute of iteration ``t - D`` before the
 fetches of iteration ``t``, so an asynchronous compute (Hopper's ``wgmma``) runs while the fetches are issued.
 
+``software_pipeline_compute_lag = L`` (tensorize's own) gives the versioned buffers ``L`` more versions, so a
+fetch overwrites the tile of ``L + 1`` iterations before rather than the previous one: an asynchronous compute
+(``wgmma``) may still run for ``L`` iterations after the barrier. The region is marked ``pipeline_compute_lag``
+for the code generator, whose waits then leave ``L`` groups in flight.
+
 Statements of the stages in ``software_pipeline_async_stages`` are wrapped in ``async_scope``: the CUDA
 code generator issues their aligned global -> shared copies as ``cp.async``, and the pass adds the
 ``cp.async`` bookkeeping (``ptx_commit_group`` after each iteration's fetches, ``ptx_wait_group(D - 1)``
@@ -40,9 +45,10 @@ logger = logging.getLogger(__name__)
 
 STAGE = "software_pipeline_stage"
 ORDER = "software_pipeline_order"
+COMPUTE_LAG = "software_pipeline_compute_lag"  # tensorize's: iterations an asynchronous compute may run on
 ASYNC_STAGES = "software_pipeline_async_stages"
 EXPLICIT_SYNC = "pipeline_explicit_sync"
-_KEYS = (STAGE, ORDER, ASYNC_STAGES)
+_KEYS = (STAGE, ORDER, ASYNC_STAGES, COMPUTE_LAG)
 
 
 def _ints(value) -> list[int]:
@@ -145,6 +151,7 @@ class _Pipeliner(StmtExprMutator):
         stages = _ints(op.annotations[STAGE])
         order = _ints(op.annotations.get(ORDER, range(len(stages))))
         async_stages = set(_ints(op.annotations.get(ASYNC_STAGES, ())))
+        lag = int(getattr(op.annotations.get(COMPUTE_LAG, 0), "value", op.annotations.get(COMPUTE_LAG, 0)))
         if not isinstance(op.min, E.IntImm) or not isinstance(op.extent, E.IntImm):
             raise ValueError("the loop bounds are not constant")
         if op.kind not in (S.ForKind.SERIAL, S.ForKind.UNROLLED):
@@ -170,7 +177,7 @@ class _Pipeliner(StmtExprMutator):
                 extents = node.extents
                 written = [stages[i] for i, (w, _) in enumerate(access) if node.buffer_var in w]
                 read = [stages[i] for i, (_, r) in enumerate(access) if node.buffer_var in r]
-                count = (max(read) - min(written) + 1) if written and read else 1
+                count = (max(read) - min(written) + 1 + lag) if written and read else 1
                 if count > 1:
                     if not all(isinstance(e, E.IntImm) for e in extents):
                         raise ValueError(f"{node.buffer_var.name} has a symbolic size")
@@ -241,6 +248,8 @@ class _Pipeliner(StmtExprMutator):
         for t in range(n, n + depth):  # epilogue: the last computes
             body_stmts.extend(step(E.IntImm("int32", t), steady=False))
         result = S.AttrStmt(E.StringImm("default"), EXPLICIT_SYNC, E.IntImm("int32", 1), S.SeqStmt(body_stmts))
+        if lag:
+            result = S.AttrStmt(E.StringImm("default"), "pipeline_compute_lag", E.IntImm("int32", lag), result)
         for wrap in reversed(wraps):
             result = wrap(result)
         return result

@@ -29,7 +29,7 @@ from .expr import CudaExprPrinter, c_type
 from .vector import WIDE_TYPES, aligned_ramp, lane
 from .warp import FragmentInfo, install_warp_calls
 from .warp_memory import WarpMemoryLowering
-from .wgmma import BARRIER_PREFIX, install_wgmma_calls
+from .wgmma import barrier_prefix, install_wgmma_calls
 
 _THREAD_TAGS = ("blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y", "threadIdx.z")
 # attributes of a software pipeline that hold for the statements under them: attr key -> writer flag
@@ -107,6 +107,7 @@ class KernelWriter(CudaExprPrinter):
         install_warp_calls(self)
         install_wgmma_calls(self)
         self.uses_wgmma = False  # set by ``write``: barriers then wait for the pending wgmma groups
+        self.compute_lag = 0  # inside a software pipeline whose compute may lag its barrier (extra versions)
 
     def _plan_shared(self, body) -> None:
         """Use one dynamic shared array when the kernel's shared buffers exceed the static limit (or one
@@ -140,7 +141,7 @@ class KernelWriter(CudaExprPrinter):
         if line == "__syncthreads();" and self.lines and self.lines[-1].strip() == line:
             return
         if line == "__syncthreads();" and self.uses_wgmma:
-            for before in BARRIER_PREFIX:
+            for before in barrier_prefix(self.compute_lag):
                 if not (self.lines and self.lines[-1].strip() == before):
                     self.lines.append("  " * self.indent + before)
         self.lines.append("  " * self.indent + line)
@@ -279,6 +280,11 @@ class KernelWriter(CudaExprPrinter):
         self.stmt(s.body)
 
     def emit_AttrStmt(self, s):
+        if s.attr_key == "pipeline_compute_lag":
+            outer, self.compute_lag = self.compute_lag, int(s.value.value)
+            self.stmt(s.body)
+            self.compute_lag = outer
+            return
         flag = _SCOPED_FLAGS.get(s.attr_key)
         if flag is None:
             self.stmt(s.body)

@@ -4,13 +4,15 @@
 and B from shared memory through 64-bit matrix descriptors (``tz_wgmma_desc``: the start address, the
 leading byte offset between core matrices along K and the stride byte offset along M/N, each in 16-byte
 units; no swizzle) and accumulates into ``N / 2`` f32 registers of the calling thread
-(``c[c_offset ...]``, made per-thread by ``warp_memory``). Each call is written as ``wgmma.fence``,
-the instruction and ``wgmma.commit_group``; the asynchronous groups are waited for by
+(``c[c_offset ...]``, made per-thread by ``warp_memory``). ``ptx_wgmma_fence`` / ``ptx_wgmma_commit_group``
+open and close a group of them (the intrinsics' impls place them); the groups are waited for by
 ``ptx_wgmma_wait_group(n)`` (the store intrinsic's first step) and, in a kernel that issues any
-``wgmma``, before every ``__syncthreads()`` (``BARRIER_PREFIX``): a barrier then both publishes a shared
-tile and frees the one the pending groups read. The same prefix fences the generic proxy's shared
-memory writes (the cooperative fetches, ``cp.async`` included) against the async proxy the Tensor Cores
-read through (``fence.proxy.async.shared::cta``).
+``wgmma``, before every ``__syncthreads()`` (``barrier_prefix``): a barrier then both publishes a shared
+tile and frees the one the completed groups read. Inside a software pipeline with a compute lag
+(``pipeline_compute_lag``: its shared tiles have that many extra versions) the wait leaves that many
+groups in flight, so the Tensor Cores keep working across the barrier. The same prefix fences the
+generic proxy's shared memory writes (the cooperative fetches, ``cp.async`` included) against the async
+proxy the Tensor Cores read through (``fence.proxy.async.shared::cta``).
 """
 from __future__ import annotations
 
@@ -29,7 +31,20 @@ template <int N> __device__ __forceinline__ void tz_wgmma_wait() {
 }
 __device__ __forceinline__ void tz_fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\\n" ::: "memory"); }
 """
-BARRIER_PREFIX = ("tz_wgmma_wait<0>();", "tz_fence_proxy_async();")
+def barrier_prefix(lag: int = 0) -> tuple:
+    """The lines a wgmma kernel puts before a ``__syncthreads()``.
+
+    Parameters
+    ----------
+    lag : int
+        Groups that may stay in flight (the enclosing software pipeline's compute lag).
+
+    Returns
+    -------
+    tuple of str
+        The wait and the proxy fence.
+    """
+    return (f"tz_wgmma_wait<{int(lag)}>();", "tz_fence_proxy_async();")
 _SHAPES = {"m64n64k16": 64, "m64n128k16": 128, "m64n256k16": 256}
 _ELEMENT_BYTES = {"fp16": 2, "bf16": 2}
 _PTX_TYPES = {"fp16": "f16", "bf16": "bf16"}
@@ -52,7 +67,7 @@ def _ptx_wgmma(p, e):
     asm = (f'asm volatile("{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{regs + 2}, 0;\\n'
            f'{op} {{{d}}}, %{regs}, %{regs + 1}, p, 1, 1, 0, 0;\\n}}\\n" : {outs} : '
            f'"l"({desc_a}), "l"({desc_b}), "r"(1) : "memory")')
-    return f"tz_wgmma_fence(); {asm}; tz_wgmma_commit()"
+    return asm
 
 
 def _ptx_wgmma_wait(p, e):
@@ -60,11 +75,13 @@ def _ptx_wgmma_wait(p, e):
 
 
 def install_wgmma_calls(printer) -> None:
-    """Teach ``printer`` the warpgroup calls (``ptx_wgmma``, ``ptx_wgmma_wait_group``).
+    """Teach ``printer`` the warpgroup calls (``ptx_wgmma``, its fence, commit and wait).
 
     Parameters
     ----------
     printer : KernelWriter
         The printer whose ``call_hooks`` get the calls.
     """
-    printer.call_hooks.update({"ptx_wgmma": _ptx_wgmma, "ptx_wgmma_wait_group": _ptx_wgmma_wait})
+    printer.call_hooks.update({"ptx_wgmma": _ptx_wgmma, "ptx_wgmma_wait_group": _ptx_wgmma_wait,
+                               "ptx_wgmma_fence": lambda p, e: "tz_wgmma_fence()",
+                               "ptx_wgmma_commit_group": lambda p, e: "tz_wgmma_commit()"})
