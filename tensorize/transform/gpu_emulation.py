@@ -99,7 +99,53 @@ def _fission(node):
                             node.annotations) for item in node.body.seq])
 
 
+def _wait(n: int):
+    return S.Evaluate(call_extern("int32", "ptx_wgmma_wait_group", E.IntImm("int32", n)))
+
+
+def _writes_shared(stmt) -> bool:
+    found = []
+    post_order_visit(stmt, lambda n: found.append(n) if isinstance(n, S.BufferStore)
+                     and n.buffer.scope().startswith("shared") else None)
+    return bool(found)
+
+
+def _barrier_waits(stmt, lag: int = 0, explicit: bool = False):
+    """``stmt`` with the ``wgmma.wait_group`` the CUDA code generator puts before each barrier: around every
+    statement that writes shared memory (outside a software pipeline), and before a pipeline's explicit
+    barriers (leaving its ``pipeline_compute_lag`` groups in flight)."""
+    if isinstance(stmt, S.AttrStmt):
+        if stmt.attr_key == "pipeline_compute_lag":
+            lag = int(stmt.value.value)
+        explicit = explicit or stmt.attr_key == "pipeline_explicit_sync"
+        return S.AttrStmt(stmt.node, stmt.attr_key, stmt.value, _barrier_waits(stmt.body, lag, explicit))
+    if isinstance(stmt, S.Evaluate) and isinstance(stmt.value, E.Call) and stmt.value.op.name == "tir.tvm_storage_sync":
+        return S.SeqStmt([_wait(lag), stmt])
+    if isinstance(stmt, S.SeqStmt):
+        items = []
+        for item in stmt.seq:
+            fetch = not explicit and _writes_shared(item)
+            items.extend([_wait(0)] * fetch + [_barrier_waits(item, lag, explicit)] + [_wait(0)] * fetch)
+        return S.SeqStmt(items)
+    children = {"body": getattr(stmt, "body", None), "then_case": getattr(stmt, "then_case", None),
+                "else_case": getattr(stmt, "else_case", None)}
+    if isinstance(stmt, S.BlockRealize):
+        block = stmt.block
+        inner = block.replace(body=_barrier_waits(block.body, lag, explicit))
+        return stmt.replace(block=inner)
+    changed = {k: _barrier_waits(v, lag, explicit) for k, v in children.items() if isinstance(v, S.Stmt)}
+    return stmt.replace(**changed) if changed else stmt
+
+
+def _uses_wgmma(body) -> bool:
+    found = []
+    post_order_visit(body, lambda n: found.append(n) if isinstance(n, E.Call) and n.op.name == "tir.ptx_wgmma" else None)
+    return bool(found)
+
+
 def _warp_body(body):
+    if _uses_wgmma(body):
+        body = _barrier_waits(body)
     body = ir_transform(body, None, _fission, ["tir.For"])
     body = ir_transform(body, None, _serial, ["tir.For"])
     return ir_transform(body, None, _warp_call, ["tir.Call"])
@@ -109,7 +155,9 @@ def emulate_warp_calls(mod):
     """``mod`` with thread loops serial and each ``ptx_ldmatrix``/``ptx_mma`` made an extern call on pointers.
 
     Each lane loop holding several warp instructions is split into one loop per instruction (the
-    instructions of one lane touch disjoint registers, so the order does not change the result).
+    instructions of one lane touch disjoint registers, so the order does not change the result). In a
+    program that issues ``wgmma`` the waits the CUDA code generator puts before its barriers are written
+    out (``ptx_wgmma_wait_group``), so the asynchronous model runs each group where the GPU would finish it.
 
     Parameters
     ----------
@@ -148,6 +196,7 @@ def run_warp_emulated(mod, *arrays) -> WarpModel:
 
     model = WarpModel()
     run_prim_func(emulate_warp_calls(mod), *arrays, externs=model.externs())
+    model.flush()
     if model.pending:
         raise RuntimeError(f"warp instructions issued by fewer than all their threads: {sorted(model.pending)}")
     return model

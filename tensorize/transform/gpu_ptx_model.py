@@ -1,5 +1,7 @@
 """A numpy model of the warp-collective PTX instructions ``ldmatrix`` and ``mma.sync``, lane by lane, and of
-the warpgroup's ``wgmma.mma_async`` (128 threads, operands in shared memory through descriptors).
+the warpgroup's ``wgmma.mma_async`` (128 threads, operands in shared memory through descriptors). ``wgmma`` is
+asynchronous here as on the GPU: an instruction runs when a ``wgmma.wait_group`` reaches its commit group, and
+reads the shared tiles then, so a program that overwrites a tile before waiting computes wrong numbers.
 
 The model follows the PTX ISA's fragment layouts (the register each lane holds for each element of
 the A, B and C/D matrices), written independently of the intrinsics' lane mappings, so running an
@@ -52,6 +54,8 @@ class WarpModel:
     def __init__(self):
         self.pending: dict[str, list] = {}
         self.executed = 0
+        self.open_group: list = []  # wgmma issued since the last commit
+        self.groups: list = []  # committed wgmma groups not yet waited for, oldest first
 
     def _collect(self, name: str, operands, threads: int = WARP):
         lanes = self.pending.setdefault(name, [])
@@ -59,7 +63,8 @@ class WarpModel:
         if len(lanes) < threads:
             return None
         del self.pending[name]
-        self.executed += 1
+        if threads == WARP:
+            self.executed += 1
         return lanes
 
     def ldmatrix(self, trans, num, kind, local, smem) -> None:
@@ -156,6 +161,35 @@ class WarpModel:
         lanes = self._collect(f"wgmma{tiles}", (a, int(a_lbo), int(a_sbo), b, int(b_lbo), int(b_sbo), c), WARPGROUP)
         if lanes is None:
             return
+        # asynchronous: it reads the shared tiles and the accumulators when its group is waited for
+        self.open_group.append(lambda: self._wgmma(shape, lanes))
+
+    def commit_group(self) -> None:
+        """``wgmma.commit_group``: the warpgroup's ``wgmma`` issued since the last commit become one group."""
+        if self._collect("wgmma.commit_group", (), WARPGROUP) is not None:
+            self.groups.append(self.open_group)
+            self.open_group = []
+
+    def wait_group(self, n) -> None:
+        """``wgmma.wait_group n``: run the oldest committed groups until at most ``n`` are pending.
+
+        Parameters
+        ----------
+        n : int
+            Groups left in flight.
+        """
+        while len(self.groups) > int(n):
+            for instruction in self.groups.pop(0):
+                instruction()
+
+    def flush(self) -> None:
+        """Run every pending ``wgmma``, committed or not (the end of a program)."""
+        self.groups.append(self.open_group)
+        self.open_group = []
+        self.wait_group(0)
+
+    def _wgmma(self, shape, lanes) -> None:
+        self.executed += 1
         n = int(shape[len("m64n"):-len("k16")])
         a, a_lbo, a_sbo, b, b_lbo, b_sbo = lanes[0][:6]
         A = _core_matrix_tile(a, 64, a_lbo, a_sbo)
@@ -175,15 +209,16 @@ class WarpModel:
         Returns
         -------
         dict
-            ``{"ptx_ldmatrix": ..., "ptx_mma": ..., "ptx_wgmma": ..., ...}``; the waits and barriers of a
-            lowered software pipeline are no-ops (a serial run keeps program order).
+            ``{"ptx_ldmatrix": ..., "ptx_mma": ..., "ptx_wgmma": ..., ...}``; ``wgmma`` runs when a wait
+            reaches its group (it reads shared memory then, as the asynchronous instruction does), the
+            ``cp.async`` waits and the barriers are no-ops (a serial run keeps program order).
         """
         def no_op(*args):  # ordering of a serial run is already program order
             return 0
 
         return {"ptx_ldmatrix": self.ldmatrix, "ptx_mma": self.mma, "ptx_wgmma": self.wgmma,
-                "ptx_wgmma_wait_group": no_op, "ptx_wgmma_fence": no_op, "ptx_wgmma_commit_group": no_op,
-                "tir.ptx_commit_group": no_op, "tir.ptx_wait_group": no_op,
+                "ptx_wgmma_wait_group": self.wait_group, "ptx_wgmma_fence": no_op,
+                "ptx_wgmma_commit_group": self.commit_group, "tir.ptx_commit_group": no_op, "tir.ptx_wait_group": no_op,
                 "tir.tvm_storage_sync": no_op}
 
 

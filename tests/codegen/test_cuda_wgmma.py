@@ -143,3 +143,30 @@ def test_other_computations_are_refused():
 
     with pytest.raises(ValueError, match="not C"):
         schedule_wgmma_gemm(gemm(128, 128, 64), n=128, stages=0)
+
+
+def test_the_asynchronous_model_catches_a_tile_overwritten_in_flight():
+    """The emulation runs wgmma when a wait reaches it: leaving two groups in flight where the pipeline has
+    one spare version of the shared tiles lets a fetch overwrite a tile a pending wgmma still reads."""
+    from tensorize.ir import expr as E
+    from tensorize.ir import stmt as S
+    from tensorize.ir.functor import ir_transform
+
+    M, N, K = 128, 128, 512
+    sch = schedule_wgmma_gemm(gemm_nt(M, N, K), n=128, stages=2)
+    lowered = tvm.lower(sch.mod)
+    a, b = _inputs(M, N, K)
+    c = np.zeros((M, N), "float32")
+    run_warp_emulated(lowered, a, b, c)
+    np.testing.assert_allclose(c, _reference(a, b), rtol=1e-4, atol=1e-4)
+
+    def more_lag(node):
+        if isinstance(node, S.AttrStmt) and node.attr_key == "pipeline_compute_lag":
+            return S.AttrStmt(node.node, node.attr_key, E.IntImm("int32", 2), node.body)
+        return None
+
+    func = lowered["main"]
+    racy = func.with_body(ir_transform(func.body, None, more_lag, ["tir.AttrStmt"]))
+    c = np.zeros((M, N), "float32")
+    run_warp_emulated(racy, a, b, c)
+    assert np.abs(c - _reference(a, b)).max() > 1e-2
