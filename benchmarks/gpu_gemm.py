@@ -44,7 +44,8 @@ def hand_schedule(kind, n, in_dtype, out_dtype, config):
     return SCHEDULES[kind](gemm(n, n, n, in_dtype, out_dtype), in_dtype, out_dtype, **config)
 
 
-def searched_schedule(n, in_dtype, out_dtype, arch, trials, work_dir):
+def tune_program(mod, target, trials, work_dir):
+    """The search's best schedule of ``mod`` after ``trials`` on the GPU (the ``cuda`` builder and runner)."""
     from search.tune import compile_tir, tune_tir
 
     import yaml
@@ -54,10 +55,13 @@ def searched_schedule(n, in_dtype, out_dtype, arch, trials, work_dir):
     root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
     with open(os.path.join(root, "configs", "search", "evolutionary.yaml")) as f:
         strategy_config = yaml.safe_load(f)["strategy"]
-    mod = gemm(n, n, n, in_dtype, out_dtype)
-    db = tune_tir(mod, f"cuda -arch={arch}", work_dir, max_trials_global=trials, num_trials_per_iter=min(16, trials),
+    db = tune_tir(mod, target, work_dir, max_trials_global=trials, num_trials_per_iter=min(16, trials),
                   builder="cuda", runner="cuda", progress=False, strategy_config=strategy_config)
-    return compile_tir(db, mod, f"cuda -arch={arch}")
+    return compile_tir(db, mod, target)
+
+
+def searched_schedule(n, in_dtype, out_dtype, arch, trials, work_dir):
+    return tune_program(gemm(n, n, n, in_dtype, out_dtype), f"cuda -arch={arch}", trials, work_dir)
 
 
 def _inputs(cupy, n, in_dtype):

@@ -27,6 +27,7 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 import tensorize as tvm
+from benchmarks.gpu_gemm import _time, tune_program
 from intrinsics.cuda_wgmma_schedule import gemm_nt, schedule_wgmma_gemm
 from tensorize.runtime.cuda_module import gpu_available
 
@@ -35,33 +36,6 @@ TARGET = "cuda -arch=sm_90a"
 # (warpgroups, n, k_steps, stages), larger tiles first; shared memory is (stages + 2) tiles of (64 * warpgroups
 # + n) x 16 * k_steps f16 (one version more than the depth: the lagging wgmma), at most 227 KiB on sm_90
 CONFIGS = [(2, 256, 4, 2), (2, 256, 2, 4), (2, 256, 2, 3), (2, 128, 4, 3), (1, 256, 4, 2), (2, 128, 4, 2)]
-
-
-def _time(cupy, fn, repeat):
-    fn()
-    times = []
-    for _ in range(repeat):
-        start, stop = cupy.cuda.Event(), cupy.cuda.Event()
-        start.record()
-        fn()
-        stop.record()
-        stop.synchronize()
-        times.append(cupy.cuda.get_elapsed_time(start, stop) / 1e3)
-    return float(np.median(times))
-
-
-def searched_schedule(n, trials, work_dir):
-    import yaml
-
-    from search.tune import compile_tir, tune_tir
-
-    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
-    with open(os.path.join(root, "configs", "search", "evolutionary.yaml")) as f:
-        strategy_config = yaml.safe_load(f)["strategy"]
-    mod = gemm_nt(n, n, n)
-    db = tune_tir(mod, TARGET, work_dir, max_trials_global=trials, num_trials_per_iter=min(16, trials),
-                  builder="cuda", runner="cuda", progress=False, strategy_config=strategy_config)
-    return compile_tir(db, mod, TARGET)
 
 
 def cublas_f32_out(cupy, a, b, reference):
@@ -137,7 +111,7 @@ def measure(n, repeat, trials, work_dir, max_configs=None) -> dict:
         row["hand"] = {"tflops": flops / best[0] / 1e12, "ratio": library / best[0], "config": best[1]}
     if trials:
         folder = os.path.join(work_dir, f"wgmma_{n}")
-        sch = searched_schedule(n, trials, folder)
+        sch = tune_program(gemm_nt(n, n, n), TARGET, trials, folder)
         secs = run("searched", sch) if sch is not None else None
         if secs is not None:
             with open(os.path.join(folder, "best.cu"), "w") as f:

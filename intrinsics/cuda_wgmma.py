@@ -69,36 +69,24 @@ def intrin_name(n: int, k_steps: int = 1) -> str:
     return f"wgmma_m64n{n}k{16 * k_steps}_f16f16f32"
 
 
-def fill_name(n: int) -> str:
-    """The registered name of the accumulator fill of a 64 x ``n`` tile.
+def tile_intrin_name(kind: str, n: int) -> str:
+    """The registered name of the accumulator ``"fill"`` or ``"store"`` (to global memory) of a 64 x ``n`` tile.
 
     Parameters
     ----------
+    kind : str
+        ``"fill"`` or ``"store"``.
     n : int
         The tile's N.
 
     Returns
     -------
     str
-        E.g. ``"wgmma_fill_m64n256_f32"``.
+        ``"wgmma_fill_m64n{n}_f32"`` or ``"wgmma_store_m64n{n}_f32_global"``.
     """
-    return f"wgmma_fill_m64n{n}_f32"
-
-
-def store_name(n: int) -> str:
-    """The registered name of the accumulator store of a 64 x ``n`` tile to global memory.
-
-    Parameters
-    ----------
-    n : int
-        The tile's N.
-
-    Returns
-    -------
-    str
-        E.g. ``"wgmma_store_m64n256_f32_global"``.
-    """
-    return f"wgmma_store_m64n{n}_f32_global"
+    if kind not in ("fill", "store"):
+        raise ValueError(f"the accumulator intrinsics are 'fill' and 'store', not {kind!r}")
+    return f"wgmma_{kind}_m64n{n}_f32" + ("_global" if kind == "store" else "")
 
 
 def acc_layout(i, j):
@@ -316,5 +304,5 @@ for _n in WGMMA_N:
     for _steps in K_STEPS:
         TensorIntrin.register(intrin_name(_n, _steps), *wgmma_sync(_n, _steps), override=True,
                               meta=_meta("sync", n=_n, k_steps=_steps))
-    TensorIntrin.register(fill_name(_n), *wgmma_fill(_n), override=True, meta=_meta("fill", n=_n))
-    TensorIntrin.register(store_name(_n), *wgmma_store(_n), override=True, meta=_meta("store", n=_n))
+    TensorIntrin.register(tile_intrin_name("fill", _n), *wgmma_fill(_n), override=True, meta=_meta("fill", n=_n))
+    TensorIntrin.register(tile_intrin_name("store", _n), *wgmma_store(_n), override=True, meta=_meta("store", n=_n))

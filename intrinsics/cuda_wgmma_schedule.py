@@ -26,7 +26,7 @@ from tensorize.ir import expr as E
 from tensorize.ir.functor import post_order_visit
 from tensorize.schedule import Schedule
 
-from .cuda_wgmma import SCOPE, WARPGROUP, acc_tile_map, fill_name, intrin_name, shared_tile_map, store_name
+from .cuda_wgmma import SCOPE, WARPGROUP, acc_tile_map, intrin_name, shared_tile_map, tile_intrin_name
 
 COOPERATIVE_FETCH = "meta_schedule.cooperative_fetch"
 PIPELINE_DEPTH = "meta_schedule.software_pipeline_depth"
@@ -95,22 +95,6 @@ def nt_gemm_operands(block):
     if by_role["A"] not in reads or by_role["B"] not in reads:
         return None
     return reads.index(by_role["A"]), reads.index(by_role["B"])
-
-
-def is_nt_gemm(block) -> bool:
-    """Whether ``block`` computes ``C[i, j] += A[i, k] * B[j, k]`` in f16 with f32 accumulation.
-
-    Parameters
-    ----------
-    block : Block
-        A block (its init may be present).
-
-    Returns
-    -------
-    bool
-        True for the GEMM this schedule takes.
-    """
-    return nt_gemm_operands(block) is not None
 
 
 def _fetch(sch, block, index, anchor, warpgroups, fetch):
@@ -193,7 +177,8 @@ def schedule_wgmma_gemm(func_or_sch, block="C", warpgroups=2, n=256, k_steps=4, 
     _fetch(sch, block, operands[1], k0, warpgroups, fetch)
     sch.transform_layout(block, ("write", 0), acc_tile_map(n))
     init = sch.decompose_reduction(block, k0)
-    for loop, name in ((sch.get_loops(init)[-2], fill_name(n)), (sch.get_loops(acc)[-2], store_name(n)),
+    for loop, name in ((sch.get_loops(init)[-2], tile_intrin_name("fill", n)),
+                       (sch.get_loops(acc)[-2], tile_intrin_name("store", n)),
                        (i2, intrin_name(n, k_steps))):
         if tensorize:
             sch.tensorize(loop, name)

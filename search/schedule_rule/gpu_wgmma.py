@@ -15,7 +15,7 @@ import itertools
 import logging
 
 import intrinsics.cuda_wgmma as wg
-from intrinsics.cuda_wgmma_schedule import is_nt_gemm, schedule_wgmma_gemm
+from intrinsics.cuda_wgmma_schedule import nt_gemm_operands, schedule_wgmma_gemm
 from tensorize.schedule import ScheduleError
 
 from .analysis import TILED
@@ -71,7 +71,7 @@ class MultiLevelTilingWGMMA(ScheduleRule):
     def apply(self, sch, block, ctx):
         """See ``ScheduleRule.apply``: the schedules ``sch`` branches into for ``block``."""
         blk = sch.get(block)
-        if TILED in blk.annotations or not targets_wgmma(ctx.target) or not is_nt_gemm(blk):
+        if TILED in blk.annotations or not targets_wgmma(ctx.target) or nt_gemm_operands(blk) is None:
             return [sch]
         out = []
         for (warpgroups, n), steps in itertools.product(self.block_tiles, self.k_steps):

@@ -10,7 +10,7 @@ import pytest
 
 import intrinsics.cuda_wgmma as wg
 import tensorize as tvm
-from intrinsics.cuda_wgmma_schedule import gemm_nt, is_nt_gemm, schedule_wgmma_gemm
+from intrinsics.cuda_wgmma_schedule import gemm_nt, nt_gemm_operands, schedule_wgmma_gemm
 from tensorize.runtime.cuda_module import gpu_available
 from tensorize.transform.gpu_emulation import run_warp_emulated
 
@@ -93,11 +93,11 @@ def test_accumulator_layout_is_a_bijection():
 
 def test_nt_gemm_is_recognised():
     sch = tvm.tir.Schedule(gemm_nt(64, 64, 64))
-    assert is_nt_gemm(sch.get(sch.get_block("C")))
+    assert nt_gemm_operands(sch.get(sch.get_block("C"))) == (0, 1)
     from tests.codegen.gpu_schedules import gemm
 
     nn = tvm.tir.Schedule(gemm(64, 64, 64))   # B stored K x N: not K-major
-    assert not is_nt_gemm(nn.get(nn.get_block("C")))
+    assert nt_gemm_operands(nn.get(nn.get_block("C"))) is None
 
 
 @pytest.mark.skipif(not gpu_available(), reason="no CUDA GPU visible to cupy")
