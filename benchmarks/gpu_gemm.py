@@ -2,6 +2,8 @@
 ``mma.sync``) and the auto-scheduler's best program (``search.tune_tir`` with the ``cuda`` builder/runner).
 
     python benchmarks/gpu_gemm.py --arch sm_90                     # f16->f32 and int8->int32, 4096^3
+    python benchmarks/gpu_gemm.py --arch sm_90a                    # the same, plus Hopper's wgmma on the NT
+                                                                   # f16 GEMM (benchmarks/gpu_gemm_wgmma.py)
     python benchmarks/gpu_gemm.py --size 2048 --trials 32 --out gemm.json
     python benchmarks/gpu_gemm.py --check                          # no GPU: build + nvcc every variant
 
@@ -29,6 +31,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 import intrinsics.cuda  # noqa: E402,F401  (registers the Tensor Core intrinsics)
 import tensorize as tvm  # noqa: E402
+from benchmarks.gpu_common import time_gpu as _time  # noqa: E402
+from benchmarks.gpu_common import tune_program  # noqa: E402
+from benchmarks.gpu_gemm_wgmma import measure as measure_wgmma  # noqa: E402
 from tensorize.runtime.cuda_module import gpu_available  # noqa: E402
 from tests.codegen.gpu_schedules import gemm, wmma_gemm  # noqa: E402
 from tests.codegen.mma_schedules import mma_gemm  # noqa: E402
@@ -44,22 +49,6 @@ def hand_schedule(kind, n, in_dtype, out_dtype, config):
     return SCHEDULES[kind](gemm(n, n, n, in_dtype, out_dtype), in_dtype, out_dtype, **config)
 
 
-def tune_program(mod, target, trials, work_dir):
-    """The search's best schedule of ``mod`` after ``trials`` on the GPU (the ``cuda`` builder and runner)."""
-    from search.tune import compile_tir, tune_tir
-
-    import yaml
-
-    # the search parameters of configs/search/evolutionary.yaml, as the CPU benchmarks use them (the class
-    # defaults are MetaSchedule's population of 512: minutes of Python replay per round)
-    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
-    with open(os.path.join(root, "configs", "search", "evolutionary.yaml")) as f:
-        strategy_config = yaml.safe_load(f)["strategy"]
-    db = tune_tir(mod, target, work_dir, max_trials_global=trials, num_trials_per_iter=min(16, trials),
-                  builder="cuda", runner="cuda", progress=False, strategy_config=strategy_config)
-    return compile_tir(db, mod, target)
-
-
 def searched_schedule(n, in_dtype, out_dtype, arch, trials, work_dir):
     return tune_program(gemm(n, n, n, in_dtype, out_dtype), f"cuda -arch={arch}", trials, work_dir)
 
@@ -71,19 +60,6 @@ def _inputs(cupy, n, in_dtype):
     else:
         a, b = rng.uniform(-1, 1, (n, n)).astype(in_dtype), rng.uniform(-1, 1, (n, n)).astype(in_dtype)
     return cupy.asarray(a), cupy.asarray(b)
-
-
-def _time(cupy, fn, repeat):
-    fn()
-    times = []
-    for _ in range(repeat):
-        start, stop = cupy.cuda.Event(), cupy.cuda.Event()
-        start.record()
-        fn()
-        stop.record()
-        stop.synchronize()
-        times.append(cupy.cuda.get_elapsed_time(start, stop) / 1e3)
-    return float(np.median(times))
 
 
 def cublas(cupy, a, b, in_dtype, out_dtype):
@@ -223,6 +199,8 @@ def main(argv=None) -> int:
     work_dir = args.work_dir or tempfile.mkdtemp(prefix="gpu_gemm_")
     rows = [measure(args.size, dt, ot, args.arch, args.repeat, args.trials, work_dir, args.max_configs)
             for dt, ot in (("float16", "float32"), ("int8", "int32")) if dt in args.dtypes.split(",")]
+    if args.arch == "sm_90a" and "float16" in args.dtypes.split(","):  # Hopper's wgmma, on the NT layout
+        rows.append({"wgmma": measure_wgmma(args.size, args.repeat, args.trials, work_dir, args.max_configs)})
     if args.out:
         with open(args.out, "w") as f:
             json.dump(rows, f, indent=1)

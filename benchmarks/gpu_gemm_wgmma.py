@@ -27,7 +27,8 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 import tensorize as tvm
-from benchmarks.gpu_gemm import _time, tune_program
+from benchmarks.gpu_common import time_gpu as _time
+from benchmarks.gpu_common import tune_program
 from intrinsics.cuda_wgmma_schedule import gemm_nt, schedule_wgmma_gemm
 from tensorize.runtime.cuda_module import gpu_available
 
