@@ -329,3 +329,35 @@ __all__ = ["StmtExprVisitor", "StmtExprMutator", "ExprVisitor", "ExprMutator", "
 
 # CommReducer (an expression node, below this module) substitutes through this.
 expr_scalar.install(substitute=substitute)
+
+
+def calls_op(node, names) -> bool:
+    """Whether ``node`` calls one of the built-in ops ``names`` (e.g. ``"tir.ptx_wgmma"``).
+
+    Parameters
+    ----------
+    node : Node
+        An expression or statement.
+    names : str or collection of str
+        Op names.
+
+    Returns
+    -------
+    bool
+        True when a ``Call`` of one of them occurs in ``node``.
+
+    Examples
+    --------
+    >>> from tensorize.ir.op import call_extern
+    >>> calls_op(call_extern("int32", "f"), "tir.call_extern")
+    True
+    """
+    names = {names} if isinstance(names, str) else set(names)
+    found = []
+
+    def f(n):
+        if not found and isinstance(n, E.Call) and n.op.name in names:
+            found.append(n)
+
+    post_order_visit(node, f)
+    return bool(found)

@@ -24,7 +24,8 @@ from __future__ import annotations
 from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.function import IRModule, PrimFunc
-from ..ir.functor import ir_transform, post_order_visit
+from ..ir.functor import calls_op, ir_transform, post_order_visit
+from ..ir.mutator import StmtExprMutator
 from ..ir.op import call_extern
 from .gpu_ptx_model import WarpModel
 
@@ -82,19 +83,13 @@ def _warp_call(node):
                        _pointer(a[10], a[11]))
 
 
-def _has_warp_call(stmt) -> bool:
-    found = []
-    post_order_visit(stmt, lambda n: found.append(n) if isinstance(n, E.Call) and n.op.name in _WARP_CALLS else None)
-    return bool(found)
-
-
 def _fission(node):
-    """One lane loop per warp instruction, so the 32 lanes of one instruction are issued one after another."""
-    if not (isinstance(node, S.For) and isinstance(node.body, S.SeqStmt) and _has_warp_call(node.body)):
+    """One lane loop per warp instruction, so the 32 lanes of one instruction are issued one after another
+    (only lane loops: a serial loop, a software pipeline's, keeps its statements in program order)."""
+    if not (isinstance(node, S.For) and node.kind == S.ForKind.THREAD_BINDING and node.thread_binding is not None
+            and node.thread_binding.thread_tag == "threadIdx.x" and isinstance(node.body, S.SeqStmt)
+            and calls_op(node.body, _WARP_CALLS)):
         return None
-    if node.kind != S.ForKind.THREAD_BINDING or node.thread_binding is None \
-            or node.thread_binding.thread_tag != "threadIdx.x":
-        return None  # a serial loop (a software pipeline's) keeps its statements in program order
     return S.SeqStmt([S.For(node.loop_var, node.min, node.extent, node.kind, item, node.thread_binding,
                             node.annotations) for item in node.body.seq])
 
@@ -110,42 +105,42 @@ def _writes_shared(stmt) -> bool:
     return bool(found)
 
 
-def _barrier_waits(stmt, lag: int = 0, explicit: bool = False):
-    """``stmt`` with the ``wgmma.wait_group`` the CUDA code generator puts before each barrier: around every
-    statement that writes shared memory (outside a software pipeline), and before a pipeline's explicit
-    barriers (leaving its ``pipeline_compute_lag`` groups in flight)."""
-    if isinstance(stmt, S.AttrStmt):
-        if stmt.attr_key == "pipeline_compute_lag":
-            lag = int(stmt.value.value)
-        explicit = explicit or stmt.attr_key == "pipeline_explicit_sync"
-        return S.AttrStmt(stmt.node, stmt.attr_key, stmt.value, _barrier_waits(stmt.body, lag, explicit))
-    if isinstance(stmt, S.Evaluate) and isinstance(stmt.value, E.Call) and stmt.value.op.name == "tir.tvm_storage_sync":
-        return S.SeqStmt([_wait(lag), stmt])
-    if isinstance(stmt, S.SeqStmt):
+class _BarrierWaits(StmtExprMutator):
+    """Writes out the ``wgmma.wait_group`` the CUDA code generator puts before each barrier: around every
+    statement that writes shared memory (outside a software pipeline, whose barriers are explicit), and
+    before a pipeline's explicit barriers, leaving its ``pipeline_compute_lag`` groups in flight."""
+
+    _methods: dict = {}
+
+    def __init__(self):
+        self.lag, self.explicit = 0, False
+
+    def visit_attr_stmt_(self, op):
+        outer = self.lag, self.explicit
+        if op.attr_key == "pipeline_compute_lag":
+            self.lag = int(op.value.value)
+        self.explicit = self.explicit or op.attr_key == "pipeline_explicit_sync"
+        try:
+            return super().visit_attr_stmt_(op)
+        finally:
+            self.lag, self.explicit = outer
+
+    def visit_evaluate_(self, op):
+        if isinstance(op.value, E.Call) and op.value.op.name == "tir.tvm_storage_sync":
+            return S.SeqStmt([_wait(self.lag), op])
+        return op
+
+    def visit_seq_stmt_(self, op):
         items = []
-        for item in stmt.seq:
-            fetch = not explicit and _writes_shared(item)
-            items.extend([_wait(0)] * fetch + [_barrier_waits(item, lag, explicit)] + [_wait(0)] * fetch)
+        for item in op.seq:
+            fetch = not self.explicit and _writes_shared(item)
+            items.extend([_wait(0)] * fetch + [self.visit_stmt(item)] + [_wait(0)] * fetch)
         return S.SeqStmt(items)
-    children = {"body": getattr(stmt, "body", None), "then_case": getattr(stmt, "then_case", None),
-                "else_case": getattr(stmt, "else_case", None)}
-    if isinstance(stmt, S.BlockRealize):
-        block = stmt.block
-        inner = block.replace(body=_barrier_waits(block.body, lag, explicit))
-        return stmt.replace(block=inner)
-    changed = {k: _barrier_waits(v, lag, explicit) for k, v in children.items() if isinstance(v, S.Stmt)}
-    return stmt.replace(**changed) if changed else stmt
-
-
-def _uses_wgmma(body) -> bool:
-    found = []
-    post_order_visit(body, lambda n: found.append(n) if isinstance(n, E.Call) and n.op.name == "tir.ptx_wgmma" else None)
-    return bool(found)
 
 
 def _warp_body(body):
-    if _uses_wgmma(body):
-        body = _barrier_waits(body)
+    if calls_op(body, "tir.ptx_wgmma"):
+        body = _BarrierWaits().visit_stmt(body)
     body = ir_transform(body, None, _fission, ["tir.For"])
     body = ir_transform(body, None, _serial, ["tir.For"])
     return ir_transform(body, None, _warp_call, ["tir.Call"])

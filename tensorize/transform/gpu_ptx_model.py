@@ -63,8 +63,6 @@ class WarpModel:
         if len(lanes) < threads:
             return None
         del self.pending[name]
-        if threads == WARP:
-            self.executed += 1
         return lanes
 
     def ldmatrix(self, trans, num, kind, local, smem) -> None:
@@ -86,6 +84,7 @@ class WarpModel:
         lanes = self._collect("ldmatrix", (local, smem))
         if lanes is None:
             return
+        self.executed += 1
         per = 2 // local.array.itemsize  # array elements per 16-bit element
         if trans and per != 1:
             raise TVMError("ldmatrix .trans moves 16-bit elements; an 8-bit tile cannot be transposed by it")
@@ -118,6 +117,7 @@ class WarpModel:
         lanes = self._collect(f"mma.{shape}", (a, b, c))
         if lanes is None:
             return
+        self.executed += 1
         if (a_layout, b_layout) != ("row", "col"):
             raise TVMError(f"the PTX model runs mma.sync .row.col only, not .{a_layout}.{b_layout}")
         pos_a, pos_b, pos_c = _fragment_positions(shape)

@@ -151,7 +151,7 @@ class _Pipeliner(StmtExprMutator):
         stages = _ints(op.annotations[STAGE])
         order = _ints(op.annotations.get(ORDER, range(len(stages))))
         async_stages = set(_ints(op.annotations.get(ASYNC_STAGES, ())))
-        lag = int(getattr(op.annotations.get(COMPUTE_LAG, 0), "value", op.annotations.get(COMPUTE_LAG, 0)))
+        lag = _ints([op.annotations.get(COMPUTE_LAG, 0)])[0]
         if not isinstance(op.min, E.IntImm) or not isinstance(op.extent, E.IntImm):
             raise ValueError("the loop bounds are not constant")
         if op.kind not in (S.ForKind.SERIAL, S.ForKind.UNROLLED):

@@ -24,7 +24,7 @@ from ...errors import TVMError
 from ...ir import dtype as dt
 from ...ir import expr as E
 from ...ir import stmt as S
-from ...ir.functor import post_order_visit, uses_any
+from ...ir.functor import calls_op, post_order_visit, uses_any
 from .expr import CudaExprPrinter, c_type
 from .vector import WIDE_TYPES, aligned_ramp, lane
 from .warp import FragmentInfo, install_warp_calls
@@ -62,13 +62,6 @@ class _Scan:
         elif isinstance(node, S.Allocate):
             annotation = getattr(node.buffer_var, "type_annotation", None)
             self.scopes[node.buffer_var] = getattr(annotation, "storage_scope", "global")
-
-
-def _calls(stmt, op_name: str) -> bool:
-    """Whether ``stmt`` calls the op ``op_name``."""
-    found = []
-    post_order_visit(stmt, lambda n: found.append(n) if isinstance(n, E.Call) and n.op.name == op_name else None)
-    return bool(found)
 
 
 def _touches_shared(stmt, shared_vars, writes: bool) -> bool:
@@ -166,7 +159,7 @@ class KernelWriter(CudaExprPrinter):
             ``(source, grid, block)``: the ``__global__`` function's C text and the launch's (x, y, z) extents.
         """
         body = WarpMemoryLowering(self.scan.scopes, self.scan.extents.get("threadIdx.x", 1)).lower(body)
-        self.uses_wgmma = _calls(body, "tir.ptx_wgmma")
+        self.uses_wgmma = calls_op(body, "tir.ptx_wgmma")
         self.fragments.scan(body)
         self._plan_shared(body)
         args = []

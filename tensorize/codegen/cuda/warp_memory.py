@@ -62,17 +62,15 @@ class WarpMemoryLowering:
                 return True
         return False
 
-    def index(self, name: str, e, group: int = WARP):
+    def index(self, data, e):
         """The per-thread index of the warp-buffer index ``e``.
 
         Parameters
         ----------
-        name : str
-            The buffer (for messages).
+        data : Var
+            The buffer's data variable (its scope gives the threads sharing it: 32, or 128 for a warpgroup).
         e : PrimExpr
             A flat index into the warp buffer.
-        group : int
-            The threads sharing the buffer (32, or 128 for a warpgroup's).
 
         Returns
         -------
@@ -84,6 +82,7 @@ class WarpMemoryLowering:
         TVMError
             When ``e`` does not depend on the lane as ``L * lane`` for a constant ``L``.
         """
+        name, group = data.name, self.group[data]
         for _ in range(4):
             e = substitute(e, lambda v: self.lets.get(v))
         used = []
@@ -127,16 +126,14 @@ class WarpMemoryLowering:
 
         def post(node):
             if isinstance(node, E.BufferLoad) and node.buffer.data in self.warp_vars:
-                group = self.group[node.buffer.data]
-                return E.BufferLoad(node.buffer, [self.index(node.buffer.name, node.indices[0], group)])
+                return E.BufferLoad(node.buffer, [self.index(node.buffer.data, node.indices[0])])
             if isinstance(node, S.BufferStore) and node.buffer.data in self.warp_vars:
-                group = self.group[node.buffer.data]
-                return S.BufferStore(node.buffer, node.value, [self.index(node.buffer.name, node.indices[0], group)])
+                return S.BufferStore(node.buffer, node.value, [self.index(node.buffer.data, node.indices[0])])
             if isinstance(node, E.Call) and node.op.name in _REGISTER_ARGS:
                 args = list(node.args)
                 for data, offset in _REGISTER_ARGS[node.op.name]:
                     if args[data] in self.warp_vars:
-                        args[offset] = self.index(args[data].name, args[offset], self.group[args[data]])
+                        args[offset] = self.index(args[data], args[offset])
                 return E.Call(node.dtype, node.op, args)
             if isinstance(node, S.LetStmt) and not uses_any(node.body, {id(node.var)}):
                 return node.body  # a lane offset (common subexpression) no index uses any more
