@@ -2,6 +2,9 @@
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
+import tempfile
 
 import numpy as np
 
@@ -22,9 +25,9 @@ def time_gpu(cupy, fn, repeat):
 
 def tune_program(mod, target, trials, work_dir):
     """The search's best schedule of ``mod`` after ``trials`` on the GPU (the ``cuda`` builder and runner)."""
-    from search.tune import compile_tir, tune_tir
-
     import yaml
+
+    from search.tune import compile_tir, tune_tir
 
     # the search parameters of configs/search/evolutionary.yaml, as the CPU benchmarks use them (the class
     # defaults are MetaSchedule's population of 512: minutes of Python replay per round)
@@ -36,3 +39,20 @@ def tune_program(mod, target, trials, work_dir):
     return compile_tir(db, mod, target)
 
 
+
+
+def nvcc_check(sources, arch: str) -> int:
+    """Compile each ``(name, CUDA source)`` with nvcc for ``arch`` and print ok (with ptxas's register count) or
+    the error; 1 when any failed, else 0."""
+    folder, failures = tempfile.mkdtemp(prefix="gpu_check_"), 0
+    for name, source in sources:
+        cu = os.path.join(folder, name.replace(".", "_") + ".cu")
+        with open(cu, "w") as f:
+            f.write(source)
+        done = subprocess.run(["nvcc", f"-arch={arch}", "-cubin", "-Xptxas", "-v", "-o", cu[:-3] + ".cubin", cu],
+                              capture_output=True, text=True, check=False)
+        failures += done.returncode != 0
+        regs = [line.strip() for line in done.stderr.splitlines() if "registers" in line]
+        print(f"{name}: {('ok, ' + regs[-1] if regs else 'ok') if done.returncode == 0 else done.stderr[:500]}")
+    shutil.rmtree(folder, ignore_errors=True)
+    return 1 if failures else 0

@@ -20,8 +20,6 @@ import itertools
 import json
 import logging
 import os
-import shutil
-import subprocess
 import sys
 import tempfile
 
@@ -32,7 +30,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import intrinsics.cuda  # noqa: E402,F401  (registers the Tensor Core intrinsics)
 import tensorize as tvm  # noqa: E402
 from benchmarks.gpu_common import time_gpu as _time  # noqa: E402
-from benchmarks.gpu_common import tune_program  # noqa: E402
+from benchmarks.gpu_common import nvcc_check, tune_program  # noqa: E402
 from benchmarks.gpu_gemm_wgmma import measure as measure_wgmma  # noqa: E402
 from tensorize.runtime.cuda_module import gpu_available  # noqa: E402
 from tests.codegen.gpu_schedules import gemm, wmma_gemm  # noqa: E402
@@ -147,7 +145,6 @@ def check(n, arch) -> int:
     from tensorize.schedule import ScheduleError
     from tensorize.schedule.trace import RESAMPLE
 
-    folder, failures = tempfile.mkdtemp(prefix="gpu_gemm_check_"), 0
     sources = []
     for dt, ot in (("float16", "float32"), ("int8", "int32")):
         for kind in SCHEDULES:
@@ -165,16 +162,7 @@ def check(n, arch) -> int:
                 sources.append((f"searched_{dt}_sketch{i}", tvm.build(sch.mod, target=f"cuda -arch={arch}")
                                 .imported_modules[0].get_source()))
                 break
-    for name, source in sources:
-        cu = os.path.join(folder, name.replace(".", "_") + ".cu")
-        with open(cu, "w") as f:
-            f.write(source)
-        done = subprocess.run(["nvcc", f"-arch={arch}", "-cubin", "-o", cu[:-3] + ".cubin", cu],
-                              capture_output=True, text=True)
-        failures += done.returncode != 0
-        print(f"{name}: {'ok' if done.returncode == 0 else done.stderr[:500]}")
-    shutil.rmtree(folder, ignore_errors=True)
-    return 1 if failures else 0
+    return nvcc_check(sources, arch)
 
 
 def main(argv=None) -> int:

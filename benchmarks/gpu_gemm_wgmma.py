@@ -17,8 +17,6 @@ import argparse
 import json
 import logging
 import os
-import shutil
-import subprocess
 import sys
 import tempfile
 
@@ -27,8 +25,8 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 import tensorize as tvm
+from benchmarks.gpu_common import nvcc_check, tune_program
 from benchmarks.gpu_common import time_gpu as _time
-from benchmarks.gpu_common import tune_program
 from intrinsics.cuda_wgmma_schedule import gemm_nt, schedule_wgmma_gemm
 from tensorize.runtime.cuda_module import gpu_available
 
@@ -125,19 +123,12 @@ def measure(n, repeat, trials, work_dir, max_configs=None) -> dict:
 
 def check(n) -> int:
     """Build every hand configuration for sm_90a and compile it with nvcc (no GPU needed)."""
-    folder, failures = tempfile.mkdtemp(prefix="wgmma_check_"), 0
+    sources = []
     for wgs, tile_n, steps, stages in CONFIGS:
         sch = schedule_wgmma_gemm(gemm_nt(n, n, n), warpgroups=wgs, n=tile_n, k_steps=steps, stages=stages)
-        cu = os.path.join(folder, f"wgmma_{wgs}_{tile_n}_{steps}_{stages}.cu")
-        with open(cu, "w") as f:
-            f.write(tvm.build(sch.mod, target=TARGET).imported_modules[0].get_source())
-        done = subprocess.run(["nvcc", "-arch=sm_90a", "-cubin", "-Xptxas", "-v", "-o", cu[:-3] + ".cubin", cu],
-                              capture_output=True, text=True, check=False)
-        failures += done.returncode != 0
-        regs = [line.strip() for line in done.stderr.splitlines() if "registers" in line]
-        print(f"{os.path.basename(cu)}: {'ok, ' + regs[-1] if done.returncode == 0 and regs else done.stderr[:500]}")
-    shutil.rmtree(folder, ignore_errors=True)
-    return 1 if failures else 0
+        sources.append((f"wgmma_{wgs}_{tile_n}_{steps}_{stages}", tvm.build(sch.mod, target=TARGET)
+                        .imported_modules[0].get_source()))
+    return nvcc_check(sources, "sm_90a")
 
 
 def main(argv=None) -> int:
