@@ -25,13 +25,12 @@ from tensorize import te
 from tensorize.ir import expr as E
 from tensorize.ir.functor import post_order_visit
 from tensorize.schedule import Schedule
+from tensorize.transform.inject_software_pipeline import ASYNC_STAGES, COMPUTE_LAG, ORDER, STAGE
 
 from .cuda_wgmma import SCOPE, WARPGROUP, acc_tile_map, intrin_name, shared_tile_map, tile_intrin_name
 
 COOPERATIVE_FETCH = "meta_schedule.cooperative_fetch"
 PIPELINE_DEPTH = "meta_schedule.software_pipeline_depth"
-PIPELINE_ORDER = "software_pipeline_order"
-COMPUTE_LAG = "software_pipeline_compute_lag"
 LANES = 8  # f16 elements per 16-byte copy: one row of a core matrix
 
 
@@ -126,7 +125,7 @@ def schedule_wgmma_gemm(func_or_sch, block="C", warpgroups=2, n=256, k_steps=4, 
         The workload (``gemm_nt``), or a schedule of it (changed in place).
     block : str or BlockRV
         The GEMM block.
-    warpgroups : int or ExprRV
+    warpgroups : int
         Warpgroups per thread block (the block tile has ``64 * warpgroups`` rows).
     n : int
         Columns of the block tile, one ``wgmma`` N (64, 128 or 256).
@@ -156,7 +155,7 @@ def schedule_wgmma_gemm(func_or_sch, block="C", warpgroups=2, n=256, k_steps=4, 
         raise ValueError(f"block {sch.get(block).name_hint!r} is not C[i, j] += A[i, k] * B[j, k] in f16 -> f32")
     M, N, K = (int(iv.dom.extent) for iv in sch.get(block).iter_vars)
     k_tile = 16 * k_steps
-    if isinstance(warpgroups, int) and (M % (64 * warpgroups) or N % n or K % k_tile):
+    if M % (64 * warpgroups) or N % n or K % k_tile:
         sch.pad_einsum(block, [64 * warpgroups, n, k_tile])
         for copy in [*sch.get_producers(block), *sch.get_consumers(block)]:  # the padding copies: kernels
             _, bx, tx = sch.split(sch.fuse(*sch.get_loops(copy)), [None, 1024, 128])
@@ -191,9 +190,9 @@ def schedule_wgmma_gemm(func_or_sch, block="C", warpgroups=2, n=256, k_steps=4, 
     if fetch == "annotate":
         sch.annotate(k0, PIPELINE_DEPTH, stages)
     elif stages:
-        sch.annotate(k0, "software_pipeline_stage", [0, 0, stages])
-        sch.annotate(k0, "software_pipeline_async_stages", [0])
+        sch.annotate(k0, STAGE, [0, 0, stages])
+        sch.annotate(k0, ASYNC_STAGES, [0])
     if fetch == "annotate" or stages:
-        sch.annotate(k0, PIPELINE_ORDER, [1, 2, 0])
+        sch.annotate(k0, ORDER, [1, 2, 0])
         sch.annotate(k0, COMPUTE_LAG, 1)
     return sch

@@ -28,6 +28,7 @@ from ..ir.functor import calls_op, ir_transform, post_order_visit
 from ..ir.mutator import StmtExprMutator
 from ..ir.op import call_extern
 from .gpu_ptx_model import WarpModel
+from .inject_software_pipeline import EXPLICIT_SYNC, LAG_REGION
 
 _WARP_CALLS = ("tir.ptx_ldmatrix", "tir.ptx_mma", "tir.ptx_wgmma", "tir.ptx_wgmma_fence", "tir.ptx_wgmma_commit_group",
                "tir.ptx_wgmma_wait_group")
@@ -117,9 +118,9 @@ class _BarrierWaits(StmtExprMutator):
 
     def visit_attr_stmt_(self, op):
         outer = self.lag, self.explicit
-        if op.attr_key == "pipeline_compute_lag":
+        if op.attr_key == LAG_REGION:
             self.lag = int(op.value.value)
-        self.explicit = self.explicit or op.attr_key == "pipeline_explicit_sync"
+        self.explicit = self.explicit or op.attr_key == EXPLICIT_SYNC
         try:
             return super().visit_attr_stmt_(op)
         finally:

@@ -48,6 +48,7 @@ ORDER = "software_pipeline_order"
 COMPUTE_LAG = "software_pipeline_compute_lag"  # tensorize's: iterations an asynchronous compute may run on
 ASYNC_STAGES = "software_pipeline_async_stages"
 EXPLICIT_SYNC = "pipeline_explicit_sync"
+LAG_REGION = "pipeline_compute_lag"  # the attribute marking a pipelined region whose compute may lag
 _KEYS = (STAGE, ORDER, ASYNC_STAGES, COMPUTE_LAG)
 
 
@@ -249,7 +250,7 @@ class _Pipeliner(StmtExprMutator):
             body_stmts.extend(step(E.IntImm("int32", t), steady=False))
         result = S.AttrStmt(E.StringImm("default"), EXPLICIT_SYNC, E.IntImm("int32", 1), S.SeqStmt(body_stmts))
         if lag:
-            result = S.AttrStmt(E.StringImm("default"), "pipeline_compute_lag", E.IntImm("int32", lag), result)
+            result = S.AttrStmt(E.StringImm("default"), LAG_REGION, E.IntImm("int32", lag), result)
         for wrap in reversed(wraps):
             result = wrap(result)
         return result
