@@ -3,9 +3,12 @@
 ``C[i, j] = sum_k A[i, k] * B[j, k]`` with A (M x K) and B (N x K) both K-major (cuBLAS's "TN" case). Each
 thread block computes a ``64 * warpgroups`` x ``n`` tile of C, one warpgroup (128 threads on
 ``threadIdx.x``) per 64 rows (``threadIdx.y``), its accumulators in registers (``"warp.group"``). The K
-loop steps ``16 * k_steps`` columns at a time through shared tiles of A and B in the core-matrix layout
-the instruction reads (``shared_tile_map``), fetched by all threads with 16-byte copies, consecutive
-threads writing the 8 rows of one core matrix (128 contiguous bytes: no bank conflicts). With
+loop steps ``16 * k_steps`` columns at a time through shared tiles of A and B, fetched by all threads
+with 16-byte copies. By default (``swizzle=True``) the tiles are row-major in the swizzled layout of
+``32 * k_steps`` bytes (``SwizzleSharedLayout``): consecutive threads copy consecutive 16 bytes of a row,
+so global reads are whole lines and shared writes are free of bank conflicts; otherwise they are in the
+unswizzled core-matrix layout (``shared_tile_map``), consecutive threads writing the 8 rows of one core
+matrix (2.3x slower on an H100: the copies run at a fraction of the L2 bandwidth). With
 ``stages`` > 0 the fetches are software-pipelined: that many tiles load with ``cp.async`` ahead of the
 multiply, each iteration issues its wgmma before its fetches (``software_pipeline_order``), and the shared
 tiles get one version more than the depth needs (``software_pipeline_compute_lag = 1``): a barrier then
@@ -27,7 +30,9 @@ from tensorize.ir.functor import post_order_visit
 from tensorize.schedule import Schedule
 from tensorize.transform.inject_software_pipeline import ASYNC_STAGES, COMPUTE_LAG, ORDER, STAGE
 
-from .cuda_wgmma import SCOPE, WARPGROUP, acc_tile_map, intrin_name, shared_tile_map, tile_intrin_name
+from tensorize.transform.swizzle_shared import SWIZZLE
+
+from .cuda_wgmma import SCOPE, SWIZZLE_OF_K_STEPS, WARPGROUP, acc_tile_map, intrin_name, shared_tile_map, tile_intrin_name
 
 COOPERATIVE_FETCH = "meta_schedule.cooperative_fetch"
 PIPELINE_DEPTH = "meta_schedule.software_pipeline_depth"
@@ -96,18 +101,23 @@ def nt_gemm_operands(block):
     return reads.index(by_role["A"]), reads.index(by_role["B"])
 
 
-def _fetch(sch, block, index, anchor, warpgroups, fetch):
+def _fetch(sch, block, index, anchor, warpgroups, fetch, swizzle):
     shared = sch.cache_read(block, index, "shared")
     sch.compute_at(shared, anchor)
-    sch.transform_layout(block, ("read", index), shared_tile_map)
     r, k = sch.get_loops(shared)[-2:]
-    r0, r1 = sch.split(r, [None, 8])
     k0, k1 = sch.split(k, [None, LANES])
-    sch.reorder(r0, k0, r1, k1)
+    if swizzle:  # row-major rows of one K tile; consecutive threads copy consecutive 16 bytes of a row
+        sch.annotate(shared, SWIZZLE, swizzle)
+        loops = [r, k0]
+    else:  # core matrices; consecutive threads copy the 8 rows of one (128 contiguous bytes)
+        sch.transform_layout(block, ("read", index), shared_tile_map)
+        r0, r1 = sch.split(r, [None, 8])
+        sch.reorder(r0, k0, r1, k1)
+        loops = [r0, k0, r1]
     if fetch == "annotate":
         sch.annotate(shared, COOPERATIVE_FETCH, LANES)
         return shared
-    fused = sch.fuse(r0, k0, r1)
+    fused = sch.fuse(*loops)
     _, ty, tx = sch.split(fused, [None, warpgroups, WARPGROUP])
     sch.bind(ty, "threadIdx.y")
     sch.bind(tx, "threadIdx.x")
@@ -116,7 +126,7 @@ def _fetch(sch, block, index, anchor, warpgroups, fetch):
 
 
 def schedule_wgmma_gemm(func_or_sch, block="C", warpgroups=2, n=256, k_steps=4, stages=2, tensorize=True,
-                        fetch="bind"):
+                        fetch="bind", swizzle=True):
     """Schedule the NT GEMM ``block`` onto ``wgmma.mma_async.m64n{n}k16``.
 
     Parameters
@@ -138,6 +148,9 @@ def schedule_wgmma_gemm(func_or_sch, block="C", warpgroups=2, n=256, k_steps=4, 
         Tensorize with the wgmma intrinsics (else blockize: the descriptions, for a CPU build).
     fetch : str
         ``"bind"`` (spread the fetches here) or ``"annotate"`` (leave them to the search's postproc).
+    swizzle : bool
+        Row-major shared tiles in the swizzled layout of ``SWIZZLE_OF_K_STEPS[k_steps]`` bytes (the fast
+        path), or the unswizzled core-matrix layout.
 
     Returns
     -------
@@ -172,13 +185,14 @@ def schedule_wgmma_gemm(func_or_sch, block="C", warpgroups=2, n=256, k_steps=4, 
     acc = sch.cache_write(block, 0, SCOPE)
     sch.reverse_compute_at(acc, i1)
     operands = nt_gemm_operands(sch.get(block))  # again: padding replaced the operands
-    _fetch(sch, block, operands[0], k0, warpgroups, fetch)
-    _fetch(sch, block, operands[1], k0, warpgroups, fetch)
+    swizzled = SWIZZLE_OF_K_STEPS[k_steps] if swizzle else 0
+    _fetch(sch, block, operands[0], k0, warpgroups, fetch, swizzled)
+    _fetch(sch, block, operands[1], k0, warpgroups, fetch, swizzled)
     sch.transform_layout(block, ("write", 0), acc_tile_map(n))
     init = sch.decompose_reduction(block, k0)
     for loop, name in ((sch.get_loops(init)[-2], tile_intrin_name("fill", n)),
                        (sch.get_loops(acc)[-2], tile_intrin_name("store", n)),
-                       (i2, intrin_name(n, k_steps))):
+                       (i2, intrin_name(n, k_steps, swizzle))):
         if tensorize:
             sch.tensorize(loop, name)
         else:

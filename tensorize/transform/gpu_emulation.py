@@ -29,6 +29,7 @@ from ..ir.mutator import StmtExprMutator
 from ..ir.op import call_extern
 from .gpu_ptx_model import WarpModel
 from .inject_software_pipeline import EXPLICIT_SYNC, LAG_REGION
+from .swizzle_shared import SWIZZLE
 
 _WARP_CALLS = ("tir.ptx_ldmatrix", "tir.ptx_mma", "tir.ptx_wgmma", "tir.ptx_wgmma_fence", "tir.ptx_wgmma_commit_group",
                "tir.ptx_wgmma_wait_group")
@@ -75,8 +76,8 @@ def _warp_call(node):
     a = list(node.args)
     if node.op.name == "tir.ptx_ldmatrix":  # trans, num, type, local, local_off, smem, smem_off
         return call_extern(node.dtype, "ptx_ldmatrix", a[0], a[1], a[2], _pointer(a[3], a[4]), _pointer(a[5], a[6]))
-    if node.op.name == "tir.ptx_wgmma":  # shape, types, a_ptr, a_lbo, a_sbo, b_ptr, b_lbo, b_sbo, c, c_off
-        return call_extern(node.dtype, "ptx_wgmma", *a[:10], _pointer(a[10], a[11]))
+    if node.op.name == "tir.ptx_wgmma":  # shape, types, a_ptr, a_lbo, a_sbo, b_ptr, b_lbo, b_sbo, c, c_off[, swz]
+        return call_extern(node.dtype, "ptx_wgmma", *a[:10], _pointer(a[10], a[11]), *a[12:])
     if node.op.name in ("tir.ptx_wgmma_fence", "tir.ptx_wgmma_commit_group", "tir.ptx_wgmma_wait_group"):
         return call_extern(node.dtype, node.op.name[len("tir."):], *a)
     # shape, a_layout, b_layout, a_type, b_type, c_type, a, a_off, b, b_off, c, c_off, saturate
@@ -173,8 +174,20 @@ def emulate_warp_calls(mod):
     return IRModule(functions, mod.attrs, mod.global_infos)
 
 
+def _has_swizzled_tiles(mod) -> bool:
+    found = []
+    for func in ([mod] if isinstance(mod, PrimFunc) else mod.functions.values()):
+        if isinstance(func, PrimFunc):
+            post_order_visit(func.body, lambda n: found.append(n) if isinstance(n, S.Block)
+                             and SWIZZLE in n.annotations else None)
+    return bool(found)
+
+
 def run_warp_emulated(mod, *arrays) -> WarpModel:
     """Run a program tensorized with warp-level PTX intrinsics on numpy ``arrays`` (outputs written in place).
+
+    A program whose shared tiles are swizzled (``SwizzleSharedLayout``) is lowered first: the model reads
+    them through the hardware's address permutation, which only the lowered accesses follow.
 
     Parameters
     ----------
@@ -190,6 +203,11 @@ def run_warp_emulated(mod, *arrays) -> WarpModel:
     """
     from ..codegen.python import run_prim_func
 
+    mod = getattr(mod, "mod", mod)
+    if _has_swizzled_tiles(mod):  # swizzled tiles are read as the hardware does: after the layout pass
+        from .pipeline import run_lowering_phases
+
+        mod = run_lowering_phases(mod if isinstance(mod, IRModule) else IRModule({"main": mod}))
     model = WarpModel()
     run_prim_func(emulate_warp_calls(mod), *arrays, externs=model.externs())
     model.flush()

@@ -136,8 +136,8 @@ class WarpModel:
             for i, (r, col) in enumerate(pos_c[lane]):
                 pc.array[pc.offset + i] = D[r, col]
 
-    def wgmma(self, shape, a_type, b_type, c_type, a, a_lbo, a_sbo, b, b_lbo, b_sbo, c) -> None:
-        """``wgmma.mma_async.sync.aligned.m64nNk16`` with A and B in shared memory, K-major, no swizzle:
+    def wgmma(self, shape, a_type, b_type, c_type, a, a_lbo, a_sbo, b, b_lbo, b_sbo, c, swizzle=0) -> None:
+        """``wgmma.mma_async.sync.aligned.m64nNk16`` with A and B in shared memory, K-major:
         ``D = A @ B^T + D`` once all 128 threads of the warpgroup have issued it.
 
         Parameters
@@ -153,12 +153,16 @@ class WarpModel:
             (stride), as the descriptors carry them.
         c : Pointer
             This thread's ``N / 2`` accumulator registers.
+        swizzle : int
+            The descriptors' swizzle mode in bytes (0: none): rows of that many bytes, 8-row groups ``*_sbo``
+            apart, each address's 16-byte chunk bits XORed with its bits 7 and up (``_swizzled_tile``).
         """
         # one instruction of the warpgroup is the 128 issues naming the same tiles (a thread may issue several
         # instructions, for consecutive K steps, before the next thread issues its own)
         tiles = (shape, id(a.array), int(a.offset), int(a_lbo), int(a_sbo), id(b.array), int(b.offset), int(b_lbo),
-                 int(b_sbo))
-        lanes = self._collect(f"wgmma{tiles}", (a, int(a_lbo), int(a_sbo), b, int(b_lbo), int(b_sbo), c), WARPGROUP)
+                 int(b_sbo), int(swizzle))
+        lanes = self._collect(f"wgmma{tiles}", (a, int(a_lbo), int(a_sbo), b, int(b_lbo), int(b_sbo), int(swizzle), c),
+                              WARPGROUP)
         if lanes is None:
             return
         # asynchronous: it reads the shared tiles and the accumulators when its group is waited for
@@ -191,10 +195,12 @@ class WarpModel:
     def _wgmma(self, shape, lanes) -> None:
         self.executed += 1
         n = int(shape[len("m64n"):-len("k16")])
-        a, a_lbo, a_sbo, b, b_lbo, b_sbo = lanes[0][:6]
-        A = _core_matrix_tile(a, 64, a_lbo, a_sbo)
-        B = _core_matrix_tile(b, n, b_lbo, b_sbo)
-        acc = np.float64 if lanes[0][6].array.dtype.kind == "f" else np.int64
+        a, a_lbo, a_sbo, b, b_lbo, b_sbo, swizzle = lanes[0][:7]
+        if swizzle:
+            A, B = _swizzled_tile(a, 64, a_sbo, swizzle), _swizzled_tile(b, n, b_sbo, swizzle)
+        else:
+            A, B = _core_matrix_tile(a, 64, a_lbo, a_sbo), _core_matrix_tile(b, n, b_lbo, b_sbo)
+        acc = np.float64 if lanes[0][7].array.dtype.kind == "f" else np.int64
         rows, cols = _accumulator_positions(n)
         registers = np.stack([pc.array[pc.offset:pc.offset + n // 2] for *_, pc in lanes]).astype(acc)
         C = np.zeros((64, n), acc)
@@ -230,6 +236,19 @@ def _core_matrix_tile(ptr, rows: int, lbo: int, sbo: int, k: int = 16):
     kk = np.arange(k)[None, :]
     index = ptr.offset + (r // 8) * sbo + (kk // per_row) * lbo + (r % 8) * per_row + kk % per_row
     return ptr.array[index]
+
+
+def _swizzled_tile(ptr, rows: int, sbo: int, swizzle: int, k: int = 16):
+    """The ``rows`` x ``k`` tile a swizzled K-major descriptor names: rows of ``swizzle`` bytes, 8-row groups
+    ``sbo`` elements apart, the start ``ptr`` inside the first row; each element's byte address (from the
+    array's start, which stands for a 1024-byte aligned base) has its 16-byte chunk bits ``[4, 4 + B)`` XORed
+    with bits ``[7, 7 + B)``, ``B = log2(swizzle / 16)`` (PTX ISA, shared memory matrix layout swizzling)."""
+    size = ptr.array.itemsize
+    r = np.arange(rows)[:, None]
+    kk = np.arange(k)[None, :]
+    byte = (ptr.offset + (r // 8) * sbo + (r % 8) * (swizzle // size) + kk) * size
+    byte = byte ^ (((byte >> 7) & (swizzle // 16 - 1)) << 4)
+    return ptr.array[byte // size]
 
 
 def _accumulator_positions(n: int):

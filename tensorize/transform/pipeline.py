@@ -1,7 +1,7 @@
 """The lowering pipeline: four phases, with the user's ``tir.add_lower_pass`` passes after each.
 
 * phase 0 - blocks to loops: init lowering, allocation placement and compaction, storage alignment,
-  match buffers,
+  swizzled shared layouts, match buffers,
   opaque blocks;
 * phase 1 - storage flattening (``FlattenBuffer``) and simplification;
 * phase 2 - loop transforms: software pipelining, padding taps skipped, padded loops partitioned, vectorize, unroll;
@@ -26,6 +26,7 @@ from .partition_padded_loops import PartitionPaddedLoops
 from .skip_padded_taps import SkipPaddedTaps
 from .storage_align import StorageAlign
 from .storage_rewrite import StorageRewrite
+from .swizzle_shared import SwizzleSharedLayout
 from .unroll_loop import UnrollLoop
 from .vectorize_loop import VectorizeLoop
 
@@ -45,7 +46,7 @@ def phase_passes(phase: int) -> list[Pass]:
     """
     if phase == 0:
         return [LowerInitBlock(), PlanAndUpdateBufferAllocationLocation(), ConvertBlocksToOpaque(),
-                CompactBufferAllocation(), StorageAlign(), LowerMatchBuffer(), LowerOpaqueBlock()]
+                CompactBufferAllocation(), StorageAlign(), SwizzleSharedLayout(), LowerMatchBuffer(), LowerOpaqueBlock()]
     if phase == 1:
         return [FlattenBuffer(), Simplify()]
     if phase == 2:

@@ -220,6 +220,9 @@ class _Vectorizer(StmtExprMutator):
             return E.Call(dt.with_lanes(op.dtype, n), op.op, (args[0], broadcast_to(args[1], n), broadcast_to(args[2], n)))
         if op.op.name not in _ELEMENTWISE_CALLS:
             raise CannotVectorize(f"call of {op.op.name} depends on the loop variable")
+        if all(isinstance(a, E.Broadcast) or lanes(a) == 1 for a in args):  # uniform across lanes (ramp // c)
+            n = max(lanes(a) for a in args)
+            return E.Broadcast(E.Call(op.dtype, op.op, tuple(getattr(a, "value", a) for a in args)), n)
         n = max(lanes(a) for a in args)
         args = tuple(broadcast_to(a, n) for a in args)
         return E.Call(dt.with_lanes(op.dtype, n), op.op, args)

@@ -18,6 +18,7 @@ _C_TYPES = {
 }
 _BINARY = {"Add": "+", "Sub": "-", "Mul": "*", "EQ": "==", "NE": "!=", "LT": "<", "LE": "<=", "GT": ">",
            "GE": ">=", "And": "&&", "Or": "||"}
+_BITWISE = {"bitwise_and": "&", "bitwise_or": "|", "bitwise_xor": "^", "shift_left": "<<", "shift_right": ">>"}
 _MATH = {"exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "tanh", "fabs", "floor",
          "ceil", "round", "nearbyint", "trunc", "erf", "sin", "cos", "tan", "sinh", "cosh", "asin", "acos",
          "atan", "pow", "atan2", "fmod"}
@@ -207,6 +208,10 @@ class CudaExprPrinter:
             return f"{name}{suffix}({', '.join(args)})"
         if name == "sigmoid":
             return f"(1.0f / (1.0f + expf(-{args[0]})))"
+        if name in _BITWISE:
+            return f"({args[0]} {_BITWISE[name]} {args[1]})"
+        if name == "bitwise_not":
+            return f"(~{args[0]})"
         if name == "address_of":
             return f"(&{args[0]})"
         if name in ("call_extern", "call_pure_extern"):

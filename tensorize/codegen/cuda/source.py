@@ -31,6 +31,8 @@ from .warp import FragmentInfo, install_warp_calls
 from .warp_memory import WarpMemoryLowering
 from .wgmma import barrier_prefix, install_wgmma_calls
 
+SWIZZLE_ALIGN = 1024  # the span of a Tensor Core swizzle pattern: the base of a swizzled tile must be aligned to it
+
 _THREAD_TAGS = ("blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y", "threadIdx.z")
 # attributes of a software pipeline that hold for the statements under them: attr key -> writer flag
 _SCOPED_FLAGS = {"async_scope": "in_async", "pipeline_explicit_sync": "explicit_sync"}
@@ -119,8 +121,11 @@ class KernelWriter(CudaExprPrinter):
             return
         offset = 0
         for a, size in reversed(list(zip(allocs, sizes))):  # post-order lists inner allocations first
+            # WMMA fragment pointers need 32-byte alignment, a swizzled tile (whole 1024-byte blocks) 1024
+            align = SWIZZLE_ALIGN if self.uses_wgmma and size % SWIZZLE_ALIGN == 0 else 128
+            offset = (offset + align - 1) // align * align
             self.dynamic_offsets[a.buffer_var] = offset
-            offset += (size + 127) // 128 * 128  # WMMA fragment pointers need 32-byte alignment
+            offset += (size + 127) // 128 * 128
         self.dynamic_bytes = offset
 
     def emit(self, line: str) -> None:
@@ -180,7 +185,8 @@ class KernelWriter(CudaExprPrinter):
         threads = block[0] * block[1] * block[2]
         head = f'extern "C" __global__ void __launch_bounds__({threads}) {name}({", ".join(args)}) {{'
         if self.dynamic_bytes:
-            head += "\n  extern __shared__ __align__(128) unsigned char dyn_shared[];"
+            align = SWIZZLE_ALIGN if self.uses_wgmma else 128
+            head += f"\n  extern __shared__ __align__({align}) unsigned char dyn_shared[];"
         return "\n".join([head, *self.lines, "}"]) + "\n", grid, block
 
     # -- statements -----------------------------------------------------------------------------
@@ -259,7 +265,9 @@ class KernelWriter(CudaExprPrinter):
             ctype = c_type(s.dtype)
             self.emit(f"{ctype}* {name} = ({ctype}*)(dyn_shared + {self.dynamic_offsets[s.buffer_var]});")
         elif scope in ("shared", "shared.dyn"):
-            self.emit(f"__shared__ alignas(128) {c_type(s.dtype)} {name}[{size}];")
+            swizzled = self.uses_wgmma and size * max(1, dt.bits_of(s.dtype) // 8) % SWIZZLE_ALIGN == 0
+            align = SWIZZLE_ALIGN if swizzled else 128
+            self.emit(f"__shared__ alignas({align}) {c_type(s.dtype)} {name}[{size}];")
         elif scope in ("local", "warp", "warp.group", "global"):
             if scope == "global":
                 raise TVMError(f"kernel allocates the global buffer {name}; give it a 'shared' or 'local' scope "

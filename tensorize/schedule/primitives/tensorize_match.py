@@ -17,7 +17,7 @@ from ...arith import Analyzer
 from ...ir import expr as E
 from ...ir import stmt as S
 from ...ir.buffer import Buffer
-from ...ir.functor import substitute, uses_var
+from ...ir.functor import ir_transform, substitute, uses_var
 from ...ir.structural import structural_equal
 
 _COMMUTATIVE = (E.Add, E.Mul, E.Max, E.Min, E.EQ, E.NE, E.And, E.Or)
@@ -231,6 +231,8 @@ class DescMatcher:
         for axis, ri in enumerate(rind):
             di = dind[axis - lead] if axis >= lead else E.make_const(ri.dtype, 0)
             diff = self.ana.simplify(E.sub(ri, self._mapped_expr(di)))
+            if uses_var(diff, lambda v: id(v) in self.inner):  # x // c % m and x % (c * m) // c: one form
+                diff = self.ana.simplify(E.sub(_div_mod_normal(ri), _div_mod_normal(self._mapped_expr(di))))
             if uses_var(diff, lambda v: id(v) in self.inner):
                 what = (f"index {axis} ({_text(ri)}) moves inside the tile but desc {dbuf.name} has no such axis"
                         if axis < lead else
@@ -298,3 +300,16 @@ def _kind(iv: E.IterVar) -> str:
 
 
 __all__ = ["DescMatcher", "TensorizeMismatch", "BufferMatch"]
+
+
+def _div_mod_normal(expr):
+    """``expr`` with every ``floormod(floordiv(x, c), m)`` written ``floordiv(floormod(x, c * m), c)`` (equal for
+    positive constants ``c``, ``m``): index maps and the simplifier leave either form."""
+    def rewrite(node):
+        if (type(node) is E.FloorMod and type(node.a) is E.FloorDiv and isinstance(node.b, E.IntImm)
+                and isinstance(node.a.b, E.IntImm) and node.b.value > 0 and node.a.b.value > 0):
+            c = node.a.b
+            return E.FloorDiv(E.FloorMod(node.a.a, E.IntImm(c.dtype, c.value * node.b.value)), c)
+        return None
+
+    return ir_transform(expr, None, rewrite, ["tir.FloorMod"])
