@@ -32,9 +32,15 @@ from tensorize.runtime.cuda_module import gpu_available
 
 logger = logging.getLogger("gpu_gemm_wgmma")
 TARGET = "cuda -arch=sm_90a"
-# (warpgroups, n, k_steps, stages), larger tiles first; shared memory is (stages + 2) tiles of (64 * warpgroups
-# + n) x 16 * k_steps f16 (one version more than the depth: the lagging wgmma), at most 227 KiB on sm_90
-CONFIGS = [(2, 256, 4, 2), (2, 256, 2, 4), (2, 256, 2, 3), (2, 128, 4, 3), (1, 256, 4, 2), (2, 128, 4, 2)]
+# hand schedules, larger tiles first; shared memory is (stages + 2) tiles of (64 * warpgroups + n) x 16 * k_steps
+# f16 (one version more than the depth: the lagging wgmma), at most 227 KiB on sm_90; swizzled unless said
+CONFIGS = [dict(warpgroups=2, n=256, k_steps=4, stages=2), dict(warpgroups=2, n=256, k_steps=2, stages=4),
+           dict(warpgroups=2, n=256, k_steps=2, stages=5), dict(warpgroups=2, n=128, k_steps=4, stages=4),
+           dict(warpgroups=2, n=128, k_steps=4, stages=3), dict(warpgroups=1, n=256, k_steps=4, stages=2),
+           # two thread blocks per SM (at most 113 KiB of shared memory and 32K registers each)
+           dict(warpgroups=2, n=128, k_steps=4, stages=1), dict(warpgroups=2, n=128, k_steps=2, stages=3),
+           dict(warpgroups=1, n=256, k_steps=2, stages=2),
+           dict(warpgroups=2, n=256, k_steps=4, stages=2, swizzle=False)]
 
 
 def cublas_f32_out(cupy, a, b, reference):
@@ -97,8 +103,7 @@ def measure(n, repeat, trials, work_dir, max_configs=None) -> dict:
         return _time(cupy, lambda: rt["main"](a, b, c), repeat)
 
     best = None
-    for wgs, tile_n, steps, stages in CONFIGS[:max_configs]:
-        config = {"warpgroups": wgs, "n": tile_n, "k_steps": steps, "stages": stages}
+    for config in CONFIGS[:max_configs]:
         secs = run(f"wgmma {config}", schedule_wgmma_gemm(gemm_nt(n, n, n), **config))
         if secs is not None:
             print(f"  hand wgmma {config}: {flops / secs / 1e12:.1f} TFLOPS ({library / secs:.2f}x cuBLAS"
@@ -124,10 +129,10 @@ def measure(n, repeat, trials, work_dir, max_configs=None) -> dict:
 def check(n) -> int:
     """Build every hand configuration for sm_90a and compile it with nvcc (no GPU needed)."""
     sources = []
-    for wgs, tile_n, steps, stages in CONFIGS:
-        sch = schedule_wgmma_gemm(gemm_nt(n, n, n), warpgroups=wgs, n=tile_n, k_steps=steps, stages=stages)
-        sources.append((f"wgmma_{wgs}_{tile_n}_{steps}_{stages}", tvm.build(sch.mod, target=TARGET)
-                        .imported_modules[0].get_source()))
+    for config in CONFIGS:
+        sch = schedule_wgmma_gemm(gemm_nt(n, n, n), **config)
+        name = "wgmma_" + "_".join(str(int(v)) for v in config.values())
+        sources.append((name, tvm.build(sch.mod, target=TARGET).imported_modules[0].get_source()))
     return nvcc_check(sources, "sm_90a")
 
 

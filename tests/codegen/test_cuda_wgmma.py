@@ -41,6 +41,18 @@ def test_wgmma_gemm_compiles_to_wgmma(n, tmp_path):
         assert needed in ptx, needed
 
 
+def test_swizzled_tiles_are_copied_whole_rows_into_aligned_shared_memory():
+    sch = schedule_wgmma_gemm(gemm_nt(256, 512, 256), n=256, k_steps=4, stages=2)
+    source = tvm.build(sch.mod, target=TARGET).imported_modules[0].get_source()
+    assert "extern __shared__ __align__(1024) unsigned char dyn_shared[];" in source
+    assert "(half*)(dyn_shared + 65536)" in source  # B after A's 64 KiB, on a 1024-byte boundary
+    calls = source.count("tz_wgmma_desc(") - 1  # less the helper's definition
+    assert calls >= 2 * 4 and source.count(" * 2, 1ull)") == calls  # every descriptor: 128-byte mode (1)
+    copies = [line for line in source.splitlines() if "tz_cp_async16(" in line and "A_shared" in line]
+    assert copies and all(" ^ " in line for line in copies)  # 16-byte copies to the permuted chunk
+    assert "A_shared[" not in source  # no element-wise stores: every copy is one 16-byte cp.async
+
+
 def test_wgmma_needs_sm_90a():
     sch = schedule_wgmma_gemm(gemm_nt(128, 128, 64), n=128, stages=0)
     with pytest.raises(tvm.TVMError, match="sm_90a"):
@@ -58,15 +70,19 @@ def test_nvrtc_compiles_for_the_exact_architecture():
     assert cubin[:4] == b"\x7fELF"
 
 
-@pytest.mark.parametrize("shape, warpgroups, n, k_steps, stages", [
-    ((256, 512, 256), 2, 256, 4, 2),
-    ((128, 256, 512), 2, 128, 4, 3),
-    ((128, 64, 256), 1, 64, 2, 1),
-    ((200, 300, 100), 2, 128, 4, 2),   # padded to the block tile
+@pytest.mark.parametrize("shape, warpgroups, n, k_steps, stages, swizzle", [
+    ((256, 512, 256), 2, 256, 4, 2, True),
+    ((128, 256, 512), 2, 128, 4, 3, True),
+    ((128, 64, 256), 1, 64, 2, 1, True),     # 64-byte swizzle
+    ((64, 128, 64), 1, 128, 1, 0, True),     # 32-byte swizzle
+    ((200, 300, 100), 2, 128, 4, 2, True),   # padded to the block tile
+    ((256, 512, 256), 2, 256, 4, 2, False),  # unswizzled core matrices
+    ((128, 64, 256), 1, 64, 2, 1, False),
 ])
-def test_wgmma_gemm_numerics_emulated(shape, warpgroups, n, k_steps, stages):
+def test_wgmma_gemm_numerics_emulated(shape, warpgroups, n, k_steps, stages, swizzle):
     M, N, K = shape
-    sch = schedule_wgmma_gemm(gemm_nt(M, N, K), warpgroups=warpgroups, n=n, k_steps=k_steps, stages=stages)
+    sch = schedule_wgmma_gemm(gemm_nt(M, N, K), warpgroups=warpgroups, n=n, k_steps=k_steps, stages=stages,
+                              swizzle=swizzle)
     a, b = _inputs(M, N, K)
     for program in (sch.mod, tvm.lower(sch.mod)):  # as scheduled, and lowered with its software pipeline
         c = np.zeros((M, N), "float32")
