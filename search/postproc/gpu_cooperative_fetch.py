@@ -28,8 +28,9 @@ def _value(v) -> int:
 
 
 def thread_extents(sch, block) -> dict:
-    """``{tag: extent}`` of the threadIdx loops around ``block``, with threadIdx.x = 32 lanes when a block
-    of the same kernel runs on whole warps (``meta_schedule.warp_execution``).
+    """``{tag: extent}`` of the threadIdx loops around ``block``; without a threadIdx.x loop there, the lanes a
+    tensorized intrinsic of the same kernel binds inside its body (a warpgroup's 128), or 32 when a block of
+    the kernel runs on whole warps (``meta_schedule.warp_execution``).
 
     Parameters
     ----------
@@ -52,7 +53,13 @@ def thread_extents(sch, block) -> dict:
             out[tb.thread_tag] = _value(loop.extent)
     if "threadIdx.x" not in out and loops:
         kernel = sch.get(loops[0])
-        if any(WARP_EXECUTION in r.block.annotations for r in nest_blocks(kernel.body)):
+        lanes = []  # a tensorized warpgroup intrinsic binds its 128 lanes inside its own body
+        post_order_visit(kernel.body, lambda n: lanes.append(_value(n.extent)) if getattr(n, "thread_binding", None)
+                         is not None and n.kind == ForKind.THREAD_BINDING
+                         and n.thread_binding.thread_tag == "threadIdx.x" else None)
+        if lanes:
+            out["threadIdx.x"] = max(lanes)
+        elif any(WARP_EXECUTION in r.block.annotations for r in nest_blocks(kernel.body)):
             out["threadIdx.x"] = 32
     return out
 

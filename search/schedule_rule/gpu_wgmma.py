@@ -4,7 +4,8 @@ A block computing ``C[i, j] += A[i, k] * B[j, k]`` (f16 in, f32 out; both operan
 one sketch per block tile (``warpgroups`` x 64 rows, ``n`` columns: one ``wgmma.m64n{n}k16`` per warpgroup
 and K step) and K tile (``16 * k_steps``: the wgmma group one intrinsic issues), scheduled by
 ``intrinsics.cuda_wgmma_schedule``: accumulators in the warpgroups' registers, A and B tiles in shared
-memory in the instruction's core-matrix layout. The software-pipeline depth of the fetches is a sampled
+memory, row-major in the swizzled layout of ``32 * k_steps`` bytes the Tensor Cores read without bank
+conflicts. The software-pipeline depth of the fetches is a sampled
 decision, mutated and measured like any other; the fetches are spread over the threads by the ``rewrite_cooperative_fetch`` postproc, which also
 turns the sampled depth into pipeline stages. Other blocks, and the untensorized branch, are left to the
 next rules.

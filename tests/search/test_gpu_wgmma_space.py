@@ -50,3 +50,19 @@ def test_sampled_wgmma_candidates_compute_the_gemm(tmp_path):
                                   capture_output=True, text=True, timeout=120, check=False)
             assert done.returncode == 0, done.stderr
             assert "wgmma.mma_async" in (tmp_path / f"k{i}.ptx").read_text()
+
+
+def test_fetches_are_spread_over_the_warpgroup_lanes():
+    """The warpgroup's 128 lanes are bound inside the tensorized intrinsics only: the cooperative fetch must
+    still give each of them a share of the copy (not all 128 copying the whole tile)."""
+    from search.postproc.gpu_cooperative_fetch import thread_extents
+
+    ctx = TuneContext.create(gemm_nt(256, 512, 256), "cuda -arch=sm_90a", seed=0)
+    posts = default_postprocs(ctx)
+    sketch = _wgmma_sketches(ctx)[0]
+    sch = sample_candidate(ctx, sketch, posts, seed=0)
+    for block in (sch.get_block("A_shared"), sch.get_block("B_shared")):
+        bound = {sch.get(lp).thread_binding.thread_tag: int(sch.get(lp).extent)
+                 for lp in sch.get_loops(block) if sch.get(lp).thread_binding is not None}
+        assert bound.get("threadIdx.x") == 128 and bound.get("threadIdx.y") == 2, bound
+        assert thread_extents(sch, block)["threadIdx.x"] == 128
