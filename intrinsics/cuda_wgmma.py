@@ -38,6 +38,7 @@ name                               what
 wgmma_m64n{N}k{K}_f16f16f32       C(f32, 64xN) += A(f16, 64xK) B(f16, NxK)^T, N in 64, 128, 256, K in
                                    16, 32, 64 (K / 16 instructions, one fence and one commit group)
 wgmma_m64n{N}k{K}_f16f16f32_sw   the same on row-major shared tiles of K columns, swizzled 2K bytes
+wgmma_m64n{N}k{K}_bf16bf16f32     both forms with bf16 inputs (``_sw`` too)
 wgmma_fill_m64n{N}_f32             C = 0
 wgmma_store_m64n{N}_f32_global     C -> global memory (waits for the pending wgmma groups first)
 =================================  ==============================================================
@@ -57,10 +58,11 @@ WGMMA_N = (64, 128, 256)
 K_STEPS = (1, 2, 4)  # wgmma instructions one intrinsic issues as one group
 # the swizzle mode of a row-major K-major tile with 16 * k_steps f16 per row: the row length in bytes
 SWIZZLE_OF_K_STEPS = {1: 32, 2: 64, 4: 128}
+INPUT_TYPES = {"float16": ("fp16", "f16"), "bfloat16": ("bf16", "bf16")}  # dtype -> (PTX operand type, name part)
 SCOPE = "warp.group"
 
 
-def intrin_name(n: int, k_steps: int = 1, swizzle: bool = False) -> str:
+def intrin_name(n: int, k_steps: int = 1, swizzle: bool = False, dtype: str = "float16") -> str:
     """The registered name of the f16 x f16 -> f32 multiply-accumulate of a 64 x ``n`` x ``16 * k_steps`` tile.
 
     Parameters
@@ -71,13 +73,16 @@ def intrin_name(n: int, k_steps: int = 1, swizzle: bool = False) -> str:
         ``wgmma`` instructions (K steps of 16) issued as one group (1, 2 or 4).
     swizzle : bool
         Row-major swizzled shared tiles (``SWIZZLE_OF_K_STEPS[k_steps]`` bytes) instead of core matrices.
+    dtype : str
+        The inputs' dtype, ``"float16"`` or ``"bfloat16"``.
 
     Returns
     -------
     str
-        E.g. ``"wgmma_m64n256k16_f16f16f32"``, ``"wgmma_m64n256k64_f16f16f32_sw"``.
+        E.g. ``"wgmma_m64n256k16_f16f16f32"``, ``"wgmma_m64n256k64_bf16bf16f32_sw"``.
     """
-    return f"wgmma_m64n{n}k{16 * k_steps}_f16f16f32" + ("_sw" if swizzle else "")
+    short = INPUT_TYPES[dtype][1]
+    return f"wgmma_m64n{n}k{16 * k_steps}_{short}{short}f32" + ("_sw" if swizzle else "")
 
 
 def tile_intrin_name(kind: str, n: int) -> str:
@@ -155,7 +160,7 @@ def _meta(kind: str, **extra) -> IntrinMeta:
     return IntrinMeta(target_kind="cuda", extra={"wgmma": kind, "min_arch": "sm_90a", **extra})
 
 
-def wgmma_sync(n: int, k_steps: int = 1, scope: str = "shared"):
+def wgmma_sync(n: int, k_steps: int = 1, scope: str = "shared", dtype: str = "float16"):
     """``desc``/``impl`` of ``C[i, j] += A[i, k] * B[j, k]`` on a 64 x ``n`` x ``16 * k_steps`` tile.
 
     Parameters
@@ -167,6 +172,8 @@ def wgmma_sync(n: int, k_steps: int = 1, scope: str = "shared"):
         ``wgmma.commit_group`` (a group the code generator's waits count as one).
     scope : str
         The storage scope of A and B.
+    dtype : str
+        The inputs' dtype (``"float16"`` or ``"bfloat16"``).
 
     Returns
     -------
@@ -175,14 +182,15 @@ def wgmma_sync(n: int, k_steps: int = 1, scope: str = "shared"):
         warpgroup, their descriptors built from the operands' strides.
     """
     regs = n // 2
+    ptx_type = INPUT_TYPES[dtype][0]
     rows_b = n // 8
     cols = 2 * k_steps  # core matrices along K
     depth = 16 * k_steps
 
     @T.prim_func
     def desc(a: T.handle, b: T.handle, c: T.handle) -> None:
-        A = T.match_buffer(a, (8, cols, 8, 8), "float16", align=16, offset_factor=8, scope=scope)
-        B = T.match_buffer(b, (rows_b, cols, 8, 8), "float16", align=16, offset_factor=8, scope=scope)
+        A = T.match_buffer(a, (8, cols, 8, 8), dtype, align=16, offset_factor=8, scope=scope)
+        B = T.match_buffer(b, (rows_b, cols, 8, 8), dtype, align=16, offset_factor=8, scope=scope)
         C = T.match_buffer(c, (WARPGROUP, regs), "float32", align=64, offset_factor=1, scope=SCOPE)
         with T.block("root"):
             T.reads(C[0:WARPGROUP, 0:regs], A[0:8, 0:cols, 0:8, 0:8], B[0:rows_b, 0:cols, 0:8, 0:8])
@@ -201,9 +209,9 @@ def wgmma_sync(n: int, k_steps: int = 1, scope: str = "shared"):
         sa1 = T.int32()
         sb0 = T.int32()
         sb1 = T.int32()
-        A = T.match_buffer(a, (8, cols, 8, 8), "float16", align=16, offset_factor=8, scope=scope,
+        A = T.match_buffer(a, (8, cols, 8, 8), dtype, align=16, offset_factor=8, scope=scope,
                            strides=[sa0, sa1, 8, 1])
-        B = T.match_buffer(b, (rows_b, cols, 8, 8), "float16", align=16, offset_factor=8, scope=scope,
+        B = T.match_buffer(b, (rows_b, cols, 8, 8), dtype, align=16, offset_factor=8, scope=scope,
                            strides=[sb0, sb1, 8, 1])
         C = T.match_buffer(c, (WARPGROUP, regs), "float32", align=64, offset_factor=1, scope=SCOPE)
         with T.block("root"):
@@ -213,7 +221,7 @@ def wgmma_sync(n: int, k_steps: int = 1, scope: str = "shared"):
             for tx in T.thread_binding(WARPGROUP, thread="threadIdx.x"):
                 T.evaluate(T.ptx_wgmma_fence())
                 for step in T.unroll(k_steps):
-                    T.evaluate(T.ptx_wgmma("handle", f"m64n{n}k16", "fp16", "fp16", "fp32",
+                    T.evaluate(T.ptx_wgmma("handle", f"m64n{n}k16", ptx_type, ptx_type, "fp32",
                                            A.access_ptr("r", offset=2 * step * sa1), sa1, sa0,
                                            B.access_ptr("r", offset=2 * step * sb1), sb1, sb0,
                                            C.data, C.elem_offset + regs * tx))
@@ -222,7 +230,7 @@ def wgmma_sync(n: int, k_steps: int = 1, scope: str = "shared"):
     return desc, impl
 
 
-def wgmma_sync_swizzled(n: int, k_steps: int = 4, scope: str = "shared"):
+def wgmma_sync_swizzled(n: int, k_steps: int = 4, scope: str = "shared", dtype: str = "float16"):
     """``desc``/``impl`` of ``C[i, j] += A[i, k] * B[j, k]`` on row-major swizzled shared tiles.
 
     A is 64 x ``16 * k_steps`` and B ``n`` x ``16 * k_steps``, each row exactly ``32 * k_steps`` bytes (the
@@ -238,6 +246,8 @@ def wgmma_sync_swizzled(n: int, k_steps: int = 4, scope: str = "shared"):
         1, 2 or 4 (swizzles of 32, 64 or 128 bytes).
     scope : str
         The storage scope of A and B.
+    dtype : str
+        The inputs' dtype (``"float16"`` or ``"bfloat16"``).
 
     Returns
     -------
@@ -245,13 +255,14 @@ def wgmma_sync_swizzled(n: int, k_steps: int = 4, scope: str = "shared"):
         ``(desc, impl)``.
     """
     regs = n // 2
+    ptx_type = INPUT_TYPES[dtype][0]
     depth = 16 * k_steps
     swizzle = SWIZZLE_OF_K_STEPS[k_steps]
 
     @T.prim_func
     def desc(a: T.handle, b: T.handle, c: T.handle) -> None:
-        A = T.match_buffer(a, (64, depth), "float16", align=16, offset_factor=8, scope=scope)
-        B = T.match_buffer(b, (n, depth), "float16", align=16, offset_factor=8, scope=scope)
+        A = T.match_buffer(a, (64, depth), dtype, align=16, offset_factor=8, scope=scope)
+        B = T.match_buffer(b, (n, depth), dtype, align=16, offset_factor=8, scope=scope)
         C = T.match_buffer(c, (WARPGROUP, regs), "float32", align=64, offset_factor=1, scope=SCOPE)
         with T.block("root"):
             T.reads(C[0:WARPGROUP, 0:regs], A[0:64, 0:depth], B[0:n, 0:depth])
@@ -265,8 +276,8 @@ def wgmma_sync_swizzled(n: int, k_steps: int = 4, scope: str = "shared"):
 
     @T.prim_func
     def impl(a: T.handle, b: T.handle, c: T.handle) -> None:
-        A = T.match_buffer(a, (64, depth), "float16", align=16, offset_factor=8, scope=scope, strides=[depth, 1])
-        B = T.match_buffer(b, (n, depth), "float16", align=16, offset_factor=8, scope=scope, strides=[depth, 1])
+        A = T.match_buffer(a, (64, depth), dtype, align=16, offset_factor=8, scope=scope, strides=[depth, 1])
+        B = T.match_buffer(b, (n, depth), dtype, align=16, offset_factor=8, scope=scope, strides=[depth, 1])
         C = T.match_buffer(c, (WARPGROUP, regs), "float32", align=64, offset_factor=1, scope=SCOPE)
         with T.block("root"):
             T.reads(C[0:WARPGROUP, 0:regs], A[0:64, 0:depth], B[0:n, 0:depth])
@@ -275,7 +286,7 @@ def wgmma_sync_swizzled(n: int, k_steps: int = 4, scope: str = "shared"):
                 T.evaluate(T.ptx_wgmma_fence())
                 for step in T.unroll(k_steps):
                     # leading offset unused by swizzled K-major tiles (one 16-byte unit, as CUTLASS sets it)
-                    T.evaluate(T.ptx_wgmma("handle", f"m64n{n}k16", "fp16", "fp16", "fp32",
+                    T.evaluate(T.ptx_wgmma("handle", f"m64n{n}k16", ptx_type, ptx_type, "fp32",
                                            A.access_ptr("r", offset=16 * step), 8, 8 * depth,
                                            B.access_ptr("r", offset=16 * step), 8, 8 * depth,
                                            C.data, C.elem_offset + regs * tx, swizzle))
@@ -375,9 +386,11 @@ def wgmma_store(n: int, scope: str = "global"):
 
 for _n in WGMMA_N:
     for _steps in K_STEPS:
-        TensorIntrin.register(intrin_name(_n, _steps), *wgmma_sync(_n, _steps), override=True,
-                              meta=_meta("sync", n=_n, k_steps=_steps))
-        TensorIntrin.register(intrin_name(_n, _steps, swizzle=True), *wgmma_sync_swizzled(_n, _steps), override=True,
-                              meta=_meta("sync", n=_n, k_steps=_steps, swizzle=SWIZZLE_OF_K_STEPS[_steps]))
+        for _dtype in INPUT_TYPES:
+            TensorIntrin.register(intrin_name(_n, _steps, dtype=_dtype), *wgmma_sync(_n, _steps, dtype=_dtype),
+                                  override=True, meta=_meta("sync", n=_n, k_steps=_steps))
+            TensorIntrin.register(intrin_name(_n, _steps, swizzle=True, dtype=_dtype),
+                                  *wgmma_sync_swizzled(_n, _steps, dtype=_dtype), override=True,
+                                  meta=_meta("sync", n=_n, k_steps=_steps, swizzle=SWIZZLE_OF_K_STEPS[_steps]))
     TensorIntrin.register(tile_intrin_name("fill", _n), *wgmma_fill(_n), override=True, meta=_meta("fill", n=_n))
     TensorIntrin.register(tile_intrin_name("store", _n), *wgmma_store(_n), override=True, meta=_meta("store", n=_n))

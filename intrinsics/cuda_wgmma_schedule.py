@@ -32,7 +32,8 @@ from tensorize.transform.inject_software_pipeline import ASYNC_STAGES, COMPUTE_L
 
 from tensorize.transform.swizzle_shared import SWIZZLE
 
-from .cuda_wgmma import SCOPE, SWIZZLE_OF_K_STEPS, WARPGROUP, acc_tile_map, intrin_name, shared_tile_map, tile_intrin_name
+from .cuda_wgmma import (INPUT_TYPES, SCOPE, SWIZZLE_OF_K_STEPS, WARPGROUP, acc_tile_map, intrin_name, shared_tile_map,
+                         tile_intrin_name)
 
 COOPERATIVE_FETCH = "meta_schedule.cooperative_fetch"
 PIPELINE_DEPTH = "meta_schedule.software_pipeline_depth"
@@ -63,7 +64,8 @@ def gemm_nt(M: int, N: int, K: int, in_dtype: str = "float16", out_dtype: str = 
 
 
 def nt_gemm_operands(block):
-    """The read indices of A and B when ``block`` computes ``C[i, j] += A[i, k] * B[j, k]`` (f16 in, f32 out).
+    """The read indices of A and B when ``block`` computes ``C[i, j] += A[i, k] * B[j, k]`` (f16 or bf16 in, f32
+    out).
 
     Parameters
     ----------
@@ -90,10 +92,10 @@ def nt_gemm_operands(block):
     by_role = {}
     for load in loads:
         idx = list(load.indices)
-        if load.buffer.dtype != "float16" or len(idx) != 2 or idx[1] is not k:
+        if load.buffer.dtype not in INPUT_TYPES or len(idx) != 2 or idx[1] is not k:
             return None
         by_role["A" if idx[0] is i else "B" if idx[0] is j else "?"] = load.buffer
-    if sorted(by_role) != ["A", "B"] or len(loads) != 2:
+    if sorted(by_role) != ["A", "B"] or len(loads) != 2 or by_role["A"].dtype != by_role["B"].dtype:
         return None
     reads = [r.buffer for r in block.reads]
     if by_role["A"] not in reads or by_role["B"] not in reads:
@@ -165,8 +167,9 @@ def schedule_wgmma_gemm(func_or_sch, block="C", warpgroups=2, n=256, k_steps=4, 
     sch = func_or_sch if isinstance(func_or_sch, Schedule) else Schedule(func_or_sch)
     block = sch.get_block(block) if isinstance(block, str) else block
     if nt_gemm_operands(sch.get(block)) is None:
-        raise ValueError(f"block {sch.get(block).name_hint!r} is not C[i, j] += A[i, k] * B[j, k] in f16 -> f32")
+        raise ValueError(f"block {sch.get(block).name_hint!r} is not C[i, j] += A[i, k] * B[j, k] in f16 or bf16 -> f32")
     M, N, K = (int(iv.dom.extent) for iv in sch.get(block).iter_vars)
+    dtype = sch.get(block).reads[nt_gemm_operands(sch.get(block))[0]].buffer.dtype
     k_tile = 16 * k_steps
     if M % (64 * warpgroups) or N % n or K % k_tile:
         sch.pad_einsum(block, [64 * warpgroups, n, k_tile])
@@ -192,7 +195,7 @@ def schedule_wgmma_gemm(func_or_sch, block="C", warpgroups=2, n=256, k_steps=4, 
     init = sch.decompose_reduction(block, k0)
     for loop, name in ((sch.get_loops(init)[-2], tile_intrin_name("fill", n)),
                        (sch.get_loops(acc)[-2], tile_intrin_name("store", n)),
-                       (i2, intrin_name(n, k_steps, swizzle))):
+                       (i2, intrin_name(n, k_steps, swizzle, dtype))):
         if tensorize:
             sch.tensorize(loop, name)
         else:

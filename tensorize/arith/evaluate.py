@@ -12,6 +12,11 @@ from typing import Mapping
 from ..ir import expr as E
 
 
+_BITWISE = {"tir.bitwise_and": lambda a, b: a & b, "tir.bitwise_or": lambda a, b: a | b,
+            "tir.bitwise_xor": lambda a, b: a ^ b, "tir.bitwise_not": lambda a: ~a,
+            "tir.shift_left": lambda a, b: a << b, "tir.shift_right": lambda a, b: a >> b}
+
+
 def _trunc_div(x: int, y: int) -> int:
     q = abs(x) // abs(y)
     return q if (x >= 0) == (y >= 0) else -q
@@ -22,7 +27,8 @@ def evaluate(expr, env: Mapping | None = None):
 
     Integers follow TVM semantics (``floordiv``/``floormod`` floor, ``Div``/``Mod`` truncate);
     comparisons and logic give Python bools. Raises ``KeyError`` naming an unbound variable and
-    ``NotImplementedError`` for nodes it cannot evaluate (loads, calls other than if_then_else).
+    ``NotImplementedError`` for nodes it cannot evaluate (loads, calls other than if_then_else and the
+    bitwise ops).
 
     Parameters
     ----------
@@ -117,4 +123,6 @@ class _Evaluator:
         if t is E.Call and e.op.name == "tir.if_then_else":
             cond, a, b = e.args
             return ev(a) if ev(cond) else ev(b)
+        if t is E.Call and e.op.name in _BITWISE:
+            return _BITWISE[e.op.name](*(ev(a) for a in e.args))
         raise NotImplementedError(f"cannot evaluate {type(e).__name__} nodes; only scalar arithmetic and logic")

@@ -166,7 +166,7 @@ class WarpModel:
         if lanes is None:
             return
         # asynchronous: it reads the shared tiles and the accumulators when its group is waited for
-        self.open_group.append(lambda: self._wgmma(shape, lanes))
+        self.open_group.append(lambda: self._wgmma(shape, lanes, str(a_type)))
 
     def commit_group(self) -> None:
         """``wgmma.commit_group``: the warpgroup's ``wgmma`` issued since the last commit become one group."""
@@ -192,7 +192,7 @@ class WarpModel:
         self.open_group = []
         self.wait_group(0)
 
-    def _wgmma(self, shape, lanes) -> None:
+    def _wgmma(self, shape, lanes, in_type="fp16") -> None:
         self.executed += 1
         n = int(shape[len("m64n"):-len("k16")])
         a, a_lbo, a_sbo, b, b_lbo, b_sbo, swizzle = lanes[0][:7]
@@ -200,6 +200,8 @@ class WarpModel:
             A, B = _swizzled_tile(a, 64, a_sbo, swizzle), _swizzled_tile(b, n, b_sbo, swizzle)
         else:
             A, B = _core_matrix_tile(a, 64, a_lbo, a_sbo), _core_matrix_tile(b, n, b_lbo, b_sbo)
+        if in_type == "bf16":  # bf16 buffers are held as their 16-bit patterns: the high half of an f32
+            A, B = ((x.astype(np.uint32) << 16).view(np.float32) for x in (A, B))
         acc = np.float64 if lanes[0][7].array.dtype.kind == "f" else np.int64
         rows, cols = _accumulator_positions(n)
         registers = np.stack([pc.array[pc.offset:pc.offset + n // 2] for *_, pc in lanes]).astype(acc)

@@ -5,6 +5,8 @@ of ``gpu_ptx_model`` (descriptors decoded as the PTX ISA defines them), lowered 
 sm_90 GPU it launches and matches numpy."""
 from __future__ import annotations
 
+import shutil
+
 import numpy as np
 import pytest
 
@@ -186,3 +188,32 @@ def test_the_asynchronous_model_catches_a_tile_overwritten_in_flight():
     c = np.zeros((M, N), "float32")
     run_warp_emulated(racy, a, b, c)
     assert np.abs(c - _reference(a, b)).max() > 1e-2
+
+
+@pytest.mark.parametrize("swizzle", [True, False])
+def test_bf16_inputs_use_the_bf16_instruction(swizzle, tmp_path):
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    M, N, K = 128, 256, 256
+    sch = schedule_wgmma_gemm(gemm_nt(M, N, K, in_dtype="bfloat16"), n=256, k_steps=4, stages=2, swizzle=swizzle)
+    rng = np.random.default_rng(0)
+    a = rng.uniform(-1, 1, (M, K)).astype(ml_dtypes.bfloat16)
+    b = rng.uniform(-1, 1, (N, K)).astype(ml_dtypes.bfloat16)
+    c = np.zeros((M, N), "float32")
+    run_warp_emulated(sch.mod, a.view(np.uint16), b.view(np.uint16), c)  # bf16 buffers hold 16-bit patterns
+    np.testing.assert_allclose(c, _reference(a, b), rtol=1e-4, atol=1e-4)
+    source = tvm.build(sch.mod, target=TARGET).imported_modules[0].get_source()
+    assert "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16" in source
+    if shutil.which("nvcc"):
+        assert "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16" in nvcc_ptx(source, "sm_90a", tmp_path)
+
+
+def test_mixed_input_dtypes_are_refused():
+    from tensorize import te
+
+    A = te.placeholder((64, 64), "float16", name="A")
+    B = te.placeholder((64, 64), "bfloat16", name="B")
+    k = te.reduce_axis((0, 64), name="k")
+    C = te.compute((64, 64), lambda i, j: te.sum(A[i, k].astype("float32") * B[j, k].astype("float32"), axis=k),
+                   name="C")
+    with pytest.raises(ValueError, match="f16 or bf16"):
+        schedule_wgmma_gemm(te.create_prim_func([A, B, C]), n=64, stages=0)

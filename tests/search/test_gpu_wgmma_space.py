@@ -66,3 +66,9 @@ def test_fetches_are_spread_over_the_warpgroup_lanes():
                  for lp in sch.get_loops(block) if sch.get(lp).thread_binding is not None}
         assert bound.get("threadIdx.x") == 128 and bound.get("threadIdx.y") == 2, bound
         assert thread_extents(sch, block)["threadIdx.x"] == 128
+
+
+def test_bf16_gemms_get_wgmma_sketches():
+    ctx = TuneContext.create(gemm_nt(256, 512, 256, in_dtype="bfloat16"), "cuda -arch=sm_90a", seed=0)
+    sketches = _wgmma_sketches(ctx)
+    assert len(sketches) == 10 and all('"bf16"' in s.mod.script() for s in sketches)
