@@ -34,13 +34,15 @@ logger = logging.getLogger("gpu_gemm_wgmma")
 TARGET = "cuda -arch=sm_90a"
 # hand schedules, larger tiles first; shared memory is (stages + 2) tiles of (64 * warpgroups + n) x 16 * k_steps
 # f16 (one version more than the depth: the lagging wgmma), at most 227 KiB on sm_90; swizzled unless said
-CONFIGS = [dict(warpgroups=2, n=256, k_steps=4, stages=2), dict(warpgroups=2, n=256, k_steps=2, stages=4),
-           dict(warpgroups=2, n=256, k_steps=2, stages=5), dict(warpgroups=2, n=128, k_steps=4, stages=4),
-           dict(warpgroups=2, n=128, k_steps=4, stages=3), dict(warpgroups=1, n=256, k_steps=4, stages=2),
-           # two thread blocks per SM (at most 113 KiB of shared memory and 32K registers each)
-           dict(warpgroups=2, n=128, k_steps=4, stages=1), dict(warpgroups=2, n=128, k_steps=2, stages=3),
-           dict(warpgroups=1, n=256, k_steps=2, stages=2),
-           dict(warpgroups=2, n=256, k_steps=4, stages=2, swizzle=False)]
+CONFIGS = [
+    {"warpgroups": 2, "n": 256, "k_steps": 4, "stages": 2}, {"warpgroups": 2, "n": 256, "k_steps": 2, "stages": 4},
+    {"warpgroups": 2, "n": 256, "k_steps": 2, "stages": 5}, {"warpgroups": 2, "n": 128, "k_steps": 4, "stages": 4},
+    {"warpgroups": 2, "n": 128, "k_steps": 4, "stages": 3}, {"warpgroups": 1, "n": 256, "k_steps": 4, "stages": 2},
+    # two thread blocks per SM (at most 113 KiB of shared memory and 32K registers each)
+    {"warpgroups": 2, "n": 128, "k_steps": 4, "stages": 1}, {"warpgroups": 2, "n": 128, "k_steps": 2, "stages": 3},
+    {"warpgroups": 1, "n": 256, "k_steps": 2, "stages": 2},
+    {"warpgroups": 2, "n": 256, "k_steps": 4, "stages": 2, "swizzle": False},
+]
 
 
 def cublas_f32_out(cupy, a, b, reference):

@@ -29,7 +29,6 @@ from tensorize.ir import expr as E
 from tensorize.ir.functor import post_order_visit
 from tensorize.schedule import Schedule
 from tensorize.transform.inject_software_pipeline import ASYNC_STAGES, COMPUTE_LAG, ORDER, STAGE
-
 from tensorize.transform.swizzle_shared import SWIZZLE
 
 from .cuda_wgmma import (INPUT_TYPES, SCOPE, SWIZZLE_OF_K_STEPS, WARPGROUP, acc_tile_map, intrin_name, shared_tile_map,

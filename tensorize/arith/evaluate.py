@@ -11,7 +11,6 @@ from typing import Mapping
 
 from ..ir import expr as E
 
-
 _BITWISE = {"tir.bitwise_and": lambda a, b: a & b, "tir.bitwise_or": lambda a, b: a | b,
             "tir.bitwise_xor": lambda a, b: a ^ b, "tir.bitwise_not": lambda a: ~a,
             "tir.shift_left": lambda a, b: a << b, "tir.shift_right": lambda a, b: a >> b}

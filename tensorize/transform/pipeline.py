@@ -18,11 +18,11 @@ from .inject_software_pipeline import InjectSoftwarePipeline
 from .lower_init_block import LowerInitBlock
 from .lower_match_buffer import LowerMatchBuffer
 from .lower_opaque_block import LowerOpaqueBlock
+from .partition_padded_loops import PartitionPaddedLoops
 from .pass_infra import Pass, PassContext
 from .plan_buffer_allocation import PlanAndUpdateBufferAllocationLocation
 from .remove_no_op import RemoveNoOp
 from .simplify import Simplify
-from .partition_padded_loops import PartitionPaddedLoops
 from .skip_padded_taps import SkipPaddedTaps
 from .storage_align import StorageAlign
 from .storage_rewrite import StorageRewrite
