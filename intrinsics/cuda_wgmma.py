@@ -377,9 +377,11 @@ def wgmma_store(n: int, scope: str = "global"):
             T.writes(D[0:64, 0:n])
             for tx in T.thread_binding(WARPGROUP, thread="threadIdx.x"):
                 T.evaluate(T.ptx_wgmma_wait_group(0))
-                for r in T.unroll(regs):
-                    D[16 * (tx // 32) + (tx % 32) // 4 + 8 * ((r // 2) % 2), 8 * (r // 4) + 2 * (tx % 4) + r % 2] = C[
-                        tx, r]
+                # registers 2p and 2p + 1 hold adjacent columns: one 8-byte store per pair
+                for p in T.unroll(regs // 2):
+                    for e in T.vectorized(2):
+                        D[16 * (tx // 32) + (tx % 32) // 4 + 8 * (p % 2), 8 * (p // 2) + 2 * (tx % 4) + e] = C[
+                            tx, 2 * p + e]
 
     return desc, impl
 

@@ -53,6 +53,8 @@ def test_swizzled_tiles_are_copied_whole_rows_into_aligned_shared_memory():
     copies = [line for line in source.splitlines() if "tz_cp_async16(" in line and "A_shared" in line]
     assert copies and all(" ^ " in line for line in copies)  # 16-byte copies to the permuted chunk
     assert "A_shared[" not in source  # no element-wise stores: every copy is one 16-byte cp.async
+    # the accumulator leaves in 8-byte stores of register pairs (adjacent columns), none element by element
+    assert source.count("= make_float2(C_warp_group[") == 128 // 2 and "\n          C[" not in source
 
 
 def test_wgmma_needs_sm_90a():

@@ -307,8 +307,9 @@ class KernelWriter(CudaExprPrinter):
         return self.scan.scopes.get(buffer.data, "global")
 
     def _vector_store(self, s):
-        """A vector store: one wide access (or ``cp.async``) for an aligned global/shared copy, lanes
-        one by one otherwise."""
+        """A vector store: one wide access (or ``cp.async``) for an aligned global/shared copy, one
+        ``float2``/``float4`` store of f32 lanes from registers to an aligned address, lanes one by one
+        otherwise."""
         value, index = s.value, s.indices[0]
         elem = max(1, dt.bits_of(s.buffer.dtype) // 8)
         scopes = ("global", "shared", "shared.dyn")
@@ -327,6 +328,15 @@ class KernelWriter(CudaExprPrinter):
                 else:
                     wide = WIDE_TYPES[width]
                     self.emit(f"*({wide}*){dst_ptr} = *(const {wide}*){src_ptr};")
+                return
+        if (s.predicate is None and s.buffer.dtype == "float32" and self._scope(s.buffer) in scopes
+                and dt.lanes_of(value.dtype) in (2, 4)):
+            # f32 lanes from registers (an accumulator tile) to memory: one float2 / float4 store
+            dst = aligned_ramp(index, 4, self.lets)
+            if dst is not None:
+                n = dt.lanes_of(value.dtype)
+                parts = ", ".join(self.expr(lane(value, i)) for i in range(n))
+                self.emit(f"*(float{n}*)({self.name_of(s.buffer.data)} + {self.expr(dst)}) = make_float{n}({parts});")
                 return
         lanes = dt.lanes_of(value.dtype) if dt.lanes_of(value.dtype) > 1 else dt.lanes_of(index.dtype)
         name = self.name_of(s.buffer.data)

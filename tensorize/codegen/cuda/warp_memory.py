@@ -82,6 +82,8 @@ class WarpMemoryLowering:
         TVMError
             When ``e`` does not depend on the lane as ``L * lane`` for a constant ``L``.
         """
+        if isinstance(e, E.Ramp):  # consecutive registers of one thread (a vector store of an accumulator)
+            return E.Ramp(self.index(data, e.base), e.stride, e.lanes)
         name, group = data.name, self.group[data]
         for _ in range(4):
             e = substitute(e, lambda v: self.lets.get(v))
