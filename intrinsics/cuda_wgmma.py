@@ -63,7 +63,7 @@ SCOPE = "warp.group"
 
 
 def intrin_name(n: int, k_steps: int = 1, swizzle: bool = False, dtype: str = "float16") -> str:
-    """The registered name of the f16 x f16 -> f32 multiply-accumulate of a 64 x ``n`` x ``16 * k_steps`` tile.
+    """The registered name of the f16 (or bf16) -> f32 multiply-accumulate of a 64 x ``n`` x ``16 * k_steps`` tile.
 
     Parameters
     ----------

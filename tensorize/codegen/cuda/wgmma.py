@@ -3,9 +3,10 @@
 ``ptx_wgmma(shape, a_type, b_type, c_type, a_ptr, a_lbo, a_sbo, b_ptr, b_lbo, b_sbo, c, c_offset[, swizzle])``
 reads A and B from shared memory through 64-bit matrix descriptors (``tz_wgmma_desc``: the start address,
 the leading byte offset between core matrices along K and the stride byte offset along M/N, each in 16-byte
-units, and the swizzle mode: none, or 128, 64 or 32 bytes when ``swizzle`` says so) and accumulates into ``N / 2`` f32 registers of the calling thread
-(``c[c_offset ...]``, made per-thread by ``warp_memory``). ``ptx_wgmma_fence`` / ``ptx_wgmma_commit_group``
-open and close a group of them (the intrinsics' impls place them); the groups are waited for by
+units, and the swizzle mode: none, or 128, 64 or 32 bytes when ``swizzle`` says so) and accumulates into
+``N / 2`` f32 registers of the calling thread (``c[c_offset ...]``, made per-thread by ``warp_memory``).
+``ptx_wgmma_fence`` / ``ptx_wgmma_commit_group`` open and close a group of them (the intrinsics' impls place
+them); the groups are waited for by
 ``ptx_wgmma_wait_group(n)`` (the store intrinsic's first step) and, in a kernel that issues any
 ``wgmma``, before every ``__syncthreads()`` (``barrier_prefix``): a barrier then both publishes a shared
 tile and frees the one the completed groups read. Inside a software pipeline with a compute lag
