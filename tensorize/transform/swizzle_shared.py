@@ -139,19 +139,17 @@ class _Rewriter(StmtExprMutator):
     def __init__(self, swizzled):
         self.swizzled = swizzled
 
-    def visit_buffer_load_(self, op):
-        op = super().visit_buffer_load_(op)
+    def _moved(self, op):
         entry = self.swizzled.get(id(op.buffer.data))
         if entry is None:
             return op
         return op.replace(indices=tuple(swizzle_indices(op.buffer, list(op.indices), entry[1])))
 
+    def visit_buffer_load_(self, op):
+        return self._moved(super().visit_buffer_load_(op))
+
     def visit_buffer_store_(self, op):
-        op = super().visit_buffer_store_(op)
-        entry = self.swizzled.get(id(op.buffer.data))
-        if entry is None:
-            return op
-        return op.replace(indices=tuple(swizzle_indices(op.buffer, list(op.indices), entry[1])))
+        return self._moved(super().visit_buffer_store_(op))
 
     def visit_block_(self, op):
         op = super().visit_block_(op)
