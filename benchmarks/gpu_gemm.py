@@ -2,8 +2,10 @@
 ``mma.sync``) and the auto-scheduler's best program (``search.tune_tir`` with the ``cuda`` builder/runner).
 
     python benchmarks/gpu_gemm.py --arch sm_90                     # f16->f32 and int8->int32, 4096^3
-    python benchmarks/gpu_gemm.py --arch sm_90a                    # the same, plus Hopper's wgmma on the NT
-                                                                   # f16 GEMM (benchmarks/gpu_gemm_wgmma.py)
+    python benchmarks/gpu_gemm.py --arch sm_90a                    # the same with Hopper's wgmma: hand
+                                                                   # schedules of this NN GEMM, wgmma sketches
+                                                                   # in the search, and the NT GEMM of
+                                                                   # benchmarks/gpu_gemm_wgmma.py
     python benchmarks/gpu_gemm.py --size 2048 --trials 32 --out gemm.json
     python benchmarks/gpu_gemm.py --check                          # no GPU: build + nvcc every variant
 
@@ -32,6 +34,8 @@ import tensorize as tvm  # noqa: E402
 from benchmarks.gpu_common import time_gpu as _time  # noqa: E402
 from benchmarks.gpu_common import nvcc_check, tune_program  # noqa: E402
 from benchmarks.gpu_gemm_wgmma import measure as measure_wgmma  # noqa: E402
+from intrinsics.cuda_wgmma import INPUT_TYPES  # noqa: E402
+from intrinsics.cuda_wgmma_schedule import schedule_wgmma_gemm  # noqa: E402
 from tensorize.runtime.cuda_module import gpu_available  # noqa: E402
 from tests.codegen.gpu_schedules import gemm, wmma_gemm  # noqa: E402
 from tests.codegen.mma_schedules import mma_gemm  # noqa: E402
@@ -41,9 +45,14 @@ logger = logging.getLogger("gpu_gemm")
 CONFIGS = [dict(warps=w, warp_tiles=t, k_tiles=k) for t, w, k in
            itertools.product([(4, 2), (2, 4), (2, 2), (1, 1)], [(2, 4), (4, 2), (2, 2)], [2, 1])]
 SCHEDULES = {"wmma": wmma_gemm, "mma.sync": mma_gemm}
+# wgmma (sm_90a) on this NN GEMM: B's tiles are read through the instruction's transpose (K tiles of 64)
+WGMMA_CONFIGS = [{"warpgroups": 2, "n": 256, "k_steps": 4, "stages": 2}, {"warpgroups": 2, "n": 128, "k_steps": 4,
+                                                                          "stages": 3}]
 
 
 def hand_schedule(kind, n, in_dtype, out_dtype, config):
+    if kind == "wgmma":
+        return schedule_wgmma_gemm(gemm(n, n, n, in_dtype, out_dtype), **config)
     return SCHEDULES[kind](gemm(n, n, n, in_dtype, out_dtype), in_dtype, out_dtype, **config)
 
 
@@ -114,9 +123,10 @@ def measure(n, in_dtype, out_dtype, arch, repeat, trials, work_dir, max_configs=
             return None
         return _time(cupy, lambda: rt["main"](a, b, c), repeat)
 
-    for kind in SCHEDULES:
+    kinds = [*SCHEDULES, "wgmma"] if arch == "sm_90a" and in_dtype in INPUT_TYPES else list(SCHEDULES)
+    for kind in kinds:
         best = None
-        for config in CONFIGS[:max_configs]:
+        for config in (WGMMA_CONFIGS if kind == "wgmma" else CONFIGS)[:max_configs]:
             secs = run(f"{kind} {config}", hand_schedule(kind, n, in_dtype, out_dtype, config))
             if secs is not None and (best is None or secs < best[0]):
                 best = (secs, config)
@@ -147,8 +157,8 @@ def check(n, arch) -> int:
 
     sources = []
     for dt, ot in (("float16", "float32"), ("int8", "int32")):
-        for kind in SCHEDULES:
-            sch = hand_schedule(kind, n, dt, ot, CONFIGS[1])
+        for kind in [*SCHEDULES, "wgmma"] if arch == "sm_90a" and dt in INPUT_TYPES else SCHEDULES:
+            sch = hand_schedule(kind, n, dt, ot, WGMMA_CONFIGS[0] if kind == "wgmma" else CONFIGS[1])
             sources.append((f"{kind}_{dt}", tvm.build(sch.mod, target=f"cuda -arch={arch}").imported_modules[0]
                             .get_source()))
         ctx = TuneContext.create(gemm(n, n, n, dt, ot), f"cuda -arch={arch}", seed=0)

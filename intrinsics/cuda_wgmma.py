@@ -39,6 +39,8 @@ wgmma_m64n{N}k{K}_f16f16f32       C(f32, 64xN) += A(f16, 64xK) B(f16, NxK)^T, N 
                                    16, 32, 64 (K / 16 instructions, one fence and one commit group)
 wgmma_m64n{N}k{K}_f16f16f32_sw   the same on row-major shared tiles of K columns, swizzled 2K bytes
 wgmma_m64n{N}k{K}_bf16bf16f32     both forms with bf16 inputs (``_sw`` too)
+wgmma_m64n{N}k64_f16f16f32_sw_nn  B stored K x N (MN-major, 64-column blocks, transposed by the instruction);
+                                   ``_bf16bf16f32_sw_nn`` too
 wgmma_fill_m64n{N}_f32             C = 0
 wgmma_store_m64n{N}_f32_global     C -> global memory (waits for the pending wgmma groups first)
 =================================  ==============================================================
@@ -59,10 +61,11 @@ K_STEPS = (1, 2, 4)  # wgmma instructions one intrinsic issues as one group
 # the swizzle mode of a row-major K-major tile with 16 * k_steps f16 per row: the row length in bytes
 SWIZZLE_OF_K_STEPS = {1: 32, 2: 64, 4: 128}
 INPUT_TYPES = {"float16": ("fp16", "f16"), "bfloat16": ("bf16", "bf16")}  # dtype -> (PTX operand type, name part)
+MN_ATOM = 64  # N columns of one 128-byte swizzled row of an MN-major B tile
 SCOPE = "warp.group"
 
 
-def intrin_name(n: int, k_steps: int = 1, swizzle: bool = False, dtype: str = "float16") -> str:
+def intrin_name(n: int, k_steps: int = 1, swizzle: bool = False, dtype: str = "float16", b_mn_major: bool = False) -> str:
     """The registered name of the f16 (or bf16) -> f32 multiply-accumulate of a 64 x ``n`` x ``16 * k_steps`` tile.
 
     Parameters
@@ -75,6 +78,8 @@ def intrin_name(n: int, k_steps: int = 1, swizzle: bool = False, dtype: str = "f
         Row-major swizzled shared tiles (``SWIZZLE_OF_K_STEPS[k_steps]`` bytes) instead of core matrices.
     dtype : str
         The inputs' dtype, ``"float16"`` or ``"bfloat16"``.
+    b_mn_major : bool
+        B stored K x N (an NN GEMM; swizzled only): ``_sw_nn``.
 
     Returns
     -------
@@ -82,7 +87,8 @@ def intrin_name(n: int, k_steps: int = 1, swizzle: bool = False, dtype: str = "f
         E.g. ``"wgmma_m64n256k16_f16f16f32"``, ``"wgmma_m64n256k64_bf16bf16f32_sw"``.
     """
     short = INPUT_TYPES[dtype][1]
-    return f"wgmma_m64n{n}k{16 * k_steps}_{short}{short}f32" + ("_sw" if swizzle else "")
+    suffix = ("_sw" if swizzle or b_mn_major else "") + ("_nn" if b_mn_major else "")
+    return f"wgmma_m64n{n}k{16 * k_steps}_{short}{short}f32" + suffix
 
 
 def tile_intrin_name(kind: str, n: int) -> str:
@@ -295,6 +301,85 @@ def wgmma_sync_swizzled(n: int, k_steps: int = 4, scope: str = "shared", dtype: 
     return desc, impl
 
 
+def wgmma_sync_nn(n: int, scope: str = "shared", dtype: str = "float16"):
+    """``desc``/``impl`` of ``C[i, j] += A[i, k] * B[k, j]`` (B stored K x N: MN-major) on a 64 x ``n`` x 64 tile.
+
+    A is as in ``wgmma_sync_swizzled`` (64 x 64, rows of 128 bytes, 128-byte swizzle). B is ``n / 64`` blocks of
+    64 K-rows x 64 N-columns (128 bytes), each block row-major and 128-byte swizzled (``b_tile_map``), read with
+    the instruction's transpose bit: the leading byte offset steps from one 64-column block to the next, the
+    stride byte offset from one 8-row group of K to the next, and step ``s`` starts 16 K-rows in.
+
+    Parameters
+    ----------
+    n : int
+        64, 128 or 256.
+    scope : str
+        The storage scope of A and B.
+    dtype : str
+        The inputs' dtype (``"float16"`` or ``"bfloat16"``).
+
+    Returns
+    -------
+    tuple of PrimFunc
+        ``(desc, impl)``.
+    """
+    regs = n // 2
+    ptx_type = INPUT_TYPES[dtype][0]
+    depth, width, blocks = 64, MN_ATOM, n // MN_ATOM
+
+    @T.prim_func
+    def desc(a: T.handle, b: T.handle, c: T.handle) -> None:
+        A = T.match_buffer(a, (64, depth), dtype, align=16, offset_factor=8, scope=scope)
+        B = T.match_buffer(b, (blocks, depth, width), dtype, align=16, offset_factor=8, scope=scope)
+        C = T.match_buffer(c, (WARPGROUP, regs), "float32", align=64, offset_factor=1, scope=SCOPE)
+        with T.block("root"):
+            T.reads(C[0:WARPGROUP, 0:regs], A[0:64, 0:depth], B[0:blocks, 0:depth, 0:width])
+            T.writes(C[0:WARPGROUP, 0:regs])
+            for i, j, k in T.grid(64, n, depth):
+                with T.block("C"):
+                    vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                    C[acc_layout(vi, vj)[0], acc_layout(vi, vj)[1]] = C[
+                        acc_layout(vi, vj)[0], acc_layout(vi, vj)[1]] + T.Cast(
+                        "float32", A[vi, vk]) * T.Cast("float32", B[vj // width, vk, vj % width])
+
+    @T.prim_func
+    def impl(a: T.handle, b: T.handle, c: T.handle) -> None:
+        A = T.match_buffer(a, (64, depth), dtype, align=16, offset_factor=8, scope=scope, strides=[depth, 1])
+        B = T.match_buffer(b, (blocks, depth, width), dtype, align=16, offset_factor=8, scope=scope,
+                           strides=[depth * width, width, 1])
+        C = T.match_buffer(c, (WARPGROUP, regs), "float32", align=64, offset_factor=1, scope=SCOPE)
+        with T.block("root"):
+            T.reads(C[0:WARPGROUP, 0:regs], A[0:64, 0:depth], B[0:blocks, 0:depth, 0:width])
+            T.writes(C[0:WARPGROUP, 0:regs])
+            for tx in T.thread_binding(WARPGROUP, thread="threadIdx.x"):
+                T.evaluate(T.ptx_wgmma_fence())
+                for step in T.unroll(4):
+                    T.evaluate(T.ptx_wgmma("handle", f"m64n{n}k16", ptx_type, ptx_type, "fp32",
+                                           A.access_ptr("r", offset=16 * step), 8, 8 * depth,
+                                           B.access_ptr("r", offset=16 * width * step), depth * width, 8 * width,
+                                           C.data, C.elem_offset + regs * tx, 128, 1))
+                T.evaluate(T.ptx_wgmma_commit_group())
+
+    return desc, impl
+
+
+def b_tile_map(k, j):
+    """The layout of an MN-major B tile (``B[k, j]``, N contiguous) for ``wgmma_sync_nn``:
+    ``(k, j) -> (j // 64, k, j % 64)``: 64-column blocks, each row-major with 128-byte rows (then swizzled).
+
+    Parameters
+    ----------
+    k, j : PrimExpr
+        K and N index of the shared tile.
+
+    Returns
+    -------
+    tuple
+        The index in the 3-D buffer.
+    """
+    return j // MN_ATOM, k, j % MN_ATOM
+
+
 def wgmma_fill(n: int):
     """``desc``/``impl`` zeroing a 64 x ``n`` accumulator tile.
 
@@ -394,5 +479,8 @@ for _n in WGMMA_N:
             TensorIntrin.register(intrin_name(_n, _steps, swizzle=True, dtype=_dtype),
                                   *wgmma_sync_swizzled(_n, _steps, dtype=_dtype), override=True,
                                   meta=_meta("sync", n=_n, k_steps=_steps, swizzle=SWIZZLE_OF_K_STEPS[_steps]))
+    for _dtype in INPUT_TYPES:
+        TensorIntrin.register(intrin_name(_n, 4, dtype=_dtype, b_mn_major=True), *wgmma_sync_nn(_n, dtype=_dtype),
+                              override=True, meta=_meta("sync", n=_n, k_steps=4, swizzle=128, b_mn_major=True))
     TensorIntrin.register(tile_intrin_name("fill", _n), *wgmma_fill(_n), override=True, meta=_meta("fill", n=_n))
     TensorIntrin.register(tile_intrin_name("store", _n), *wgmma_store(_n), override=True, meta=_meta("store", n=_n))

@@ -31,8 +31,8 @@ from tensorize.schedule import Schedule
 from tensorize.transform.inject_software_pipeline import ASYNC_STAGES, COMPUTE_LAG, ORDER, STAGE
 from tensorize.transform.swizzle_shared import SWIZZLE
 
-from .cuda_wgmma import (INPUT_TYPES, SCOPE, SWIZZLE_OF_K_STEPS, WARPGROUP, acc_tile_map, intrin_name, shared_tile_map,
-                         tile_intrin_name)
+from .cuda_wgmma import (INPUT_TYPES, SCOPE, SWIZZLE_OF_K_STEPS, WARPGROUP, acc_tile_map, b_tile_map, intrin_name,
+                         shared_tile_map, tile_intrin_name)
 
 COOPERATIVE_FETCH = "meta_schedule.cooperative_fetch"
 PIPELINE_DEPTH = "meta_schedule.software_pipeline_depth"
@@ -62,9 +62,32 @@ def gemm_nt(M: int, N: int, K: int, in_dtype: str = "float16", out_dtype: str = 
     return te.create_prim_func([A, B, C])
 
 
-def nt_gemm_operands(block):
-    """The read indices of A and B when ``block`` computes ``C[i, j] += A[i, k] * B[j, k]`` (f16 or bf16 in, f32
-    out).
+def gemm_nn(M: int, N: int, K: int, in_dtype: str = "float16", out_dtype: str = "float32"):
+    """The workload with B stored K x N: ``C[i, j] = sum_k A[i, k] * B[k, j]`` as a PrimFunc.
+
+    Parameters
+    ----------
+    M, N, K : int
+        The GEMM's extents.
+    in_dtype, out_dtype : str
+        Input and output dtypes.
+
+    Returns
+    -------
+    PrimFunc
+        One block ``"C"``.
+    """
+    A = te.placeholder((M, K), in_dtype, name="A")
+    B = te.placeholder((K, N), in_dtype, name="B")
+    k = te.reduce_axis((0, K), name="k")
+    C = te.compute((M, N), lambda i, j: te.sum(A[i, k].astype(out_dtype) * B[k, j].astype(out_dtype), axis=k),
+                   name="C")
+    return te.create_prim_func([A, B, C])
+
+
+def gemm_operands(block):
+    """The read indices of A and B, and B's major-ness, when ``block`` computes ``C[i, j] += A[i, k] * B[j, k]``
+    (B stored N x K: K-major) or ``C[i, j] += A[i, k] * B[k, j]`` (B stored K x N), f16 or bf16 in, f32 out.
 
     Parameters
     ----------
@@ -73,8 +96,8 @@ def nt_gemm_operands(block):
 
     Returns
     -------
-    tuple of int or None
-        ``(index of A, index of B)`` among ``block.reads``, or None for another computation.
+    tuple or None
+        ``(index of A, index of B, B is K-major)`` among ``block.reads``, or None for another computation.
     """
     ivs = block.iter_vars
     kinds = [E.IterVar.DataPar, E.IterVar.DataPar, E.IterVar.CommReduce]
@@ -91,23 +114,49 @@ def nt_gemm_operands(block):
     by_role = {}
     for load in loads:
         idx = list(load.indices)
-        if load.buffer.dtype not in INPUT_TYPES or len(idx) != 2 or idx[1] is not k:
+        if load.buffer.dtype not in INPUT_TYPES or len(idx) != 2:
             return None
-        by_role["A" if idx[0] is i else "B" if idx[0] is j else "?"] = load.buffer
-    if sorted(by_role) != ["A", "B"] or len(loads) != 2 or by_role["A"].dtype != by_role["B"].dtype:
+        role = next((name for (x, y), name in (((i, k), "A"), ((j, k), "B"), ((k, j), "B^T"))
+                     if idx[0] is x and idx[1] is y), "?")
+        by_role[role] = load.buffer
+    b_role = "B" if "B" in by_role else "B^T"
+    if (sorted(by_role) != sorted(["A", b_role]) or len(loads) != 2 or by_role["A"] is by_role[b_role]
+            or by_role["A"].dtype != by_role[b_role].dtype):
         return None
     reads = [r.buffer for r in block.reads]
-    if by_role["A"] not in reads or by_role["B"] not in reads:
+    if by_role["A"] not in reads or by_role[b_role] not in reads:
         return None
-    return reads.index(by_role["A"]), reads.index(by_role["B"])
+    return reads.index(by_role["A"]), reads.index(by_role[b_role]), b_role == "B"
 
 
-def _fetch(sch, block, index, anchor, warpgroups, fetch, swizzle):
+def nt_gemm_operands(block):
+    """The read indices of A and B when ``block`` computes ``C[i, j] += A[i, k] * B[j, k]`` (f16 or bf16 in, f32
+    out, B K-major).
+
+    Parameters
+    ----------
+    block : Block
+        A block (its init may be present).
+
+    Returns
+    -------
+    tuple of int or None
+        ``(index of A, index of B)`` among ``block.reads``, or None for another computation.
+    """
+    found = gemm_operands(block)
+    return found[:2] if found is not None and found[2] else None
+
+
+def _fetch(sch, block, index, anchor, warpgroups, fetch, swizzle, mn_major=False):
     shared = sch.cache_read(block, index, "shared")
     sch.compute_at(shared, anchor)
-    r, k = sch.get_loops(shared)[-2:]
+    r, k = sch.get_loops(shared)[-2:]  # (rows, K) of a K-major tile; (K, N) of an MN-major one
     k0, k1 = sch.split(k, [None, LANES])
-    if swizzle:  # row-major rows of one K tile; consecutive threads copy consecutive 16 bytes of a row
+    if mn_major:  # 64-column blocks of 128-byte rows (b_tile_map), swizzled; copies along N
+        sch.transform_layout(block, ("read", index), b_tile_map)
+        sch.annotate(shared, SWIZZLE, 128)
+        loops = [r, k0]
+    elif swizzle:  # row-major rows of one K tile; consecutive threads copy consecutive 16 bytes of a row
         sch.annotate(shared, SWIZZLE, swizzle)
         loops = [r, k0]
     else:  # core matrices; consecutive threads copy the 8 rows of one (128 contiguous bytes)
@@ -165,10 +214,16 @@ def schedule_wgmma_gemm(func_or_sch, block="C", warpgroups=2, n=256, k_steps=4, 
     """
     sch = func_or_sch if isinstance(func_or_sch, Schedule) else Schedule(func_or_sch)
     block = sch.get_block(block) if isinstance(block, str) else block
-    if nt_gemm_operands(sch.get(block)) is None:
-        raise ValueError(f"block {sch.get(block).name_hint!r} is not C[i, j] += A[i, k] * B[j, k] in f16 or bf16 -> f32")
+    found = gemm_operands(sch.get(block))
+    if found is None:
+        raise ValueError(f"block {sch.get(block).name_hint!r} is not C[i, j] += A[i, k] * B[j, k] (or B[k, j]) in "
+                         "f16 or bf16 -> f32")
+    b_mn_major = not found[2]
+    if b_mn_major and (not swizzle or k_steps != 4):
+        raise ValueError("a B stored K x N (MN-major) is read from swizzled 64 x 64 tiles: use swizzle=True, "
+                         "k_steps=4")
     M, N, K = (int(iv.dom.extent) for iv in sch.get(block).iter_vars)
-    dtype = sch.get(block).reads[nt_gemm_operands(sch.get(block))[0]].buffer.dtype
+    dtype = sch.get(block).reads[found[0]].buffer.dtype
     k_tile = 16 * k_steps
     if M % (64 * warpgroups) or N % n or K % k_tile:
         sch.pad_einsum(block, [64 * warpgroups, n, k_tile])
@@ -186,15 +241,15 @@ def schedule_wgmma_gemm(func_or_sch, block="C", warpgroups=2, n=256, k_steps=4, 
     sch.bind(i1, "threadIdx.y")
     acc = sch.cache_write(block, 0, SCOPE)
     sch.reverse_compute_at(acc, i1)
-    operands = nt_gemm_operands(sch.get(block))  # again: padding replaced the operands
+    operands = gemm_operands(sch.get(block))  # again: padding replaced the operands
     swizzled = SWIZZLE_OF_K_STEPS[k_steps] if swizzle else 0
     _fetch(sch, block, operands[0], k0, warpgroups, fetch, swizzled)
-    _fetch(sch, block, operands[1], k0, warpgroups, fetch, swizzled)
+    _fetch(sch, block, operands[1], k0, warpgroups, fetch, swizzled, mn_major=b_mn_major)
     sch.transform_layout(block, ("write", 0), acc_tile_map(n))
     init = sch.decompose_reduction(block, k0)
     for loop, name in ((sch.get_loops(init)[-2], tile_intrin_name("fill", n)),
                        (sch.get_loops(acc)[-2], tile_intrin_name("store", n)),
-                       (i2, intrin_name(n, k_steps, swizzle, dtype))):
+                       (i2, intrin_name(n, k_steps, swizzle, dtype, b_mn_major))):
         if tensorize:
             sch.tensorize(loop, name)
         else:

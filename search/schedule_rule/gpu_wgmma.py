@@ -1,6 +1,7 @@
 """``multi_level_tiling_wgmma``: NT GEMMs on Hopper's warpgroup MMA (``wgmma.mma_async``), for ``cuda -arch=sm_90a``.
 
-A block computing ``C[i, j] += A[i, k] * B[j, k]`` (f16 in, f32 out; both operands K-major) branches into
+A block computing ``C[i, j] += A[i, k] * B[j, k]`` or ``A[i, k] * B[k, j]`` (f16 or bf16 in, f32 out; B K-major or,
+through the instruction's transpose, MN-major, then with K tiles of 64 only) branches into
 one sketch per block tile (``warpgroups`` x 64 rows, ``n`` columns: one ``wgmma.m64n{n}k16`` per warpgroup
 and K step) and K tile (``16 * k_steps``: the wgmma group one intrinsic issues), scheduled by
 ``intrinsics.cuda_wgmma_schedule``: accumulators in the warpgroups' registers, A and B tiles in shared
@@ -16,7 +17,7 @@ import itertools
 import logging
 
 import intrinsics.cuda_wgmma as wg
-from intrinsics.cuda_wgmma_schedule import nt_gemm_operands, schedule_wgmma_gemm
+from intrinsics.cuda_wgmma_schedule import gemm_operands, schedule_wgmma_gemm
 from tensorize.schedule import ScheduleError
 
 from .analysis import TILED
@@ -72,10 +73,13 @@ class MultiLevelTilingWGMMA(ScheduleRule):
     def apply(self, sch, block, ctx):
         """See ``ScheduleRule.apply``: the schedules ``sch`` branches into for ``block``."""
         blk = sch.get(block)
-        if TILED in blk.annotations or not targets_wgmma(ctx.target) or nt_gemm_operands(blk) is None:
+        operands = gemm_operands(blk) if TILED not in blk.annotations and targets_wgmma(ctx.target) else None
+        if operands is None:
             return [sch]
+        # a B stored K x N is read in 64 x 64 swizzled blocks: K tiles of 64 only
+        k_steps = self.k_steps if operands[2] else tuple(s for s in self.k_steps if s == 4) or (4,)
         out = []
-        for (warpgroups, n), steps in itertools.product(self.block_tiles, self.k_steps):
+        for (warpgroups, n), steps in itertools.product(self.block_tiles, k_steps):
             branch = sch.copy()
             try:
                 depth = branch.sample_categorical(list(self.pipeline_depths),

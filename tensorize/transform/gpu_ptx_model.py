@@ -136,7 +136,7 @@ class WarpModel:
             for i, (r, col) in enumerate(pos_c[lane]):
                 pc.array[pc.offset + i] = D[r, col]
 
-    def wgmma(self, shape, a_type, b_type, c_type, a, a_lbo, a_sbo, b, b_lbo, b_sbo, c, swizzle=0) -> None:
+    def wgmma(self, shape, a_type, b_type, c_type, a, a_lbo, a_sbo, b, b_lbo, b_sbo, c, swizzle=0, trans_b=0) -> None:
         """``wgmma.mma_async.sync.aligned.m64nNk16`` with A and B in shared memory, K-major:
         ``D = A @ B^T + D`` once all 128 threads of the warpgroup have issued it.
 
@@ -156,13 +156,18 @@ class WarpModel:
         swizzle : int
             The descriptors' swizzle mode in bytes (0: none): rows of that many bytes, 8-row groups ``*_sbo``
             apart, each address's 16-byte chunk bits XORed with its bits 7 and up (``_swizzled_tile``).
+        trans_b : int
+            1: B is MN-major (swizzled only): blocks of ``swizzle / 2`` N-columns ``b_lbo`` elements apart,
+            K-rows of ``swizzle`` bytes, 8-row groups ``b_sbo`` apart (``_swizzled_tile_mn``).
         """
         # one instruction of the warpgroup is the 128 issues naming the same tiles (a thread may issue several
         # instructions, for consecutive K steps, before the next thread issues its own)
         tiles = (shape, id(a.array), int(a.offset), int(a_lbo), int(a_sbo), id(b.array), int(b.offset), int(b_lbo),
-                 int(b_sbo), int(swizzle))
-        lanes = self._collect(f"wgmma{tiles}", (a, int(a_lbo), int(a_sbo), b, int(b_lbo), int(b_sbo), int(swizzle), c),
-                              WARPGROUP)
+                 int(b_sbo), int(swizzle), int(trans_b))
+        if int(trans_b) and not int(swizzle):
+            raise ValueError("wgmma: an MN-major B is modelled in the swizzled layouts only")
+        lanes = self._collect(f"wgmma{tiles}", (a, int(a_lbo), int(a_sbo), b, int(b_lbo), int(b_sbo), int(swizzle),
+                                                int(trans_b), c), WARPGROUP)
         if lanes is None:
             return
         # asynchronous: it reads the shared tiles and the accumulators when its group is waited for
@@ -195,14 +200,16 @@ class WarpModel:
     def _wgmma(self, shape, lanes, in_type="fp16") -> None:
         self.executed += 1
         n = int(shape[len("m64n"):-len("k16")])
-        a, a_lbo, a_sbo, b, b_lbo, b_sbo, swizzle = lanes[0][:7]
-        if swizzle:
+        a, a_lbo, a_sbo, b, b_lbo, b_sbo, swizzle, trans_b = lanes[0][:8]
+        if trans_b:
+            A, B = _swizzled_tile(a, 64, a_sbo, swizzle), _swizzled_tile_mn(b, n, b_lbo, b_sbo, swizzle)
+        elif swizzle:
             A, B = _swizzled_tile(a, 64, a_sbo, swizzle), _swizzled_tile(b, n, b_sbo, swizzle)
         else:
             A, B = _core_matrix_tile(a, 64, a_lbo, a_sbo), _core_matrix_tile(b, n, b_lbo, b_sbo)
         if in_type == "bf16":  # bf16 buffers are held as their 16-bit patterns: the high half of an f32
             A, B = ((x.astype(np.uint32) << 16).view(np.float32) for x in (A, B))
-        acc = np.float64 if lanes[0][7].array.dtype.kind == "f" else np.int64
+        acc = np.float64 if lanes[0][8].array.dtype.kind == "f" else np.int64
         rows, cols = _accumulator_positions(n)
         registers = np.stack([pc.array[pc.offset:pc.offset + n // 2] for *_, pc in lanes]).astype(acc)
         C = np.zeros((64, n), acc)
@@ -249,6 +256,20 @@ def _swizzled_tile(ptr, rows: int, sbo: int, swizzle: int, k: int = 16):
     r = np.arange(rows)[:, None]
     kk = np.arange(k)[None, :]
     byte = (ptr.offset + (r // 8) * sbo + (r % 8) * (swizzle // size) + kk) * size
+    byte = byte ^ (((byte >> 7) & (swizzle // 16 - 1)) << 4)
+    return ptr.array[byte // size]
+
+
+def _swizzled_tile_mn(ptr, rows: int, lbo: int, sbo: int, swizzle: int, k: int = 16):
+    """The ``rows`` (N) x ``k`` tile an MN-major swizzled descriptor names (returned N x K, as the K-major
+    tiles): blocks of ``swizzle`` bytes of N ``lbo`` elements apart, K-rows of one block ``swizzle`` bytes apart,
+    8-row groups ``sbo`` apart, then the address permutation of ``_swizzled_tile`` (CUTLASS's canonical
+    MN-major GMMA layouts)."""
+    size = ptr.array.itemsize
+    width = swizzle // size
+    r = np.arange(rows)[:, None]
+    kk = np.arange(k)[None, :]
+    byte = (ptr.offset + (r // width) * lbo + r % width + (kk // 8) * sbo + (kk % 8) * width) * size
     byte = byte ^ (((byte >> 7) & (swizzle // 16 - 1)) << 4)
     return ptr.array[byte // size]
 

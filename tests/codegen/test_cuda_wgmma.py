@@ -12,7 +12,7 @@ import pytest
 
 import intrinsics.cuda_wgmma as wg
 import tensorize as tvm
-from intrinsics.cuda_wgmma_schedule import gemm_nt, nt_gemm_operands, schedule_wgmma_gemm
+from intrinsics.cuda_wgmma_schedule import gemm_nn, gemm_nt, gemm_operands, nt_gemm_operands, schedule_wgmma_gemm
 from tensorize.runtime.cuda_module import gpu_available
 from tensorize.transform.gpu_emulation import run_warp_emulated
 
@@ -118,6 +118,7 @@ def test_nt_gemm_is_recognised():
 
     nn = tvm.tir.Schedule(gemm(64, 64, 64))   # B stored K x N: not K-major
     assert nt_gemm_operands(nn.get(nn.get_block("C"))) is None
+    assert gemm_operands(nn.get(nn.get_block("C"))) == (0, 1, False)
 
 
 @pytest.mark.skipif(not gpu_available(), reason="no CUDA GPU visible to cupy")
@@ -127,12 +128,12 @@ def test_wgmma_gemm_runs_on_the_gpu():
     if int(cupy.cuda.Device().compute_capability) != 90:
         pytest.skip("wgmma needs an sm_90 GPU (H100/H200)")
     M, N, K = 512, 768, 1024
-    sch = schedule_wgmma_gemm(gemm_nt(M, N, K), n=256, stages=2)
-    rt = tvm.build(sch.mod, target=TARGET)
     a, b = _inputs(M, N, K)
-    c = cupy.zeros((M, N), "float32")
-    rt["main"](cupy.asarray(a), cupy.asarray(b), c)
-    np.testing.assert_allclose(c.get(), _reference(a, b), rtol=1e-3, atol=1e-3)
+    for workload, b_stored in ((gemm_nt, b), (gemm_nn, np.ascontiguousarray(b.T))):  # B as N x K, then K x N
+        rt = tvm.build(schedule_wgmma_gemm(workload(M, N, K), n=256, stages=2).mod, target=TARGET)
+        c = cupy.zeros((M, N), "float32")
+        rt["main"](cupy.asarray(a), cupy.asarray(b_stored), c)
+        np.testing.assert_allclose(c.get(), _reference(a, b), rtol=1e-3, atol=1e-3)
 
 
 def test_pipelined_iteration_issues_the_wgmma_before_the_fetches():
@@ -159,10 +160,14 @@ def test_operands_are_found_whatever_their_order():
 
 
 def test_other_computations_are_refused():
-    from tests.codegen.gpu_schedules import gemm
+    from tensorize import te
 
-    with pytest.raises(ValueError, match="not C"):
-        schedule_wgmma_gemm(gemm(128, 128, 64), n=128, stages=0)
+    A = te.placeholder((128, 64), "float16", name="A")
+    k = te.reduce_axis((0, 64), name="k")
+    C = te.compute((128, 128), lambda i, j: te.sum(A[i, k].astype("float32") * A[j, k].astype("float32"), axis=k),
+                   name="C")
+    with pytest.raises(ValueError, match="not C"):  # one buffer read as both operands
+        schedule_wgmma_gemm(te.create_prim_func([A, C]), n=128, stages=0)
 
 
 def test_the_asynchronous_model_catches_a_tile_overwritten_in_flight():
@@ -219,3 +224,45 @@ def test_mixed_input_dtypes_are_refused():
                    name="C")
     with pytest.raises(ValueError, match="f16 or bf16"):
         schedule_wgmma_gemm(te.create_prim_func([A, B, C]), n=64, stages=0)
+
+
+@pytest.mark.parametrize("shape, warpgroups, n, stages", [
+    ((128, 256, 256), 2, 256, 2),
+    ((128, 128, 128), 1, 128, 1),
+    ((200, 300, 100), 2, 128, 2),   # padded
+])
+def test_b_stored_k_by_n_is_read_transposed(shape, warpgroups, n, stages, tmp_path):
+    """An NN GEMM: B's shared tile is 64-column blocks of 128-byte K-rows, read with the transpose bit."""
+    M, N, K = shape
+    sch = schedule_wgmma_gemm(gemm_nn(M, N, K), warpgroups=warpgroups, n=n, k_steps=4, stages=stages)
+    a, b = _inputs(M, N, K)
+    c = np.zeros((M, N), "float32")
+    run_warp_emulated(sch.mod, a, np.ascontiguousarray(b.T), c)
+    np.testing.assert_allclose(c, _reference(a, b), rtol=1e-4, atol=1e-4)
+    source = tvm.build(sch.mod, target=TARGET).imported_modules[0].get_source()
+    assert "p, 1, 1, 0, 1;" in source and "p, 1, 1, 0, 0;" not in source
+    if shutil.which("nvcc"):
+        assert f"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.f16.f16" in nvcc_ptx(source, "sm_90a", tmp_path)
+
+
+def test_b_stored_k_by_n_needs_the_swizzled_64_wide_tiles():
+    with pytest.raises(ValueError, match="swizzle=True, k_steps=4"):
+        schedule_wgmma_gemm(gemm_nn(128, 128, 128), n=128, k_steps=2, stages=0)
+    with pytest.raises(ValueError, match="swizzle=True, k_steps=4"):
+        schedule_wgmma_gemm(gemm_nn(128, 128, 128), n=128, stages=0, swizzle=False)
+
+
+def test_the_model_reads_an_mn_major_tile_back():
+    from tensorize.codegen.python import Pointer
+    from tensorize.transform.gpu_ptx_model import _swizzled_tile_mn
+    from tensorize.transform.swizzle_shared import swizzled_offset
+
+    k_rows, n = 64, 256  # blocks of 64 columns, each 64 K-rows of 128 bytes
+    logical = np.arange(k_rows * n, dtype="float16").reshape(k_rows, n)
+    blocked = logical.reshape(k_rows, n // 64, 64).transpose(1, 0, 2).reshape(-1)
+    physical = np.zeros_like(blocked)
+    for f in range(blocked.size):
+        physical[swizzled_offset(f, 2, 128)] = blocked[f]
+    for step in range(4):
+        tile = _swizzled_tile_mn(Pointer(physical, 16 * 64 * step), n, k_rows * 64, 8 * 64, 128)
+        np.testing.assert_array_equal(tile, logical[16 * step:16 * step + 16, :].T)

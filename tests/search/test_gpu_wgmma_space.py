@@ -72,3 +72,20 @@ def test_bf16_gemms_get_wgmma_sketches():
     ctx = TuneContext.create(gemm_nt(256, 512, 256, in_dtype="bfloat16"), "cuda -arch=sm_90a", seed=0)
     sketches = _wgmma_sketches(ctx)
     assert len(sketches) == 10 and all('"bf16"' in s.mod.script() for s in sketches)
+
+
+def test_nn_gemms_get_wgmma_sketches_that_compute_the_gemm():
+    """B stored K x N: one sketch per block tile (K tiles of 64 only), read through the transpose bit."""
+    from intrinsics.cuda_wgmma_schedule import gemm_nn
+
+    M, N, K = 128, 256, 128
+    ctx = TuneContext.create(gemm_nn(M, N, K), "cuda -arch=sm_90a", seed=0)
+    sketches = _wgmma_sketches(ctx)
+    assert len(sketches) == 5
+    rng = np.random.default_rng(0)
+    a, b = rng.uniform(-1, 1, (M, K)).astype("float16"), rng.uniform(-1, 1, (K, N)).astype("float16")
+    posts = default_postprocs(ctx)
+    sch = sample_candidate(ctx, sketches[0], posts, seed=0)
+    c = np.zeros((M, N), "float32")
+    run_warp_emulated(tvm.lower(sch.mod), a, b, c)
+    np.testing.assert_allclose(c, a.astype("float64") @ b.astype("float64"), rtol=1e-4, atol=1e-4)

@@ -60,6 +60,7 @@ def _ptx_wgmma(p, e):
                        f"{', '.join(_SHAPES)} with fp16 or bf16 inputs and fp32 accumulators")
     a, a_lbo, a_sbo, b, b_lbo, b_sbo, c, c_off = (p.expr(x) for x in e.args[4:12])
     swizzle = int(e.args[12].value) if len(e.args) > 12 else 0
+    trans_b = int(e.args[13].value) if len(e.args) > 13 else 0  # B MN-major (stored K x N)
     if swizzle not in _SWIZZLE_MODES:
         raise TVMError(f"ptx_wgmma swizzle must be one of {sorted(_SWIZZLE_MODES)} bytes, got {swizzle}")
     mode = _SWIZZLE_MODES[swizzle]
@@ -70,9 +71,9 @@ def _ptx_wgmma(p, e):
     op = f"wgmma.mma_async.sync.aligned.{shape}.f32.{_PTX_TYPES[a_type]}.{_PTX_TYPES[b_type]}"
     desc_a = f"tz_wgmma_desc({a}, ({a_lbo}) * {size}, ({a_sbo}) * {size}, {mode}ull)"
     desc_b = f"tz_wgmma_desc({b}, ({b_lbo}) * {size}, ({b_sbo}) * {size}, {mode}ull)"
-    # scale-d = 1 (accumulate), scale-a = scale-b = 1, both operands K-major (no transpose)
+    # scale-d = 1 (accumulate), scale-a = scale-b = 1, A K-major, B K-major or (trans-b) MN-major
     asm = (f'asm volatile("{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{regs + 2}, 0;\\n'
-           f'{op} {{{d}}}, %{regs}, %{regs + 1}, p, 1, 1, 0, 0;\\n}}\\n" : {outs} : '
+           f'{op} {{{d}}}, %{regs}, %{regs + 1}, p, 1, 1, 0, {trans_b};\\n}}\\n" : {outs} : '
            f'"l"({desc_a}), "l"({desc_b}), "r"(1) : "memory")')
     return asm
 
