@@ -1,6 +1,8 @@
 """The GEMM schedule of Hopper's warpgroup MMA (``intrinsics.cuda_wgmma``), for hand use and for the search.
 
-``C[i, j] = sum_k A[i, k] * B[j, k]`` with A (M x K) and B (N x K) both K-major (cuBLAS's "TN" case). Each
+``C[i, j] = sum_k A[i, k] * B[j, k]`` with A (M x K) and B (N x K) both K-major (cuBLAS's "TN" case), or
+``C[i, j] = sum_k A[i, k] * B[k, j]`` with B stored K x N (``gemm_nn``: its tiles are kept in 64-column
+swizzled blocks and read through the instruction's transpose bit; K tiles of 64), f16 or bf16 in. Each
 thread block computes a ``64 * warpgroups`` x ``n`` tile of C, one warpgroup (128 threads on
 ``threadIdx.x``) per 64 rows (``threadIdx.y``), its accumulators in registers (``"warp.group"``). The K
 loop steps ``16 * k_steps`` columns at a time through shared tiles of A and B, fetched by all threads
@@ -210,7 +212,8 @@ def schedule_wgmma_gemm(func_or_sch, block="C", warpgroups=2, n=256, k_steps=4, 
     Raises
     ------
     ValueError
-        When the block is not an f16 NT GEMM (nothing is changed then).
+        When the block is not such a GEMM, or a B stored K x N is asked for unswizzled or with another K
+        tile (nothing is changed then).
     """
     sch = func_or_sch if isinstance(func_or_sch, Schedule) else Schedule(func_or_sch)
     block = sch.get_block(block) if isinstance(block, str) else block
