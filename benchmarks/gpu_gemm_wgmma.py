@@ -4,12 +4,15 @@
 
     python benchmarks/gpu_gemm_wgmma.py                              # 4096^3, hand + 64 search trials
     python benchmarks/gpu_gemm_wgmma.py --size 2048 --trials 0       # hand schedules only
+    python benchmarks/gpu_gemm_wgmma.py --out-dtype float16          # search the f16-out GEMM (as cupy.matmul)
     python benchmarks/gpu_gemm_wgmma.py --check                      # no GPU: build + nvcc every variant
 
-The GEMM is ``C = A @ B^T`` with A (M x K) and B (N x K), both K-major: cuBLAS gets the same arrays
-(``cupy.matmul(a, b.T)``, its "TN" case, f32 accumulation, f16 out), and again with an f32 C through
-``cublasGemmEx``, the same work as ours (which writes f32). Every program's output is checked against cuBLAS's before it is timed (CUDA events, median of
-``--repeat``). Without cupy or an sm_90 GPU it says so and exits with status 0 unless ``--check`` is given.
+The GEMM is ``C = A @ B^T`` with A (M x K) and B (N x K), both K-major, accumulated in f32: cuBLAS gets the
+same arrays (``cupy.matmul(a, b.T)``, its "TN" case, f16 out), and again with an f32 C through
+``cublasGemmEx``. Our hand configurations write f32 (the same work as the second) or, marked ``out_dtype``,
+f16 (the same work as the first: the accumulators rounded in the store). Every program's output is checked
+against cuBLAS's before it is timed (CUDA events, median of ``--repeat``). Without cupy or an sm_90 GPU it says
+so and exits with status 0 unless ``--check`` is given.
 """
 from __future__ import annotations
 
@@ -42,6 +45,9 @@ CONFIGS = [
     {"warpgroups": 2, "n": 128, "k_steps": 4, "stages": 1}, {"warpgroups": 2, "n": 128, "k_steps": 2, "stages": 3},
     {"warpgroups": 1, "n": 256, "k_steps": 2, "stages": 2},
     {"warpgroups": 2, "n": 256, "k_steps": 4, "stages": 2, "swizzle": False},
+    # f16 written, as cupy.matmul does: the accumulators rounded in the store (f32 accumulation either way)
+    {"warpgroups": 2, "n": 256, "k_steps": 4, "stages": 2, "out_dtype": "float16"},
+    {"warpgroups": 2, "n": 256, "k_steps": 2, "stages": 4, "out_dtype": "float16"},
 ]
 
 
@@ -72,7 +78,11 @@ def cublas_f32_out(cupy, a, b, reference):
         return None
 
 
-def measure(n, repeat, trials, work_dir, max_configs=None) -> dict:
+def _workload(n, out_dtype):
+    return gemm_nt(n, n, n, out_dtype=out_dtype, acc_dtype="float32")
+
+
+def measure(n, repeat, trials, work_dir, max_configs=None, out_dtype="float32") -> dict:
     import cupy
 
     rng = np.random.default_rng(0)
@@ -89,8 +99,8 @@ def measure(n, repeat, trials, work_dir, max_configs=None) -> dict:
         row["cublas_f32_out_tflops"] = flops / secs / 1e12
         print(f"  cuBLAS f32 out (cublasGemmEx) {row['cublas_f32_out_tflops']:.1f} TFLOPS")
 
-    def run(label, sch):
-        c = cupy.zeros((n, n), "float32")
+    def run(label, sch, dtype="float32"):
+        c = cupy.zeros((n, n), dtype)
         try:
             rt = tvm.build(sch.mod, target=TARGET)
             rt["main"](a, b, c)
@@ -98,31 +108,34 @@ def measure(n, repeat, trials, work_dir, max_configs=None) -> dict:
         except Exception as err:  # noqa: BLE001 - a variant the GPU rejects (shared memory, registers)
             logger.info("%s failed: %s", label, err)
             return None
-        if not cupy.allclose(c, reference, atol=2e-2, rtol=2e-2):
-            logger.warning("%s gives wrong results (max error %.3g); skipped", label,
-                           float(cupy.abs(c - reference).max()))
+        error = float(cupy.abs(c.astype("float32") - reference).max())
+        if not cupy.allclose(c.astype("float32"), reference, atol=2e-2, rtol=2e-2):
+            logger.warning("%s gives wrong results (max error %.3g); skipped", label, error)
             return None
         return _time(cupy, lambda: rt["main"](a, b, c), repeat)
 
     best = None
     for config in CONFIGS[:max_configs]:
-        secs = run(f"wgmma {config}", schedule_wgmma_gemm(gemm_nt(n, n, n), **config))
+        schedule_args = {k: v for k, v in config.items() if k != "out_dtype"}
+        written = config.get("out_dtype", "float32")
+        secs = run(f"wgmma {config}", schedule_wgmma_gemm(_workload(n, written), **schedule_args), written)
         if secs is not None:
-            print(f"  hand wgmma {config}: {flops / secs / 1e12:.1f} TFLOPS ({library / secs:.2f}x cuBLAS"
-                  + (f", {flops / secs / 1e12 / row['cublas_f32_out_tflops']:.2f}x f32 out)"
-                     if "cublas_f32_out_tflops" in row else ")"))
+            vs_f32 = (f", {flops / secs / 1e12 / row['cublas_f32_out_tflops']:.2f}x f32 out"
+                      if written == "float32" and "cublas_f32_out_tflops" in row else "")
+            print(f"  hand wgmma {config}: {flops / secs / 1e12:.1f} TFLOPS ({library / secs:.2f}x cuBLAS{vs_f32})")
             if best is None or secs < best[0]:
                 best = (secs, config)
     if best:
         row["hand"] = {"tflops": flops / best[0] / 1e12, "ratio": library / best[0], "config": best[1]}
     if trials:
         folder = os.path.join(work_dir, f"wgmma_{n}")
-        sch = tune_program(gemm_nt(n, n, n), TARGET, trials, folder)
-        secs = run("searched", sch) if sch is not None else None
+        sch = tune_program(_workload(n, out_dtype), TARGET, trials, folder)
+        secs = run("searched", sch, out_dtype) if sch is not None else None
         if secs is not None:
             with open(os.path.join(folder, "best.cu"), "w") as f:
                 f.write(tvm.build(sch.mod, target=TARGET).imported_modules[0].get_source())
             row["searched"] = {"tflops": flops / secs / 1e12, "ratio": library / secs, "trials": trials,
+                               "out": out_dtype,
                                "wgmma": "wgmma" in sch.mod.script()}
             print(f"  searched {row['searched']['tflops']:.1f} TFLOPS ({row['searched']['ratio']:.2f}x cuBLAS)")
     return row
@@ -132,8 +145,9 @@ def check(n) -> int:
     """Build every hand configuration for sm_90a and compile it with nvcc (no GPU needed)."""
     sources = []
     for config in CONFIGS:
-        sch = schedule_wgmma_gemm(gemm_nt(n, n, n), **config)
-        name = "wgmma_" + "_".join(str(int(v)) for v in config.values())
+        written = config.get("out_dtype", "float32")
+        sch = schedule_wgmma_gemm(_workload(n, written), **{k: v for k, v in config.items() if k != "out_dtype"})
+        name = "wgmma_" + "_".join(str(v) if isinstance(v, str) else str(int(v)) for v in config.values())
         sources.append((name, tvm.build(sch.mod, target=TARGET).imported_modules[0].get_source()))
     return nvcc_check(sources, "sm_90a")
 
@@ -147,6 +161,8 @@ def main(argv=None) -> int:
     parser.add_argument("--work-dir", default=None, help="the search's folder (default: a temporary one)")
     parser.add_argument("--out", help="write the results as JSON to this file")
     parser.add_argument("--check", action="store_true", help="build every hand variant and compile it with nvcc")
+    parser.add_argument("--out-dtype", default="float32", choices=["float32", "float16"],
+                        help="what the searched GEMM writes (f32 accumulation either way; float16 as cupy.matmul)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     if args.check:
@@ -160,7 +176,7 @@ def main(argv=None) -> int:
         print(f"wgmma needs an sm_90 GPU; this one is sm_{cupy.cuda.Device().compute_capability}")
         return 0
     row = measure(args.size, args.repeat, args.trials, args.work_dir or tempfile.mkdtemp(prefix="gpu_wgmma_"),
-                  args.max_configs)
+                  args.max_configs, args.out_dtype)
     if args.out:
         with open(args.out, "w") as f:
             json.dump(row, f, indent=1)

@@ -43,6 +43,7 @@ wgmma_m64n{N}k64_f16f16f32_sw_nn  B stored K x N (MN-major, 64-column blocks, tr
                                    ``_bf16bf16f32_sw_nn`` too
 wgmma_fill_m64n{N}_f32             C = 0
 wgmma_store_m64n{N}_f32_global     C -> global memory (waits for the pending wgmma groups first)
+wgmma_store_m64n{N}_f16_global     the same rounded to f16 (``_bf16_global``: bf16), a fused cast epilogue
 =================================  ==============================================================
 
 >>> import intrinsics.cuda_wgmma as wg
@@ -62,6 +63,7 @@ K_STEPS = (1, 2, 4)  # wgmma instructions one intrinsic issues as one group
 SWIZZLE_OF_K_STEPS = {1: 32, 2: 64, 4: 128}
 INPUT_TYPES = {"float16": ("fp16", "f16"), "bfloat16": ("bf16", "bf16")}  # dtype -> (PTX operand type, name part)
 MN_ATOM = 64  # N columns of one 128-byte swizzled row of an MN-major B tile
+STORE_TYPES = {"float32": "f32", "float16": "f16", "bfloat16": "bf16"}  # what the store intrinsics write
 SCOPE = "warp.group"
 
 
@@ -91,7 +93,7 @@ def intrin_name(n: int, k_steps: int = 1, swizzle: bool = False, dtype: str = "f
     return f"wgmma_m64n{n}k{16 * k_steps}_{short}{short}f32" + suffix
 
 
-def tile_intrin_name(kind: str, n: int) -> str:
+def tile_intrin_name(kind: str, n: int, out_dtype: str = "float32") -> str:
     """The registered name of the accumulator ``"fill"`` or ``"store"`` (to global memory) of a 64 x ``n`` tile.
 
     Parameters
@@ -100,15 +102,19 @@ def tile_intrin_name(kind: str, n: int) -> str:
         ``"fill"`` or ``"store"``.
     n : int
         The tile's N.
+    out_dtype : str
+        What a store writes: ``"float32"``, or ``"float16"``/``"bfloat16"`` (rounded from the f32 accumulators).
 
     Returns
     -------
     str
-        ``"wgmma_fill_m64n{n}_f32"`` or ``"wgmma_store_m64n{n}_f32_global"``.
+        ``"wgmma_fill_m64n{n}_f32"``, ``"wgmma_store_m64n{n}_f32_global"``, ``"wgmma_store_m64n{n}_f16_global"``.
     """
     if kind not in ("fill", "store"):
         raise ValueError(f"the accumulator intrinsics are 'fill' and 'store', not {kind!r}")
-    return f"wgmma_{kind}_m64n{n}_f32" + ("_global" if kind == "store" else "")
+    if kind == "fill":
+        return f"wgmma_fill_m64n{n}_f32"
+    return f"wgmma_store_m64n{n}_{STORE_TYPES[out_dtype]}_global"
 
 
 def acc_layout(i, j):
@@ -420,7 +426,7 @@ def wgmma_fill(n: int):
     return desc, impl
 
 
-def wgmma_store(n: int, scope: str = "global"):
+def wgmma_store(n: int, scope: str = "global", out_dtype: str = "float32"):
     """``desc``/``impl`` writing a 64 x ``n`` accumulator tile to ``scope`` memory.
 
     Parameters
@@ -429,6 +435,8 @@ def wgmma_store(n: int, scope: str = "global"):
         The tile's N.
     scope : str
         The destination's scope.
+    out_dtype : str
+        The destination's dtype: f32, or f16/bf16 rounded from the accumulators (a fused cast epilogue).
 
     Returns
     -------
@@ -439,24 +447,27 @@ def wgmma_store(n: int, scope: str = "global"):
     """
     regs = n // 2
 
+    def rounded(value):  # the f32 accumulator as the destination's dtype
+        return value if out_dtype == "float32" else tir.Cast(out_dtype, value)
+
     @T.prim_func
     def desc(c: T.handle, d: T.handle) -> None:
         C = T.match_buffer(c, (WARPGROUP, regs), "float32", align=64, offset_factor=1, scope=SCOPE)
-        D = T.match_buffer(d, (64, n), "float32", align=64, offset_factor=1, scope=scope)
+        D = T.match_buffer(d, (64, n), out_dtype, align=64, offset_factor=1, scope=scope)
         with T.block("root"):
             T.reads(C[0:WARPGROUP, 0:regs])
             T.writes(D[0:64, 0:n])
             for i, j in T.grid(64, n):
                 with T.block("C_store"):
                     vi, vj = T.axis.remap("SS", [i, j])
-                    D[vi, vj] = C[acc_layout(vi, vj)[0], acc_layout(vi, vj)[1]]
+                    D[vi, vj] = rounded(C[acc_layout(vi, vj)[0], acc_layout(vi, vj)[1]])
 
     @T.prim_func
     def impl(c: T.handle, d: T.handle) -> None:
         s0 = T.int32()
         s1 = T.int32()
         C = T.match_buffer(c, (WARPGROUP, regs), "float32", align=64, offset_factor=1, scope=SCOPE)
-        D = T.match_buffer(d, (64, n), "float32", align=64, offset_factor=1, scope=scope, strides=[s0, s1])
+        D = T.match_buffer(d, (64, n), out_dtype, align=64, offset_factor=1, scope=scope, strides=[s0, s1])
         with T.block("root"):
             T.reads(C[0:WARPGROUP, 0:regs])
             T.writes(D[0:64, 0:n])
@@ -465,8 +476,8 @@ def wgmma_store(n: int, scope: str = "global"):
                 # registers 2p and 2p + 1 hold adjacent columns: one 8-byte store per pair
                 for p in T.unroll(regs // 2):
                     for e in T.vectorized(2):
-                        D[16 * (tx // 32) + (tx % 32) // 4 + 8 * (p % 2), 8 * (p // 2) + 2 * (tx % 4) + e] = C[
-                            tx, 2 * p + e]
+                        D[16 * (tx // 32) + (tx % 32) // 4 + 8 * (p % 2), 8 * (p // 2) + 2 * (tx % 4) + e] = rounded(
+                            C[tx, 2 * p + e])
 
     return desc, impl
 
@@ -483,4 +494,6 @@ for _n in WGMMA_N:
         TensorIntrin.register(intrin_name(_n, 4, dtype=_dtype, b_mn_major=True), *wgmma_sync_nn(_n, dtype=_dtype),
                               override=True, meta=_meta("sync", n=_n, k_steps=4, swizzle=128, b_mn_major=True))
     TensorIntrin.register(tile_intrin_name("fill", _n), *wgmma_fill(_n), override=True, meta=_meta("fill", n=_n))
-    TensorIntrin.register(tile_intrin_name("store", _n), *wgmma_store(_n), override=True, meta=_meta("store", n=_n))
+    for _out in STORE_TYPES:
+        TensorIntrin.register(tile_intrin_name("store", _n, _out), *wgmma_store(_n, out_dtype=_out), override=True,
+                              meta=_meta("store", n=_n))

@@ -29,19 +29,32 @@ from __future__ import annotations
 from tensorize import te
 from tensorize.ir import expr as E
 from tensorize.ir.functor import post_order_visit
-from tensorize.schedule import Schedule
+from tensorize.schedule import Schedule, ScheduleError
 from tensorize.transform.inject_software_pipeline import ASYNC_STAGES, COMPUTE_LAG, ORDER, STAGE
 from tensorize.transform.swizzle_shared import SWIZZLE
 
-from .cuda_wgmma import (INPUT_TYPES, SCOPE, SWIZZLE_OF_K_STEPS, WARPGROUP, acc_tile_map, b_tile_map, intrin_name,
-                         shared_tile_map, tile_intrin_name)
+from .cuda_wgmma import (INPUT_TYPES, SCOPE, STORE_TYPES, SWIZZLE_OF_K_STEPS, WARPGROUP, acc_tile_map, b_tile_map,
+                         intrin_name, shared_tile_map, tile_intrin_name)
 
 COOPERATIVE_FETCH = "meta_schedule.cooperative_fetch"
 PIPELINE_DEPTH = "meta_schedule.software_pipeline_depth"
 LANES = 8  # f16 elements per 16-byte copy: one row of a core matrix
 
 
-def gemm_nt(M: int, N: int, K: int, in_dtype: str = "float16", out_dtype: str = "float32"):
+def _gemm(M, N, K, in_dtype, out_dtype, acc_dtype, b_shape, b_index):
+    acc_dtype = acc_dtype or out_dtype
+    A = te.placeholder((M, K), in_dtype, name="A")
+    B = te.placeholder(b_shape, in_dtype, name="B")
+    k = te.reduce_axis((0, K), name="k")
+    C = te.compute((M, N), lambda i, j: te.sum(A[i, k].astype(acc_dtype) * B[b_index(j, k)].astype(acc_dtype),
+                                               axis=k), name="C")
+    if acc_dtype == out_dtype:
+        return te.create_prim_func([A, B, C])
+    D = te.compute((M, N), lambda i, j: C[i, j].astype(out_dtype), name="D")
+    return te.create_prim_func([A, B, D])
+
+
+def gemm_nt(M: int, N: int, K: int, in_dtype: str = "float16", out_dtype: str = "float32", acc_dtype=None):
     """The workload: ``C[i, j] = sum_k A[i, k] * B[j, k]`` as a PrimFunc.
 
     Parameters
@@ -50,21 +63,19 @@ def gemm_nt(M: int, N: int, K: int, in_dtype: str = "float16", out_dtype: str = 
         The GEMM's extents.
     in_dtype, out_dtype : str
         Input and output dtypes.
+    acc_dtype : str, optional
+        The accumulation dtype (default: ``out_dtype``). When it differs, ``C`` accumulates in it and a second
+        block ``"D"`` casts to ``out_dtype`` (f16 out with f32 accumulation, as cuBLAS's f16 GEMM).
 
     Returns
     -------
     PrimFunc
-        One block ``"C"``.
+        Block ``"C"`` (and ``"D"``).
     """
-    A = te.placeholder((M, K), in_dtype, name="A")
-    B = te.placeholder((N, K), in_dtype, name="B")
-    k = te.reduce_axis((0, K), name="k")
-    C = te.compute((M, N), lambda i, j: te.sum(A[i, k].astype(out_dtype) * B[j, k].astype(out_dtype), axis=k),
-                   name="C")
-    return te.create_prim_func([A, B, C])
+    return _gemm(M, N, K, in_dtype, out_dtype, acc_dtype, (N, K), lambda j, k: (j, k))
 
 
-def gemm_nn(M: int, N: int, K: int, in_dtype: str = "float16", out_dtype: str = "float32"):
+def gemm_nn(M: int, N: int, K: int, in_dtype: str = "float16", out_dtype: str = "float32", acc_dtype=None):
     """The workload with B stored K x N: ``C[i, j] = sum_k A[i, k] * B[k, j]`` as a PrimFunc.
 
     Parameters
@@ -73,18 +84,15 @@ def gemm_nn(M: int, N: int, K: int, in_dtype: str = "float16", out_dtype: str = 
         The GEMM's extents.
     in_dtype, out_dtype : str
         Input and output dtypes.
+    acc_dtype : str, optional
+        The accumulation dtype, as in ``gemm_nt``.
 
     Returns
     -------
     PrimFunc
-        One block ``"C"``.
+        Block ``"C"`` (and ``"D"``).
     """
-    A = te.placeholder((M, K), in_dtype, name="A")
-    B = te.placeholder((K, N), in_dtype, name="B")
-    k = te.reduce_axis((0, K), name="k")
-    C = te.compute((M, N), lambda i, j: te.sum(A[i, k].astype(out_dtype) * B[k, j].astype(out_dtype), axis=k),
-                   name="C")
-    return te.create_prim_func([A, B, C])
+    return _gemm(M, N, K, in_dtype, out_dtype, acc_dtype, (K, N), lambda j, k: (k, j))
 
 
 def gemm_operands(block):
@@ -147,6 +155,22 @@ def nt_gemm_operands(block):
     """
     found = gemm_operands(block)
     return found[:2] if found is not None and found[2] else None
+
+
+def _fuse_cast(sch, producer) -> None:
+    """Inline the single consumer of ``producer`` when it only casts the f32 result to f16 or bf16."""
+    consumers = sch.get_consumers(producer)
+    if len(consumers) != 1:
+        return
+    body = sch.get(consumers[0]).body
+    value = getattr(body, "value", None)
+    if (isinstance(value, E.Cast) and value.dtype in STORE_TYPES and value.dtype != "float32"
+            and isinstance(value.value, E.BufferLoad)
+            and value.value.buffer is sch.get(producer).writes[0].buffer):
+        try:
+            sch.reverse_compute_inline(consumers[0])
+        except ScheduleError:  # e.g. the padded case's guarded un-padding copy: it rounds on its own
+            pass
 
 
 def _fetch(sch, block, index, anchor, warpgroups, fetch, swizzle, mn_major=False):
@@ -230,6 +254,8 @@ def schedule_wgmma_gemm(func_or_sch, block="C", warpgroups=2, n=256, k_steps=4, 
     k_tile = 16 * k_steps
     if M % (64 * warpgroups) or N % n or K % k_tile:
         sch.pad_einsum(block, [64 * warpgroups, n, k_tile])
+        for copy in sch.get_consumers(block):  # the un-padding copy rounds to a narrower output itself
+            _fuse_cast(sch, copy)
         for copy in [*sch.get_producers(block), *sch.get_consumers(block)]:  # the padding copies: kernels
             _, bx, tx = sch.split(sch.fuse(*sch.get_loops(copy)), [None, 1024, 128])
             sch.bind(bx, "blockIdx.x")
@@ -244,6 +270,7 @@ def schedule_wgmma_gemm(func_or_sch, block="C", warpgroups=2, n=256, k_steps=4, 
     sch.bind(i1, "threadIdx.y")
     acc = sch.cache_write(block, 0, SCOPE)
     sch.reverse_compute_at(acc, i1)
+    _fuse_cast(sch, acc)  # an f16/bf16 output: the accumulators are rounded as they are stored
     operands = gemm_operands(sch.get(block))  # again: padding replaced the operands
     swizzled = SWIZZLE_OF_K_STEPS[k_steps] if swizzle else 0
     _fetch(sch, block, operands[0], k0, warpgroups, fetch, swizzled)
@@ -251,7 +278,7 @@ def schedule_wgmma_gemm(func_or_sch, block="C", warpgroups=2, n=256, k_steps=4, 
     sch.transform_layout(block, ("write", 0), acc_tile_map(n))
     init = sch.decompose_reduction(block, k0)
     for loop, name in ((sch.get_loops(init)[-2], tile_intrin_name("fill", n)),
-                       (sch.get_loops(acc)[-2], tile_intrin_name("store", n)),
+                       (sch.get_loops(acc)[-2], tile_intrin_name("store", n, sch.get(acc).writes[0].buffer.dtype)),
                        (i2, intrin_name(n, k_steps, swizzle, dtype, b_mn_major))):
         if tensorize:
             sch.tensorize(loop, name)

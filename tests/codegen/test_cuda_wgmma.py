@@ -266,3 +266,32 @@ def test_the_model_reads_an_mn_major_tile_back():
     for step in range(4):
         tile = _swizzled_tile_mn(Pointer(physical, 16 * 64 * step), n, k_rows * 64, 8 * 64, 128)
         np.testing.assert_array_equal(tile, logical[16 * step:16 * step + 16, :].T)
+
+
+@pytest.mark.parametrize("workload, shape", [(gemm_nt, (128, 256, 256)), (gemm_nn, (128, 256, 128)),
+                                             (gemm_nt, (200, 300, 100))])
+def test_f16_output_is_rounded_in_the_store(workload, shape):
+    """f16 written, f32 accumulated (cuBLAS's f16 GEMM): the cast is fused into the accumulator store, which
+    writes half2 pairs; a padded shape rounds in its un-padding copy."""
+    M, N, K = shape
+    sch = schedule_wgmma_gemm(workload(M, N, K, out_dtype="float16", acc_dtype="float32"), n=256 if N % 256 == 0
+                              else 128, stages=1)
+    a, b = _inputs(M, N, K)
+    c = np.zeros((M, N), "float16")
+    run_warp_emulated(sch.mod, a, b if workload is gemm_nt else np.ascontiguousarray(b.T), c)
+    np.testing.assert_allclose(c.astype("float64"), _reference(a, b), rtol=5e-3, atol=5e-3)
+    source = tvm.build(sch.mod, target=TARGET).imported_modules[0].get_source()
+    kernels = source.count("__global__")
+    if M % 128 == 0 and N % 256 == 0 and K % 64 == 0:
+        assert kernels == 1 and source.count("= __floats2half2_rn(C_warp_group[") == 64
+    else:
+        assert kernels == 4  # two padding copies, the GEMM, the rounding un-padding copy
+
+
+def test_bf16_output_stores_bfloat162_pairs(tmp_path):
+    sch = schedule_wgmma_gemm(gemm_nt(128, 256, 128, in_dtype="bfloat16", out_dtype="bfloat16",
+                                      acc_dtype="float32"), n=256, stages=1)
+    source = tvm.build(sch.mod, target=TARGET).imported_modules[0].get_source()
+    assert source.count("= __floats2bfloat162_rn(C_warp_group[") == 64
+    if shutil.which("nvcc"):
+        assert "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16" in nvcc_ptx(source, "sm_90a", tmp_path)

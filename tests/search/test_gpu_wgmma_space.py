@@ -89,3 +89,18 @@ def test_nn_gemms_get_wgmma_sketches_that_compute_the_gemm():
     c = np.zeros((M, N), "float32")
     run_warp_emulated(tvm.lower(sch.mod), a, b, c)
     np.testing.assert_allclose(c, a.astype("float64") @ b.astype("float64"), rtol=1e-4, atol=1e-4)
+
+
+def test_f16_output_sketches_fuse_the_rounding():
+    """f16 written with f32 accumulation: every wgmma sketch rounds in its accumulator store (one kernel)."""
+    M, N, K = 128, 256, 128
+    ctx = TuneContext.create(gemm_nt(M, N, K, out_dtype="float16", acc_dtype="float32"), "cuda -arch=sm_90a", seed=0)
+    sketches = _wgmma_sketches(ctx)
+    assert len(sketches) == 10
+    sch = sample_candidate(ctx, sketches[0], default_postprocs(ctx), seed=0)
+    rng = np.random.default_rng(0)
+    a, b = rng.uniform(-1, 1, (M, K)).astype("float16"), rng.uniform(-1, 1, (N, K)).astype("float16")
+    c = np.zeros((M, N), "float16")
+    run_warp_emulated(tvm.lower(sch.mod), a, b, c)
+    np.testing.assert_allclose(c.astype("float64"), a.astype("float64") @ b.astype("float64").T, rtol=5e-3, atol=5e-3)
+    assert "__floats2half2_rn" in tvm.build(sch.mod, target="cuda -arch=sm_90a").imported_modules[0].get_source()

@@ -31,6 +31,10 @@ from .warp import FragmentInfo, install_warp_calls
 from .warp_memory import WarpMemoryLowering
 from .wgmma import barrier_prefix, install_wgmma_calls
 
+# (dtype, lanes) -> (vector type, constructor from the lanes' f32 values) of a store from registers
+_REGISTER_VECTOR_STORES = {("float32", 2): ("float2", "make_float2"), ("float32", 4): ("float4", "make_float4"),
+                           ("float16", 2): ("half2", "__floats2half2_rn"),
+                           ("bfloat16", 2): ("__nv_bfloat162", "__floats2bfloat162_rn")}
 SWIZZLE_ALIGN = 1024  # the span of a Tensor Core swizzle pattern: the base of a swizzled tile must be aligned to it
 
 _THREAD_TAGS = ("blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y", "threadIdx.z")
@@ -329,14 +333,17 @@ class KernelWriter(CudaExprPrinter):
                     wide = WIDE_TYPES[width]
                     self.emit(f"*({wide}*){dst_ptr} = *(const {wide}*){src_ptr};")
                 return
-        if (s.predicate is None and s.buffer.dtype == "float32" and self._scope(s.buffer) in scopes
-                and dt.lanes_of(value.dtype) in (2, 4)):
-            # f32 lanes from registers (an accumulator tile) to memory: one float2 / float4 store
-            dst = aligned_ramp(index, 4, self.lets)
+        if s.predicate is None and self._scope(s.buffer) in scopes and (s.buffer.dtype, dt.lanes_of(value.dtype)) in \
+                _REGISTER_VECTOR_STORES:
+            # lanes from registers (an accumulator tile) to memory: one float2 / float4 store, or a pair of f32
+            # rounded to one half2 / bfloat162 store
+            dst = aligned_ramp(index, elem, self.lets)
             if dst is not None:
                 n = dt.lanes_of(value.dtype)
-                parts = ", ".join(self.expr(lane(value, i)) for i in range(n))
-                self.emit(f"*(float{n}*)({self.name_of(s.buffer.data)} + {self.expr(dst)}) = make_float{n}({parts});")
+                vector, make = _REGISTER_VECTOR_STORES[(s.buffer.dtype, n)]
+                rounded = isinstance(value, E.Cast) and s.buffer.dtype != "float32"
+                parts = ", ".join(self.expr(lane(value.value if rounded else value, i)) for i in range(n))
+                self.emit(f"*({vector}*)({self.name_of(s.buffer.data)} + {self.expr(dst)}) = {make}({parts});")
                 return
         lanes = dt.lanes_of(value.dtype) if dt.lanes_of(value.dtype) > 1 else dt.lanes_of(index.dtype)
         name = self.name_of(s.buffer.data)
