@@ -14,7 +14,8 @@ matrix (2.3x slower on an H100: the copies run at a fraction of the L2 bandwidth
 ``stages`` > 0 the fetches are software-pipelined: that many tiles load with ``cp.async`` ahead of the
 multiply, each iteration issues its wgmma before its fetches (``software_pipeline_order``), and the shared
 tiles get one version more than the depth needs (``software_pipeline_compute_lag = 1``): a barrier then
-waits for all but the latest group of wgmma, so the Tensor Cores keep working across it. Shapes that do not divide the block tile are padded (``pad_einsum``).
+waits for all but the latest group of wgmma, so the Tensor Cores keep working across it. Shapes that do not
+divide the block tile are padded (``pad_einsum``).
 
 ``fetch="annotate"`` leaves the fetches to the search's cooperative-fetch postproc (it fuses the fetch
 loops in the order set here, spreads them over the threads and vectorizes 8 elements) and the pipeline
