@@ -20,6 +20,7 @@ import dataclasses
 import logging
 import multiprocessing
 import os
+import signal
 import weakref
 from dataclasses import dataclass
 
@@ -103,6 +104,13 @@ def replay_job(ctx, space, features, job) -> tuple[ReplayResult, object]:
     return ReplayResult(sch.trace.as_json(), key, feats), sch
 
 
+def _default_signals() -> None:
+    """A forked worker ends on SIGTERM, whatever handler its parent installed (Ray's driver installs one): else
+    ``Pool.terminate`` waits forever for a worker blocked on the task queue's lock."""
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _worker_run(job) -> ReplayResult:
     ctx, space, features = _WORKER_STATE
     return replay_job(ctx, space, features, job)[0]
@@ -124,7 +132,7 @@ class ReplayPool:
             global _WORKER_STATE
             _WORKER_STATE = (ctx, space, features)
             try:
-                self._pool = multiprocessing.get_context("fork").Pool(self.workers)
+                self._pool = multiprocessing.get_context("fork").Pool(self.workers, initializer=_default_signals)
             finally:
                 _WORKER_STATE = None
             self._finalizer = weakref.finalize(self, self._pool.terminate)
