@@ -56,7 +56,7 @@ class MultiLevelTilingWGMMA(ScheduleRule):
         ``k16`` steps per shared tile, one sketch each (1, 2 or 4).
     pipeline_depths : sequence of int
         Candidate software-pipeline depths of the fetches (0: none). Deep pipelines of large tiles exceed the
-        shared memory and are dropped by the GPU verifier; on an H100 a 32-deep K tile was fastest 4 deep.
+        shared memory and are dropped by the GPU verifier; on an H100, K tiles of 32 were fastest 4 stages deep.
     """
 
     def __init__(self, block_tiles=((2, 256), (2, 128), (1, 256), (1, 128), (2, 64)), k_steps=(2, 4),
