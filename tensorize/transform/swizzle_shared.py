@@ -86,6 +86,11 @@ class _Collector(StmtExprVisitor):
             if not isinstance(last, E.IntImm) or int(last.value) % row:
                 raise ValueError(f"buffer {buf.name}: a {mode}-byte swizzle needs a last extent that is a multiple "
                                  f"of {row} elements, got {last}; change the K tile or drop the annotation")
+            strides = list(buf.strides or [])
+            if strides and (not all(isinstance(x, E.IntImm) for x in strides) or int(strides[-1].value) != 1
+                            or any(int(x.value) % row for x in strides[:-1])):
+                raise ValueError(f"buffer {buf.name}: a {mode}-byte swizzle needs rows starting on {mode}-byte "
+                                 f"boundaries, but its strides are {strides} (storage_align padding?)")
             self.swizzled[id(buf.data)] = (buf, mode)
         super().visit_block_(op)
 

@@ -82,3 +82,12 @@ def test_only_shared_buffers_are_swizzled():
 def test_unknown_modes_are_refused():
     with pytest.raises(tvm.TVMError, match="one of"):
         tvm.lower(_copy_through_shared(64, 96).mod)
+
+
+def test_padded_rows_are_refused():
+    """storage_align padding moves row starts off the swizzle's boundaries: the hardware's chunk bits would
+    no longer be the column's."""
+    sch = _copy_through_shared(64, 128)
+    sch.storage_align(sch.get_block("A_shared"), 0, axis=0, factor=64, offset=8)
+    with pytest.raises(tvm.TVMError, match="rows starting on 128-byte boundaries"):
+        tvm.lower(sch.mod)
