@@ -2,7 +2,8 @@
 
 ``C[i, j] = sum_k A[i, k] * B[j, k]`` with A (M x K) and B (N x K) both K-major (cuBLAS's "TN" case), or
 ``C[i, j] = sum_k A[i, k] * B[k, j]`` with B stored K x N (``gemm_nn``: its tiles are kept in 64-column
-swizzled blocks and read through the instruction's transpose bit; K tiles of 64), f16 or bf16 in. Each
+swizzled blocks and read through the instruction's transpose bit; K tiles of 64), f16 or bf16 in, either
+with a leading batch axis on every operand (``batch=``: one ``blockIdx.z`` plane per batch entry). Each
 thread block computes a ``64 * warpgroups`` x ``n`` tile of C, one warpgroup (128 threads on
 ``threadIdx.x``) per 64 rows (``threadIdx.y``), its accumulators in registers (``"warp.group"``). The K
 loop steps ``16 * k_steps`` columns at a time through shared tiles of A and B, fetched by all threads
@@ -42,20 +43,27 @@ PIPELINE_DEPTH = "meta_schedule.software_pipeline_depth"
 LANES = 8  # f16 elements per 16-byte copy: one row of a core matrix
 
 
-def _gemm(M, N, K, in_dtype, out_dtype, acc_dtype, b_shape, b_index):
+def _gemm(M, N, K, in_dtype, out_dtype, acc_dtype, b_mn_major, batch):
     acc_dtype = acc_dtype or out_dtype
-    A = te.placeholder((M, K), in_dtype, name="A")
-    B = te.placeholder(b_shape, in_dtype, name="B")
+    lead = (batch,) if batch else ()
+    A = te.placeholder((*lead, M, K), in_dtype, name="A")
+    B = te.placeholder((*lead, K, N) if b_mn_major else (*lead, N, K), in_dtype, name="B")
     k = te.reduce_axis((0, K), name="k")
-    C = te.compute((M, N), lambda i, j: te.sum(A[i, k].astype(acc_dtype) * B[b_index(j, k)].astype(acc_dtype),
-                                               axis=k), name="C")
+
+    def product(*idx):
+        *b, i, j = idx
+        return te.sum(A[(*b, i, k)].astype(acc_dtype) * B[(*b, k, j) if b_mn_major else (*b, j, k)].astype(
+            acc_dtype), axis=k)
+
+    C = te.compute((*lead, M, N), product, name="C")
     if acc_dtype == out_dtype:
         return te.create_prim_func([A, B, C])
-    D = te.compute((M, N), lambda i, j: C[i, j].astype(out_dtype), name="D")
+    D = te.compute((*lead, M, N), lambda *idx: C[idx].astype(out_dtype), name="D")
     return te.create_prim_func([A, B, D])
 
 
-def gemm_nt(M: int, N: int, K: int, in_dtype: str = "float16", out_dtype: str = "float32", acc_dtype=None):
+def gemm_nt(M: int, N: int, K: int, in_dtype: str = "float16", out_dtype: str = "float32", acc_dtype=None,
+            batch: int = 0):
     """The workload: ``C[i, j] = sum_k A[i, k] * B[j, k]`` as a PrimFunc.
 
     Parameters
@@ -67,16 +75,19 @@ def gemm_nt(M: int, N: int, K: int, in_dtype: str = "float16", out_dtype: str = 
     acc_dtype : str, optional
         The accumulation dtype (default: ``out_dtype``). When it differs, ``C`` accumulates in it and a second
         block ``"D"`` casts to ``out_dtype`` (f16 out with f32 accumulation, as cuBLAS's f16 GEMM).
+    batch : int
+        With a batch > 0 every operand gets that leading axis: ``C[b, i, j] = sum_k A[b, i, k] * B[b, j, k]``.
 
     Returns
     -------
     PrimFunc
         Block ``"C"`` (and ``"D"``).
     """
-    return _gemm(M, N, K, in_dtype, out_dtype, acc_dtype, (N, K), lambda j, k: (j, k))
+    return _gemm(M, N, K, in_dtype, out_dtype, acc_dtype, False, batch)
 
 
-def gemm_nn(M: int, N: int, K: int, in_dtype: str = "float16", out_dtype: str = "float32", acc_dtype=None):
+def gemm_nn(M: int, N: int, K: int, in_dtype: str = "float16", out_dtype: str = "float32", acc_dtype=None,
+            batch: int = 0):
     """The workload with B stored K x N: ``C[i, j] = sum_k A[i, k] * B[k, j]`` as a PrimFunc.
 
     Parameters
@@ -87,18 +98,21 @@ def gemm_nn(M: int, N: int, K: int, in_dtype: str = "float16", out_dtype: str = 
         Input and output dtypes.
     acc_dtype : str, optional
         The accumulation dtype, as in ``gemm_nt``.
+    batch : int
+        A leading batch axis on every operand, as in ``gemm_nt``.
 
     Returns
     -------
     PrimFunc
         Block ``"C"`` (and ``"D"``).
     """
-    return _gemm(M, N, K, in_dtype, out_dtype, acc_dtype, (K, N), lambda j, k: (k, j))
+    return _gemm(M, N, K, in_dtype, out_dtype, acc_dtype, True, batch)
 
 
 def gemm_operands(block):
     """The read indices of A and B, and B's major-ness, when ``block`` computes ``C[i, j] += A[i, k] * B[j, k]``
-    (B stored N x K: K-major) or ``C[i, j] += A[i, k] * B[k, j]`` (B stored K x N), f16 or bf16 in, f32 out.
+    (B stored N x K: K-major) or ``C[i, j] += A[i, k] * B[k, j]`` (B stored K x N), f16 or bf16 in, f32 out,
+    possibly with a leading batch axis ``b`` indexing every operand first.
 
     Parameters
     ----------
@@ -112,23 +126,24 @@ def gemm_operands(block):
     """
     ivs = block.iter_vars
     kinds = [E.IterVar.DataPar, E.IterVar.DataPar, E.IterVar.CommReduce]
-    if len(ivs) != 3 or [iv.iter_type for iv in ivs] != kinds:
+    if len(ivs) not in (3, 4) or [iv.iter_type for iv in ivs[-3:]] != kinds or (
+            len(ivs) == 4 and ivs[0].iter_type != E.IterVar.DataPar):
         return None
-    i, j, k = (iv.var for iv in ivs)
+    lead = [iv.var for iv in ivs[:-3]]  # a batch axis, indexing every operand first
+    i, j, k = (iv.var for iv in ivs[-3:])
     store = block.body
     if not isinstance(getattr(store, "value", None), E.PrimExpr) or store.buffer.dtype != "float32" \
-            or len(store.indices) != 2 or store.indices[0] is not i or store.indices[1] is not j:
+            or not _indexed(store.indices, [*lead, i, j]):
         return None
     loads = []
     post_order_visit(store.value, lambda n: loads.append(n) if isinstance(n, E.BufferLoad)
                      and n.buffer is not store.buffer else None)
     by_role = {}
     for load in loads:
-        idx = list(load.indices)
-        if load.buffer.dtype not in INPUT_TYPES or len(idx) != 2:
+        if load.buffer.dtype not in INPUT_TYPES:
             return None
         role = next((name for (x, y), name in (((i, k), "A"), ((j, k), "B"), ((k, j), "B^T"))
-                     if idx[0] is x and idx[1] is y), "?")
+                     if _indexed(load.indices, [*lead, x, y])), "?")
         by_role[role] = load.buffer
     b_role = "B" if "B" in by_role else "B^T"
     if (sorted(by_role) != sorted(["A", b_role]) or len(loads) != 2 or by_role["A"] is by_role[b_role]
@@ -138,6 +153,10 @@ def gemm_operands(block):
     if by_role["A"] not in reads or by_role[b_role] not in reads:
         return None
     return reads.index(by_role["A"]), reads.index(by_role[b_role]), b_role == "B"
+
+
+def _indexed(indices, variables) -> bool:
+    return len(indices) == len(variables) and all(a is b for a, b in zip(indices, variables))
 
 
 def nt_gemm_operands(block):
@@ -174,20 +193,27 @@ def _fuse_cast(sch, producer) -> None:
             pass
 
 
-def _fetch(sch, block, index, anchor, warpgroups, fetch, swizzle, mn_major=False):
+def _leading(index_map, batched):
+    """``index_map`` of a tile's last two axes, for a buffer with a leading batch axis when ``batched``."""
+    if not batched:
+        return index_map
+    return lambda b, x, y: (b, *index_map(x, y))
+
+
+def _fetch(sch, block, index, anchor, warpgroups, fetch, swizzle, mn_major=False, batched=False):
     shared = sch.cache_read(block, index, "shared")
     sch.compute_at(shared, anchor)
     r, k = sch.get_loops(shared)[-2:]  # (rows, K) of a K-major tile; (K, N) of an MN-major one
     k0, k1 = sch.split(k, [None, LANES])
     if mn_major:  # 64-column blocks of 128-byte rows (b_tile_map), swizzled; copies along N
-        sch.transform_layout(block, ("read", index), b_tile_map)
+        sch.transform_layout(block, ("read", index), _leading(b_tile_map, batched))
         sch.annotate(shared, SWIZZLE, 128)
         loops = [r, k0]
     elif swizzle:  # row-major rows of one K tile; consecutive threads copy consecutive 16 bytes of a row
         sch.annotate(shared, SWIZZLE, swizzle)
         loops = [r, k0]
     else:  # core matrices; consecutive threads copy the 8 rows of one (128 contiguous bytes)
-        sch.transform_layout(block, ("read", index), shared_tile_map)
+        sch.transform_layout(block, ("read", index), _leading(shared_tile_map, batched))
         r0, r1 = sch.split(r, [None, 8])
         sch.reorder(r0, k0, r1, k1)
         loops = [r0, k0, r1]
@@ -250,11 +276,12 @@ def schedule_wgmma_gemm(func_or_sch, block="C", warpgroups=2, n=256, k_steps=4, 
     if b_mn_major and (not swizzle or k_steps != 4):
         raise ValueError("a B stored K x N (MN-major) is read from swizzled 64 x 64 tiles: use swizzle=True, "
                          "k_steps=4")
-    M, N, K = (int(iv.dom.extent) for iv in sch.get(block).iter_vars)
+    M, N, K = (int(iv.dom.extent) for iv in sch.get(block).iter_vars[-3:])
+    batched = len(sch.get(block).iter_vars) == 4
     dtype = sch.get(block).reads[found[0]].buffer.dtype
     k_tile = 16 * k_steps
     if M % (64 * warpgroups) or N % n or K % k_tile:
-        sch.pad_einsum(block, [64 * warpgroups, n, k_tile])
+        sch.pad_einsum(block, [1] * batched + [64 * warpgroups, n, k_tile])
         for copy in sch.get_consumers(block):  # the un-padding copy rounds to a narrower output itself
             _fuse_cast(sch, copy)
         for copy in [*sch.get_producers(block), *sch.get_consumers(block)]:  # the padding copies: kernels
@@ -266,6 +293,8 @@ def schedule_wgmma_gemm(func_or_sch, block="C", warpgroups=2, n=256, k_steps=4, 
     j0, j1 = sch.split(j, [None, n])
     k0, k1 = sch.split(k, [None, k_tile])
     sch.reorder(i0, j0, i1, k0, i2, j1, k1)
+    if batched:  # one grid plane per batch entry
+        sch.bind(sch.get_loops(block)[-8], "blockIdx.z")
     sch.bind(i0, "blockIdx.y")
     sch.bind(j0, "blockIdx.x")
     sch.bind(i1, "threadIdx.y")
@@ -274,9 +303,9 @@ def schedule_wgmma_gemm(func_or_sch, block="C", warpgroups=2, n=256, k_steps=4, 
     _fuse_cast(sch, acc)  # an f16/bf16 output: the accumulators are rounded as they are stored
     operands = gemm_operands(sch.get(block))  # again: padding replaced the operands
     swizzled = SWIZZLE_OF_K_STEPS[k_steps] if swizzle else 0
-    _fetch(sch, block, operands[0], k0, warpgroups, fetch, swizzled)
-    _fetch(sch, block, operands[1], k0, warpgroups, fetch, swizzled, mn_major=b_mn_major)
-    sch.transform_layout(block, ("write", 0), acc_tile_map(n))
+    _fetch(sch, block, operands[0], k0, warpgroups, fetch, swizzled, batched=batched)
+    _fetch(sch, block, operands[1], k0, warpgroups, fetch, swizzled, mn_major=b_mn_major, batched=batched)
+    sch.transform_layout(block, ("write", 0), _leading(acc_tile_map(n), batched))
     init = sch.decompose_reduction(block, k0)
     for loop, name in ((sch.get_loops(init)[-2], tile_intrin_name("fill", n)),
                        (sch.get_loops(acc)[-2], tile_intrin_name("store", n, sch.get(acc).writes[0].buffer.dtype)),

@@ -295,3 +295,24 @@ def test_bf16_output_stores_bfloat162_pairs(tmp_path):
     assert source.count("= __floats2bfloat162_rn(C_warp_group[") == 64
     if shutil.which("nvcc"):
         assert "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16" in nvcc_ptx(source, "sm_90a", tmp_path)
+
+
+@pytest.mark.parametrize("workload, shape, out_dtype", [
+    (gemm_nt, (2, 128, 256, 128), "float32"),
+    (gemm_nn, (3, 128, 128, 128), "float32"),
+    (gemm_nt, (2, 100, 200, 72), "float16"),   # padded, rounded in the un-padding copy
+])
+def test_batched_gemms_take_a_grid_plane_per_batch(workload, shape, out_dtype):
+    batch, M, N, K = shape
+    sch = schedule_wgmma_gemm(workload(M, N, K, batch=batch, out_dtype=out_dtype, acc_dtype="float32"),
+                              warpgroups=2,
+                              n=256 if N % 256 == 0 else 128, stages=1)
+    rng = np.random.default_rng(0)
+    a = rng.uniform(-1, 1, (batch, M, K)).astype("float16")
+    b = rng.uniform(-1, 1, (batch, N, K)).astype("float16")
+    c = np.zeros((batch, M, N), out_dtype)
+    run_warp_emulated(sch.mod, a, b if workload is gemm_nt else np.ascontiguousarray(b.transpose(0, 2, 1)), c)
+    reference = np.einsum("bik,bjk->bij", a.astype("float64"), b.astype("float64"))
+    tol = 5e-3 if out_dtype == "float16" else 1e-4
+    np.testing.assert_allclose(c.astype("float64"), reference, rtol=tol, atol=tol)
+    assert "blockIdx.z" in tvm.build(sch.mod, target=TARGET).imported_modules[0].get_source()

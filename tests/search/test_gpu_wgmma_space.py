@@ -104,3 +104,17 @@ def test_f16_output_sketches_fuse_the_rounding():
     run_warp_emulated(tvm.lower(sch.mod), a, b, c)
     np.testing.assert_allclose(c.astype("float64"), a.astype("float64") @ b.astype("float64").T, rtol=5e-3, atol=5e-3)
     assert "__floats2half2_rn" in tvm.build(sch.mod, target="cuda -arch=sm_90a").imported_modules[0].get_source()
+
+
+def test_batched_gemms_get_wgmma_sketches():
+    ctx = TuneContext.create(gemm_nt(128, 256, 128, batch=4), "cuda -arch=sm_90a", seed=0)
+    sketches = _wgmma_sketches(ctx)
+    assert len(sketches) == 10
+    M, N, K = 128, 256, 128
+    rng = np.random.default_rng(0)
+    a, b = rng.uniform(-1, 1, (4, M, K)).astype("float16"), rng.uniform(-1, 1, (4, N, K)).astype("float16")
+    sch = sample_candidate(ctx, sketches[0], default_postprocs(ctx), seed=0)
+    c = np.zeros((4, M, N), "float32")
+    run_warp_emulated(tvm.lower(sch.mod), a, b, c)
+    np.testing.assert_allclose(c, np.einsum("bik,bjk->bij", a.astype("float64"), b.astype("float64")), rtol=1e-4,
+                               atol=1e-4)
