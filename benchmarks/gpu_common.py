@@ -23,6 +23,26 @@ def time_gpu(cupy, fn, repeat):
     return float(np.median(times))
 
 
+def checked_time(cupy, sch, target, inputs, reference, out_dtype, tol, repeat, label, logger):
+    """Median seconds of ``sch`` built for ``target`` on ``inputs`` (a new output of ``reference``'s shape in
+    ``out_dtype``), or None where the build or launch fails or the output is not ``reference`` within ``tol``."""
+    import tensorize as tvm
+
+    c = cupy.zeros(reference.shape, out_dtype)
+    try:
+        rt = tvm.build(sch.mod, target=target)
+        rt["main"](*inputs, c)
+        cupy.cuda.Device().synchronize()
+    except Exception as err:  # noqa: BLE001 - a variant the GPU rejects (shared memory, registers)
+        logger.info("%s failed: %s", label, err)
+        return None
+    if not cupy.allclose(c.astype(reference.dtype), reference, atol=tol, rtol=tol):
+        logger.warning("%s gives wrong results (max error %.3g); skipped", label,
+                       float(cupy.abs(c.astype(reference.dtype) - reference).max()))
+        return None
+    return time_gpu(cupy, lambda: rt["main"](*inputs, c), repeat)
+
+
 def tune_program(mod, target, trials, work_dir):
     """The search's best schedule of ``mod`` after ``trials`` on the GPU (the ``cuda`` builder and runner)."""
     import yaml

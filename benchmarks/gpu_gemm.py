@@ -32,7 +32,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import intrinsics.cuda  # noqa: E402,F401  (registers the Tensor Core intrinsics)
 import tensorize as tvm  # noqa: E402
 from benchmarks.gpu_common import time_gpu as _time  # noqa: E402
-from benchmarks.gpu_common import nvcc_check, tune_program  # noqa: E402
+from benchmarks.gpu_common import checked_time, nvcc_check, tune_program  # noqa: E402
 from benchmarks.gpu_gemm_wgmma import measure as measure_wgmma  # noqa: E402
 from intrinsics.cuda_wgmma import INPUT_TYPES  # noqa: E402
 from intrinsics.cuda_wgmma_schedule import schedule_wgmma_gemm  # noqa: E402
@@ -110,18 +110,8 @@ def measure(n, in_dtype, out_dtype, arch, repeat, trials, work_dir, max_configs=
     tol = 0 if in_dtype == "int8" else 2e-2
 
     def run(label, sch):
-        c = cupy.zeros((n, n), out_dtype)
-        try:
-            rt = tvm.build(sch.mod, target=f"cuda -arch={arch}")
-            rt["main"](a, b, c)
-            cupy.cuda.Device().synchronize()
-        except Exception as err:  # noqa: BLE001 - a variant the GPU rejects (shared memory, registers)
-            logger.info("%s failed: %s", label, err)
-            return None
-        if not cupy.allclose(c, reference, atol=tol, rtol=tol):
-            logger.warning("%s gives wrong results; skipped", label)
-            return None
-        return _time(cupy, lambda: rt["main"](a, b, c), repeat)
+        return checked_time(cupy, sch, f"cuda -arch={arch}", (a, b), reference, out_dtype, tol, repeat, label,
+                            logger)
 
     kinds = [*SCHEDULES, "wgmma"] if arch == "sm_90a" and in_dtype in INPUT_TYPES else list(SCHEDULES)
     for kind in kinds:

@@ -28,7 +28,7 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 import tensorize as tvm
-from benchmarks.gpu_common import nvcc_check, tune_program
+from benchmarks.gpu_common import checked_time, nvcc_check, tune_program
 from benchmarks.gpu_common import time_gpu as _time
 from intrinsics.cuda_wgmma_schedule import gemm_nt, schedule_wgmma_gemm
 from tensorize.runtime.cuda_module import gpu_available
@@ -100,19 +100,7 @@ def measure(n, repeat, trials, work_dir, max_configs=None, out_dtype="float32") 
         print(f"  cuBLAS f32 out (cublasGemmEx) {row['cublas_f32_out_tflops']:.1f} TFLOPS")
 
     def run(label, sch, dtype="float32"):
-        c = cupy.zeros((n, n), dtype)
-        try:
-            rt = tvm.build(sch.mod, target=TARGET)
-            rt["main"](a, b, c)
-            cupy.cuda.Device().synchronize()
-        except Exception as err:  # noqa: BLE001 - a variant the GPU rejects (shared memory, registers)
-            logger.info("%s failed: %s", label, err)
-            return None
-        error = float(cupy.abs(c.astype("float32") - reference).max())
-        if not cupy.allclose(c.astype("float32"), reference, atol=2e-2, rtol=2e-2):
-            logger.warning("%s gives wrong results (max error %.3g); skipped", label, error)
-            return None
-        return _time(cupy, lambda: rt["main"](a, b, c), repeat)
+        return checked_time(cupy, sch, TARGET, (a, b), reference, dtype, 2e-2, repeat, label, logger)
 
     best = None
     for config in CONFIGS[:max_configs]:

@@ -31,7 +31,7 @@ from __future__ import annotations
 from tensorize import te
 from tensorize.ir import expr as E
 from tensorize.ir.functor import post_order_visit
-from tensorize.schedule import Schedule, ScheduleError
+from tensorize.schedule import Schedule
 from tensorize.transform.inject_software_pipeline import ASYNC_STAGES, COMPUTE_LAG, ORDER, STAGE
 from tensorize.transform.swizzle_shared import SWIZZLE
 
@@ -178,19 +178,17 @@ def nt_gemm_operands(block):
 
 
 def _fuse_cast(sch, producer) -> None:
-    """Inline the single consumer of ``producer`` when it only casts the f32 result to f16 or bf16."""
+    """Inline the single consumer of ``producer`` when it only rounds the f32 result to f16 or bf16, element
+    for element (``D[...] = cast(C[...])`` at the same indices)."""
     consumers = sch.get_consumers(producer)
     if len(consumers) != 1:
         return
-    body = sch.get(consumers[0]).body
-    value = getattr(body, "value", None)
+    store = sch.get(consumers[0]).body
+    value = getattr(store, "value", None)
     if (isinstance(value, E.Cast) and value.dtype in STORE_TYPES and value.dtype != "float32"
-            and isinstance(value.value, E.BufferLoad)
-            and value.value.buffer is sch.get(producer).writes[0].buffer):
-        try:
-            sch.reverse_compute_inline(consumers[0])
-        except ScheduleError:  # e.g. the padded case's guarded un-padding copy: it rounds on its own
-            pass
+            and isinstance(value.value, E.BufferLoad) and value.value.buffer is sch.get(producer).writes[0].buffer
+            and _indexed(value.value.indices, list(store.indices))):
+        sch.reverse_compute_inline(consumers[0])
 
 
 def _leading(index_map, batched):
@@ -205,11 +203,9 @@ def _fetch(sch, block, index, anchor, warpgroups, fetch, swizzle, mn_major=False
     sch.compute_at(shared, anchor)
     r, k = sch.get_loops(shared)[-2:]  # (rows, K) of a K-major tile; (K, N) of an MN-major one
     k0, k1 = sch.split(k, [None, LANES])
-    if mn_major:  # 64-column blocks of 128-byte rows (b_tile_map), swizzled; copies along N
+    if mn_major:  # 64-column blocks of 128-byte rows (b_tile_map), copied along N
         sch.transform_layout(block, ("read", index), _leading(b_tile_map, batched))
-        sch.annotate(shared, SWIZZLE, 128)
-        loops = [r, k0]
-    elif swizzle:  # row-major rows of one K tile; consecutive threads copy consecutive 16 bytes of a row
+    if swizzle:  # row-major rows; consecutive threads copy consecutive 16 bytes of a row
         sch.annotate(shared, SWIZZLE, swizzle)
         loops = [r, k0]
     else:  # core matrices; consecutive threads copy the 8 rows of one (128 contiguous bytes)
@@ -280,7 +276,8 @@ def schedule_wgmma_gemm(func_or_sch, block="C", warpgroups=2, n=256, k_steps=4, 
     batched = len(sch.get(block).iter_vars) == 4
     dtype = sch.get(block).reads[found[0]].buffer.dtype
     k_tile = 16 * k_steps
-    if M % (64 * warpgroups) or N % n or K % k_tile:
+    padded = bool(M % (64 * warpgroups) or N % n or K % k_tile)
+    if padded:
         sch.pad_einsum(block, [1] * batched + [64 * warpgroups, n, k_tile])
         for copy in sch.get_consumers(block):  # the un-padding copy rounds to a narrower output itself
             _fuse_cast(sch, copy)
@@ -288,19 +285,20 @@ def schedule_wgmma_gemm(func_or_sch, block="C", warpgroups=2, n=256, k_steps=4, 
             _, bx, tx = sch.split(sch.fuse(*sch.get_loops(copy)), [None, 1024, 128])
             sch.bind(bx, "blockIdx.x")
             sch.bind(tx, "threadIdx.x")
-    i, j, k = sch.get_loops(block)[-3:]
+    *batch, i, j, k = sch.get_loops(block)[-3 - batched:]
     i0, i1, i2 = sch.split(i, [None, warpgroups, 64])
     j0, j1 = sch.split(j, [None, n])
     k0, k1 = sch.split(k, [None, k_tile])
     sch.reorder(i0, j0, i1, k0, i2, j1, k1)
-    if batched:  # one grid plane per batch entry
-        sch.bind(sch.get_loops(block)[-8], "blockIdx.z")
+    if batch:  # one grid plane per batch entry
+        sch.bind(batch[0], "blockIdx.z")
     sch.bind(i0, "blockIdx.y")
     sch.bind(j0, "blockIdx.x")
     sch.bind(i1, "threadIdx.y")
     acc = sch.cache_write(block, 0, SCOPE)
     sch.reverse_compute_at(acc, i1)
-    _fuse_cast(sch, acc)  # an f16/bf16 output: the accumulators are rounded as they are stored
+    if not padded:  # an f16/bf16 output: the accumulators are rounded as they are stored
+        _fuse_cast(sch, acc)
     operands = gemm_operands(sch.get(block))  # again: padding replaced the operands
     swizzled = SWIZZLE_OF_K_STEPS[k_steps] if swizzle else 0
     _fetch(sch, block, operands[0], k0, warpgroups, fetch, swizzled, batched=batched)

@@ -78,7 +78,7 @@ class MultiLevelTilingWGMMA(ScheduleRule):
         if operands is None:
             return [sch]
         # a B stored K x N is read in 64 x 64 swizzled blocks: K tiles of 64 only
-        k_steps = self.k_steps if operands[2] else tuple(s for s in self.k_steps if s == 4) or (4,)
+        k_steps = self.k_steps if operands[2] else (4,)
         out = []
         for (warpgroups, n), steps in itertools.product(self.block_tiles, k_steps):
             branch = sch.copy()

@@ -249,27 +249,31 @@ def _core_matrix_tile(ptr, rows: int, lbo: int, sbo: int, k: int = 16):
 
 def _swizzled_tile(ptr, rows: int, sbo: int, swizzle: int, k: int = 16):
     """The ``rows`` x ``k`` tile a swizzled K-major descriptor names: rows of ``swizzle`` bytes, 8-row groups
-    ``sbo`` elements apart, the start ``ptr`` inside the first row; each element's byte address (from the
-    array's start, which stands for a 1024-byte aligned base) has its 16-byte chunk bits ``[4, 4 + B)`` XORed
-    with bits ``[7, 7 + B)``, ``B = log2(swizzle / 16)`` (PTX ISA, shared memory matrix layout swizzling)."""
+    ``sbo`` elements apart, the start ``ptr`` inside the first row, read through the swizzle (``_swizzled_gather``;
+    the array's start stands for a 1024-byte aligned base; PTX ISA, shared memory matrix layout swizzling)."""
     size = ptr.array.itemsize
     r = np.arange(rows)[:, None]
     kk = np.arange(k)[None, :]
-    byte = (ptr.offset + (r // 8) * sbo + (r % 8) * (swizzle // size) + kk) * size
-    byte = byte ^ (((byte >> 7) & (swizzle // 16 - 1)) << 4)
-    return ptr.array[byte // size]
+    return _swizzled_gather(ptr, ptr.offset + (r // 8) * sbo + (r % 8) * (swizzle // size) + kk, swizzle)
 
 
 def _swizzled_tile_mn(ptr, rows: int, lbo: int, sbo: int, swizzle: int, k: int = 16):
     """The ``rows`` (N) x ``k`` tile an MN-major swizzled descriptor names (returned N x K, as the K-major
     tiles): blocks of ``swizzle`` bytes of N ``lbo`` elements apart, K-rows of one block ``swizzle`` bytes apart,
-    8-row groups ``sbo`` apart, then the address permutation of ``_swizzled_tile`` (CUTLASS's canonical
-    MN-major GMMA layouts)."""
-    size = ptr.array.itemsize
-    width = swizzle // size
+    8-row groups ``sbo`` apart, read through the swizzle (``_swizzled_gather``; CUTLASS's canonical MN-major
+    GMMA layouts)."""
+    width = swizzle // ptr.array.itemsize
     r = np.arange(rows)[:, None]
     kk = np.arange(k)[None, :]
-    byte = (ptr.offset + (r // width) * lbo + r % width + (kk // 8) * sbo + (kk % 8) * width) * size
+    return _swizzled_gather(ptr, ptr.offset + (r // width) * lbo + r % width + (kk // 8) * sbo + (kk % 8) * width,
+                            swizzle)
+
+
+def _swizzled_gather(ptr, elements, swizzle: int):
+    """``ptr``'s array at the logical element offsets ``elements`` as the hardware stores them: each byte
+    address's 16-byte chunk bits ``[4, 4 + B)`` XORed with its bits ``[7, 7 + B)``, ``B = log2(swizzle / 16)``."""
+    size = ptr.array.itemsize
+    byte = elements * size
     byte = byte ^ (((byte >> 7) & (swizzle // 16 - 1)) << 4)
     return ptr.array[byte // size]
 

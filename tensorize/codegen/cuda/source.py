@@ -125,12 +125,16 @@ class KernelWriter(CudaExprPrinter):
             return
         offset = 0
         for a, size in reversed(list(zip(allocs, sizes))):  # post-order lists inner allocations first
-            # WMMA fragment pointers need 32-byte alignment, a swizzled tile (whole 1024-byte blocks) 1024
-            align = SWIZZLE_ALIGN if self.uses_wgmma and size % SWIZZLE_ALIGN == 0 else 128
+            align = self._shared_align(size)
             offset = (offset + align - 1) // align * align
             self.dynamic_offsets[a.buffer_var] = offset
             offset += (size + 127) // 128 * 128
         self.dynamic_bytes = offset
+
+    def _shared_align(self, nbytes: int) -> int:
+        """The alignment of a shared buffer of ``nbytes``: 128 (WMMA fragment pointers need 32), 1024 in a wgmma
+        kernel for whole 1024-byte blocks (a swizzled tile's base must be aligned to its pattern's span)."""
+        return SWIZZLE_ALIGN if self.uses_wgmma and nbytes % SWIZZLE_ALIGN == 0 else 128
 
     def emit(self, line: str) -> None:
         """Append a line at the current indentation (a repeated ``__syncthreads();`` is dropped).
@@ -269,8 +273,7 @@ class KernelWriter(CudaExprPrinter):
             ctype = c_type(s.dtype)
             self.emit(f"{ctype}* {name} = ({ctype}*)(dyn_shared + {self.dynamic_offsets[s.buffer_var]});")
         elif scope in ("shared", "shared.dyn"):
-            swizzled = self.uses_wgmma and size * max(1, dt.bits_of(s.dtype) // 8) % SWIZZLE_ALIGN == 0
-            align = SWIZZLE_ALIGN if swizzled else 128
+            align = self._shared_align(size * max(1, dt.bits_of(s.dtype) // 8))
             self.emit(f"__shared__ alignas({align}) {c_type(s.dtype)} {name}[{size}];")
         elif scope in ("local", "warp", "warp.group", "global"):
             if scope == "global":

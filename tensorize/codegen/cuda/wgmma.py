@@ -33,6 +33,8 @@ template <int N> __device__ __forceinline__ void tz_wgmma_wait() {
 }
 __device__ __forceinline__ void tz_fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\\n" ::: "memory"); }
 """
+
+
 def barrier_prefix(lag: int = 0) -> tuple:
     """The lines a wgmma kernel puts before a ``__syncthreads()``.
 
@@ -47,6 +49,8 @@ def barrier_prefix(lag: int = 0) -> tuple:
         The wait and the proxy fence.
     """
     return (f"tz_wgmma_wait<{int(lag)}>();", "tz_fence_proxy_async();")
+
+
 _SHAPES = {"m64n64k16": 64, "m64n128k16": 128, "m64n256k16": 256}
 _SWIZZLE_MODES = {0: 0, 128: 1, 64: 2, 32: 3}  # the descriptor's bits 62-63
 _ELEMENT_BYTES = {"fp16": 2, "bf16": 2}
