@@ -31,8 +31,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 import intrinsics.cuda  # noqa: E402,F401  (registers the Tensor Core intrinsics)
 import tensorize as tvm  # noqa: E402
-from benchmarks.gpu_common import time_gpu as _time  # noqa: E402
 from benchmarks.gpu_common import checked_time, nvcc_check, tune_program  # noqa: E402
+from benchmarks.gpu_common import time_gpu as _time  # noqa: E402
 from benchmarks.gpu_gemm_wgmma import measure as measure_wgmma  # noqa: E402
 from intrinsics.cuda_wgmma import INPUT_TYPES  # noqa: E402
 from intrinsics.cuda_wgmma_schedule import schedule_wgmma_gemm  # noqa: E402

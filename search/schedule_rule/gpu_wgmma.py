@@ -1,4 +1,4 @@
-"""``multi_level_tiling_wgmma``: NT GEMMs on Hopper's warpgroup MMA (``wgmma.mma_async``), for ``cuda -arch=sm_90a``.
+"""``multi_level_tiling_wgmma``: GEMMs on Hopper's warpgroup MMA (``wgmma.mma_async``), for ``cuda -arch=sm_90a``.
 
 A block computing ``C[i, j] += A[i, k] * B[j, k]`` or ``A[i, k] * B[k, j]`` (f16 or bf16 in, f32 out; B K-major or,
 through the instruction's transpose, MN-major, then with K tiles of 64 only) branches into
@@ -6,8 +6,8 @@ one sketch per block tile (``warpgroups`` x 64 rows, ``n`` columns: one ``wgmma.
 and K step) and K tile (``16 * k_steps``: the wgmma group one intrinsic issues), scheduled by
 ``intrinsics.cuda_wgmma_schedule``: accumulators in the warpgroups' registers, A and B tiles in shared
 memory, row-major in the swizzled layout of ``32 * k_steps`` bytes the Tensor Cores read without bank
-conflicts. The software-pipeline depth of the fetches is a sampled
-decision, mutated and measured like any other; the fetches are spread over the threads by the ``rewrite_cooperative_fetch`` postproc, which also
+conflicts. The software-pipeline depth of the fetches is a sampled decision, mutated and measured like any
+other; the fetches are spread over the threads by the ``rewrite_cooperative_fetch`` postproc, which also
 turns the sampled depth into pipeline stages. Other blocks, and the untensorized branch, are left to the
 next rules.
 """

@@ -31,7 +31,9 @@ __device__ __forceinline__ void tz_wgmma_commit() { asm volatile("wgmma.commit_g
 template <int N> __device__ __forceinline__ void tz_wgmma_wait() {
   asm volatile("wgmma.wait_group.sync.aligned %0;\\n" :: "n"(N) : "memory");
 }
-__device__ __forceinline__ void tz_fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\\n" ::: "memory"); }
+__device__ __forceinline__ void tz_fence_proxy_async() {
+  asm volatile("fence.proxy.async.shared::cta;\\n" ::: "memory");
+}
 """
 
 
