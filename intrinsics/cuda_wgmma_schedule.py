@@ -34,6 +34,9 @@ from tensorize.ir.functor import post_order_visit
 from tensorize.schedule import Schedule
 from tensorize.transform.inject_software_pipeline import ASYNC_STAGES, COMPUTE_LAG, ORDER, STAGE
 from tensorize.transform.swizzle_shared import SWIZZLE
+from tensorize.transform.warp_specialize import WARP_SPECIALIZE
+
+from .cuda_tma import SWIZZLE_OF_COLS, TMA_ROWS, tma_intrin_name
 
 from .cuda_wgmma import (INPUT_TYPES, SCOPE, STORE_TYPES, SWIZZLE_OF_K_STEPS, WARPGROUP, acc_tile_map, b_tile_map,
                          intrin_name, shared_tile_map, tile_intrin_name)
@@ -198,10 +201,18 @@ def _leading(index_map, batched):
     return lambda b, x, y: (b, *index_map(x, y))
 
 
-def _fetch(sch, block, index, anchor, warpgroups, fetch, swizzle, mn_major=False, batched=False):
+def _fetch(sch, block, index, anchor, warpgroups, fetch, swizzle, mn_major=False, batched=False, tensorize=True):
     shared = sch.cache_read(block, index, "shared")
     sch.compute_at(shared, anchor)
     r, k = sch.get_loops(shared)[-2:]  # (rows, K) of a K-major tile; (K, N) of an MN-major one
+    if fetch == "tma":  # one copy of the whole tile by the tensor memory accelerator, swizzled as it lands
+        rows, cols = (int(sch.get(loop).extent) for loop in (r, k))
+        dtype = sch.get(shared).writes[0].buffer.dtype
+        if tensorize:
+            sch.tensorize(r, tma_intrin_name(rows, cols, dtype))
+        else:
+            sch.blockize(r)
+        return shared
     k0, k1 = sch.split(k, [None, LANES])
     if mn_major:  # 64-column blocks of 128-byte rows (b_tile_map), copied along N
         sch.transform_layout(block, ("read", index), _leading(b_tile_map, batched))
@@ -225,7 +236,7 @@ def _fetch(sch, block, index, anchor, warpgroups, fetch, swizzle, mn_major=False
 
 
 def schedule_wgmma_gemm(func_or_sch, block="C", warpgroups=2, n=256, k_steps=4, stages=2, tensorize=True,
-                        fetch="bind", swizzle=True):
+                        fetch="bind", swizzle=True, group=0):
     """Schedule the NT GEMM ``block`` onto ``wgmma.mma_async.m64n{n}k16``.
 
     Parameters
@@ -246,10 +257,17 @@ def schedule_wgmma_gemm(func_or_sch, block="C", warpgroups=2, n=256, k_steps=4, 
     tensorize : bool
         Tensorize with the wgmma intrinsics (else blockize: the descriptions, for a CPU build).
     fetch : str
-        ``"bind"`` (spread the fetches here) or ``"annotate"`` (leave them to the search's postproc).
+        ``"bind"`` (spread the fetches here), ``"annotate"`` (leave them to the search's postproc) or ``"tma"``
+        (warp-specialised: one more warpgroup, the producer, copies each tile with the tensor memory accelerator
+        into ``stages`` shared buffers, and the others multiply as the tiles land; transaction barriers order
+        the two sides, ``tensorize.transform.warp_specialize``). ``"tma"`` takes K-major A and B (an NT GEMM),
+        ``k_steps=4``, ``swizzle=True``, no batch axis, and ``stages`` >= 2 buffers.
     swizzle : bool
         Row-major shared tiles in the swizzled layout of ``SWIZZLE_OF_K_STEPS[k_steps]`` bytes (the fast
         path), or the unswizzled core-matrix layout.
+    group : int
+        Rasterize the thread blocks in groups of ``group`` block rows (0: row by row): consecutive blocks
+        then share tiles of A and B in L2.
 
     Returns
     -------
@@ -274,6 +292,8 @@ def schedule_wgmma_gemm(func_or_sch, block="C", warpgroups=2, n=256, k_steps=4, 
                          "k_steps=4")
     M, N, K = (int(iv.dom.extent) for iv in sch.get(block).iter_vars[-3:])
     batched = len(sch.get(block).iter_vars) == 4
+    if fetch == "tma":
+        _check_tma(b_mn_major, batched, swizzle, k_steps, stages, warpgroups, n)
     dtype = sch.get(block).reads[found[0]].buffer.dtype
     k_tile = 16 * k_steps
     padded = bool(M % (64 * warpgroups) or N % n or K % k_tile)
@@ -292,8 +312,7 @@ def schedule_wgmma_gemm(func_or_sch, block="C", warpgroups=2, n=256, k_steps=4, 
     sch.reorder(i0, j0, i1, k0, i2, j1, k1)
     if batch:  # one grid plane per batch entry
         sch.bind(batch[0], "blockIdx.z")
-    sch.bind(i0, "blockIdx.y")
-    sch.bind(j0, "blockIdx.x")
+    _rasterize(sch, i0, j0, group)
     sch.bind(i1, "threadIdx.y")
     acc = sch.cache_write(block, 0, SCOPE)
     sch.reverse_compute_at(acc, i1)
@@ -301,8 +320,9 @@ def schedule_wgmma_gemm(func_or_sch, block="C", warpgroups=2, n=256, k_steps=4, 
         _fuse_cast(sch, acc)
     operands = gemm_operands(sch.get(block))  # again: padding replaced the operands
     swizzled = SWIZZLE_OF_K_STEPS[k_steps] if swizzle else 0
-    _fetch(sch, block, operands[0], k0, warpgroups, fetch, swizzled, batched=batched)
-    _fetch(sch, block, operands[1], k0, warpgroups, fetch, swizzled, mn_major=b_mn_major, batched=batched)
+    _fetch(sch, block, operands[0], k0, warpgroups, fetch, swizzled, batched=batched, tensorize=tensorize)
+    _fetch(sch, block, operands[1], k0, warpgroups, fetch, swizzled, mn_major=b_mn_major, batched=batched,
+           tensorize=tensorize)
     sch.transform_layout(block, ("write", 0), _leading(acc_tile_map(n), batched))
     init = sch.decompose_reduction(block, k0)
     for loop, name in ((sch.get_loops(init)[-2], tile_intrin_name("fill", n)),
@@ -316,12 +336,39 @@ def schedule_wgmma_gemm(func_or_sch, block="C", warpgroups=2, n=256, k_steps=4, 
     # which go to another version of the shared tiles: the Tensor Cores work while the copies are issued
     # and the shared tiles get one version more, so the wgmma of the previous iteration may still run
     # after the barrier while this one's is issued (the code generator's waits leave one group in flight)
-    if fetch == "annotate":
+    if fetch == "tma":  # the producer/consumer split and the buffers are the code generator's pass
+        sch.annotate(k0, WARP_SPECIALIZE, stages)
+    elif fetch == "annotate":
         sch.annotate(k0, PIPELINE_DEPTH, stages)
     elif stages:
         sch.annotate(k0, STAGE, [0, 0, stages])
         sch.annotate(k0, ASYNC_STAGES, [0])
-    if fetch == "annotate" or stages:
+    if fetch == "annotate" or (stages and fetch != "tma"):
         sch.annotate(k0, ORDER, [1, 2, 0])
         sch.annotate(k0, COMPUTE_LAG, 1)
     return sch
+
+
+def _check_tma(b_mn_major, batched, swizzle, k_steps, stages, warpgroups, n) -> None:
+    if b_mn_major or batched or not swizzle or k_steps != 4:
+        raise ValueError("fetch='tma' copies K-major 2-D tiles of 64 columns swizzled by 128 bytes: an NT GEMM "
+                         "without a batch axis, swizzle=True, k_steps=4")
+    if not isinstance(stages, int) or stages < 2:
+        raise ValueError(f"fetch='tma' needs stages >= 2 shared buffers (the producer fills one while the "
+                         f"consumers read another), got {stages}")
+    if 64 * warpgroups not in TMA_ROWS or n not in TMA_ROWS:
+        raise ValueError(f"fetch='tma' copies tiles of {TMA_ROWS} rows: 64 * warpgroups = {64 * warpgroups} and "
+                         f"n = {n} must be among them")
+    assert 16 * k_steps in SWIZZLE_OF_COLS
+
+
+def _rasterize(sch, i0, j0, group):
+    """Bind the block-row and block-column loops to one ``blockIdx.x`` that walks ``group`` block rows at a time."""
+    rows = int(sch.get(i0).extent)
+    if group <= 1 or rows % group:
+        sch.bind(i0, "blockIdx.y")
+        sch.bind(j0, "blockIdx.x")
+        return
+    outer, inner = sch.split(i0, [None, group])
+    sch.reorder(outer, j0, inner)
+    sch.bind(sch.fuse(outer, j0, inner), "blockIdx.x")

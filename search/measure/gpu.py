@@ -16,6 +16,7 @@ the CPU where that fails. Without a GPU every run fails with an error that says 
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import logging
@@ -150,7 +151,8 @@ class GPUBuilder(Builder):
         plan = {"target": str(target), "arch": device.arch(), "source": device.get_source(), "functions": {}}
         for name, func in rt._functions.items():
             plan["functions"][name] = {
-                "launches": [[k.name, list(k.grid), list(k.block), k.shared_bytes] for k in func.launches],
+                "launches": [[k.name, list(k.grid), list(k.block), k.shared_bytes,
+                              [dataclasses.asdict(m) for m in k.tensor_maps]] for k in func.launches],
                 "params": [[d, None if s is None else [int(x) for x in s]] for d, s in func.params],
                 "workspaces": [[d, int(n)] for d, n in func.workspaces]}
         if self.nvcc:
@@ -192,6 +194,7 @@ def load_artifact(path: str):
         The module; ``mod["main"](*cuda_tensors)`` launches.
     """
     from tensorize.runtime.cuda_module import CUDAHostModule, CUDASourceModule, KernelLaunch
+    from tensorize.runtime.tensor_map import TensorMapSpec
     from tensorize.target import Target
 
     with open(path) as f:
@@ -200,7 +203,8 @@ def load_artifact(path: str):
     device = CUDASourceModule(plan["source"], target)
     functions = {}
     for name, spec in plan["functions"].items():
-        launches = [KernelLaunch(n, tuple(g), tuple(b), int(s)) for n, g, b, s in spec["launches"]]
+        launches = [KernelLaunch(n, tuple(g), tuple(b), int(s), tuple(TensorMapSpec(**m) for m in maps))
+                    for n, g, b, s, *rest in spec["launches"] for maps in [rest[0] if rest else []]]
         params = [(d, None if s is None else tuple(s)) for d, s in spec["params"]]
         functions[name] = (launches, params, [tuple(w) for w in spec["workspaces"]])
     return CUDAHostModule(functions, device, target)

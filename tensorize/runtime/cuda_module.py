@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from ..errors import TVMError
 from ..target import sm_version
+from .tensor_map import TensorMapCache
 
 logger = logging.getLogger(__name__)
 
@@ -95,13 +96,15 @@ def cuda_include_dir() -> str | None:
 
 @dataclass(frozen=True)
 class KernelLaunch:
-    """One kernel launch of a host function: its name, grid, block and dynamic shared memory (bytes; a
-    kernel above the 48 KB static limit keeps its shared buffers in one ``extern __shared__`` array)."""
+    """One kernel launch of a host function: its name, grid, block, dynamic shared memory (bytes; a
+    kernel above the 48 KB static limit keeps its shared buffers in one ``extern __shared__`` array) and the
+    TMA descriptors it takes after its arguments (``tensor_map.TensorMapSpec``, encoded at each launch)."""
 
     name: str
     grid: tuple
     block: tuple
     shared_bytes: int = 0
+    tensor_maps: tuple = ()
 
 
 class CUDASourceModule:
@@ -229,6 +232,7 @@ class CUDAFunction:
         self.name, self.launches, self.params, self.device = name, launches, params, device
         self.workspaces = list(workspaces)  # (dtype, elements) of the buffers passed between kernels
         self._workspace_arrays = None
+        self._tensor_maps = TensorMapCache()
 
     def _workspace(self, cupy) -> list:
         if self._workspace_arrays is None:
@@ -259,12 +263,15 @@ class CUDAFunction:
         arguments = self._arguments(args) + self._workspace(_require_cupy())
         for launch in self.launches:
             kernel = self.device.kernel(launch.name)
+            kernel_args = tuple(arguments)
+            if launch.tensor_maps:
+                kernel_args += tuple(self._tensor_maps.arguments(launch.tensor_maps, arguments))
             if launch.shared_bytes:
                 if launch.shared_bytes > 48 * 1024 and kernel.max_dynamic_shared_size_bytes < launch.shared_bytes:
                     kernel.max_dynamic_shared_size_bytes = launch.shared_bytes  # cudaFuncSetAttribute
-                kernel(launch.grid, launch.block, tuple(arguments), shared_mem=launch.shared_bytes)
+                kernel(launch.grid, launch.block, kernel_args, shared_mem=launch.shared_bytes)
             else:
-                kernel(launch.grid, launch.block, tuple(arguments))
+                kernel(launch.grid, launch.block, kernel_args)
 
 
 class CUDAHostModule:

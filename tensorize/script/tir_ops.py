@@ -29,7 +29,8 @@ __all__ = [
     "And", "Or", "Not", "call_packed", "call_cpacked", "prefetch", "tvm_storage_sync", "tvm_thread_allreduce",
     "tvm_stack_make_shape", "tvm_fill_fragment", "tvm_load_matrix_sync", "tvm_store_matrix_sync", "tvm_mma_sync",
     "ptx_mma", "ptx_ldmatrix", "ptx_wgmma", "ptx_wgmma_fence", "ptx_wgmma_commit_group",
-    "ptx_wgmma_wait_group", "ptx_commit_group", "ptx_wait_group", "vectorlow", "vectorhigh", "vectorcombine",
+    "ptx_wgmma_wait_group", "ptx_commit_group", "ptx_wait_group", "ptx_tma_load", "ptx_mbarrier_init",
+    "ptx_mbarrier_arrive", "ptx_mbarrier_arrive_expect_tx", "ptx_mbarrier_wait", "ptx_setmaxnreg", "vectorlow", "vectorhigh", "vectorcombine",
 ]
 
 # The nodes themselves: calling the class builds the node with matched operand types.
@@ -376,6 +377,128 @@ def ptx_wait_group(num: int) -> _Call:
         The call.
     """
     return _call("int32", "ptx_wait_group", num)
+
+
+# -- Hopper's tensor memory accelerator and transaction barriers ----------------------------------
+
+def ptx_tma_load(dst, src, offset, ld, rows, cols, swizzle, *barrier) -> _Call:
+    """``T.ptx_tma_load(dst, src, offset, ld, rows, cols, swizzle[, bar, bar_index])``: one TMA copy (sm_90).
+
+    Copies the ``rows`` x ``cols`` tile of the row-major global buffer ``src`` (rows ``ld`` elements apart)
+    that starts ``offset`` elements in, to the shared tile at ``dst`` (an ``access_ptr``), stored with the
+    ``swizzle``-byte swizzle (0, 32, 64 or 128) the hardware applies. The warp-specialisation pass adds
+    the transaction barrier that completes when the bytes have landed (``bar[bar_index]``).
+
+    Parameters
+    ----------
+    dst : PrimExpr
+        The shared destination (``tvm_access_ptr``, write).
+    src : Var
+        The global buffer's data.
+    offset, ld : PrimExpr
+        The tile's first element in ``src`` and the row stride in elements.
+    rows, cols, swizzle : int
+        The box and the swizzle in bytes.
+    *barrier : PrimExpr
+        ``(bar, bar_index)``: the barrier array and which barrier (added by ``InjectWarpSpecialization``).
+
+    Returns
+    -------
+    Call
+        The call.
+    """
+    return _call("int32", "ptx_tma_load", dst, src, offset, ld, rows, cols, swizzle, *barrier)
+
+
+def ptx_mbarrier_init(bar, index, count) -> _Call:
+    """``T.ptx_mbarrier_init(bar, index, count)``: initialise shared barrier ``bar[index]`` for ``count`` arrivals.
+
+    Parameters
+    ----------
+    bar : Var
+        A shared ``uint64`` array.
+    index, count : PrimExpr
+        The barrier and its expected arrivals per phase.
+
+    Returns
+    -------
+    Call
+        The call.
+    """
+    return _call("int32", "ptx_mbarrier_init", bar, index, count)
+
+
+def ptx_mbarrier_arrive(bar, index) -> _Call:
+    """``T.ptx_mbarrier_arrive(bar, index)``: arrive at barrier ``bar[index]``.
+
+    Parameters
+    ----------
+    bar : Var
+        A shared ``uint64`` array.
+    index : PrimExpr
+        The barrier.
+
+    Returns
+    -------
+    Call
+        The call.
+    """
+    return _call("int32", "ptx_mbarrier_arrive", bar, index)
+
+
+def ptx_mbarrier_arrive_expect_tx(bar, index, nbytes) -> _Call:
+    """``T.ptx_mbarrier_arrive_expect_tx(bar, index, bytes)``: arrive at ``bar[index]`` and expect ``bytes`` of
+    asynchronous copies before its phase completes.
+
+    Parameters
+    ----------
+    bar : Var
+        A shared ``uint64`` array.
+    index, nbytes : PrimExpr
+        The barrier and the transaction bytes.
+
+    Returns
+    -------
+    Call
+        The call.
+    """
+    return _call("int32", "ptx_mbarrier_arrive_expect_tx", bar, index, nbytes)
+
+
+def ptx_mbarrier_wait(bar, index, parity) -> _Call:
+    """``T.ptx_mbarrier_wait(bar, index, parity)``: wait until the phase of ``bar[index]`` with ``parity`` completes.
+
+    Parameters
+    ----------
+    bar : Var
+        A shared ``uint64`` array.
+    index, parity : PrimExpr
+        The barrier and the phase parity (0 or 1).
+
+    Returns
+    -------
+    Call
+        The call.
+    """
+    return _call("int32", "ptx_mbarrier_wait", bar, index, parity)
+
+
+def ptx_setmaxnreg(increase: bool, count: int) -> _Call:
+    """``T.ptx_setmaxnreg(increase, count)``: this warpgroup's register budget raised (or lowered) to ``count``.
+
+    Parameters
+    ----------
+    increase : bool
+        Raise (``setmaxnreg.inc``) or lower (``.dec``).
+    count : int
+        Registers per thread, a multiple of 8 in 24..256.
+
+    Returns
+    -------
+    Call
+        The call.
+    """
+    return _call("int32", "ptx_setmaxnreg", _E.IntImm("int32", int(bool(increase))), _E.IntImm("int32", count))
 
 
 # -- vector halves -------------------------------------------------------------------------------

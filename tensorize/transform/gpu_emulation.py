@@ -32,7 +32,7 @@ from .inject_software_pipeline import EXPLICIT_SYNC, LAG_REGION
 from .swizzle_shared import SWIZZLE
 
 _WARP_CALLS = ("tir.ptx_ldmatrix", "tir.ptx_mma", "tir.ptx_wgmma", "tir.ptx_wgmma_fence", "tir.ptx_wgmma_commit_group",
-               "tir.ptx_wgmma_wait_group")
+               "tir.ptx_wgmma_wait_group", "tir.ptx_tma_load")
 
 
 def _serial(node):
@@ -78,6 +78,9 @@ def _warp_call(node):
         return call_extern(node.dtype, "ptx_ldmatrix", a[0], a[1], a[2], _pointer(a[3], a[4]), _pointer(a[5], a[6]))
     if node.op.name == "tir.ptx_wgmma":  # shape, types, a_ptr, a_lbo, a_sbo, b_ptr, b_lbo, b_sbo, c, c_off[, swz]
         return call_extern(node.dtype, "ptx_wgmma", *a[:10], _pointer(a[10], a[11]), *a[12:])
+    if node.op.name == "tir.ptx_tma_load":  # dst, src, offset, ld, rows, cols, swizzle: one copy, not per lane
+        return call_extern(node.dtype, "ptx_tma_load", _pointer(a[0].args[1], a[0].args[2]), _pointer(a[1], a[2]),
+                           *a[3:7])
     if node.op.name in ("tir.ptx_wgmma_fence", "tir.ptx_wgmma_commit_group", "tir.ptx_wgmma_wait_group"):
         return call_extern(node.dtype, node.op.name[len("tir."):], *a)
     # shape, a_layout, b_layout, a_type, b_type, c_type, a, a_off, b, b_off, c, c_off, saturate
@@ -102,8 +105,8 @@ def _wait(n: int):
 
 def _writes_shared(stmt) -> bool:
     found = []
-    post_order_visit(stmt, lambda n: found.append(n) if isinstance(n, S.BufferStore)
-                     and n.buffer.scope().startswith("shared") else None)
+    post_order_visit(stmt, lambda n: found.append(n) if (isinstance(n, S.BufferStore) and n.buffer.scope().startswith(
+        "shared")) or (isinstance(n, E.Call) and n.op.name == "tir.ptx_tma_load") else None)
     return bool(found)
 
 
@@ -178,8 +181,8 @@ def _has_swizzled_tiles(mod) -> bool:
     found = []
     for func in ([mod] if isinstance(mod, PrimFunc) else mod.functions.values()):
         if isinstance(func, PrimFunc):
-            post_order_visit(func.body, lambda n: found.append(n) if isinstance(n, S.Block)
-                             and SWIZZLE in n.annotations else None)
+            post_order_visit(func.body, lambda n: found.append(n) if (isinstance(n, S.Block) and SWIZZLE in n.annotations)
+                             or (isinstance(n, E.Call) and n.op.name == "tir.ptx_tma_load") else None)
     return bool(found)
 
 

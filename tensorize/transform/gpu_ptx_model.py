@@ -218,6 +218,34 @@ class WarpModel:
         for thread, (*_, pc) in enumerate(lanes):
             pc.array[pc.offset:pc.offset + n // 2] = D[rows[thread], cols[thread]]
 
+    def tma_load(self, dst, src, ld, rows, cols, swizzle) -> int:
+        """A TMA copy (``cp.async.bulk.tensor``): the ``rows`` x ``cols`` box of ``src`` (rows ``ld`` apart) stored
+        row-major at ``dst`` through the ``swizzle``-byte swizzle, as the hardware stores it. It completes at
+        once here: the serial emulation runs the copy before the multiply that waits for it.
+
+        Parameters
+        ----------
+        dst, src : Pointer
+            The shared tile and the box's first element.
+        ld, rows, cols, swizzle : int
+            Row stride (elements), box and swizzle (bytes; 0 for none).
+
+        Returns
+        -------
+        int
+            0.
+        """
+        self.executed += 1
+        r = np.arange(int(rows))[:, None]
+        c = np.arange(int(cols))[None, :]
+        values = src.array[src.offset + r * int(ld) + c]
+        size = dst.array.itemsize
+        byte = (dst.offset + r * int(cols) + c) * size
+        if int(swizzle):
+            byte = byte ^ (((byte >> 7) & (int(swizzle) // 16 - 1)) << 4)
+        dst.array[byte // size] = values
+        return 0
+
     def externs(self) -> dict:
         """The interpreter's ``externs`` for the calls ``emulate_warp_calls`` writes.
 
@@ -233,7 +261,8 @@ class WarpModel:
 
         return {"ptx_ldmatrix": self.ldmatrix, "ptx_mma": self.mma, "ptx_wgmma": self.wgmma,
                 "ptx_wgmma_wait_group": self.wait_group, "ptx_wgmma_fence": no_op,
-                "ptx_wgmma_commit_group": self.commit_group, "tir.ptx_commit_group": no_op, "tir.ptx_wait_group": no_op,
+                "ptx_wgmma_commit_group": self.commit_group, "ptx_tma_load": self.tma_load,
+                "tir.ptx_commit_group": no_op, "tir.ptx_wait_group": no_op,
                 "tir.tvm_storage_sync": no_op}
 
 

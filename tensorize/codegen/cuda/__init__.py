@@ -24,7 +24,9 @@ from ...ir import stmt as S
 from ...ir.function import PrimFunc
 from ...ir.functor import post_order_visit
 from ...runtime.cuda_module import CUDAHostModule, CUDASourceModule, KernelLaunch
+from ...transform.warp_specialize import inject_warp_specialization
 from .source import HEADER, KernelWriter, _Scan
+from .tma import TMA_HELPERS, tensor_map_specs
 from .vector import ASYNC_HELPERS
 from .wgmma import WGMMA_HELPERS
 
@@ -91,11 +93,15 @@ def split_kernels(name: str, func: PrimFunc):
     func : PrimFunc
         A lowered PrimFunc whose statements run inside loops bound to ``blockIdx``/``threadIdx``.
 
+    Loops annotated for warp specialisation get their TMA producer warpgroup first
+    (``InjectWarpSpecialization``).
+
     Returns
     -------
     list of tuple
-        ``(kernel_name, source, grid, block, dynamic_shared_bytes)``: the CUDA C source, the launch's
-        (x, y, z) extents and its dynamic shared memory (0: static ``__shared__`` arrays only).
+        ``(kernel_name, source, grid, block, dynamic_shared_bytes, tensor_maps)``: the CUDA C source, the
+        launch's (x, y, z) extents, its dynamic shared memory (0: static ``__shared__`` arrays only) and the
+        ``TensorMapSpec`` s of its TMA descriptor parameters.
 
     Raises
     ------
@@ -103,6 +109,11 @@ def split_kernels(name: str, func: PrimFunc):
         When a statement runs outside any thread-bound loop.
     """
     kernels = []
+    func = inject_warp_specialization(func)
+    spaces = workspaces(func.body)
+    # the host passes every parameter, then the workspaces: a TMA source's descriptor is made from its argument
+    argument_index = {func.buffer_map[p].data: i for i, p in enumerate(func.params) if p in func.buffer_map}
+    argument_index.update({v: len(func.params) + i for i, (v, _, _) in enumerate(spaces)})
     for item in _top_level(func.body):
         if isinstance(item, S.Evaluate) and not hasattr(item.value, "op"):
             continue
@@ -111,8 +122,9 @@ def split_kernels(name: str, func: PrimFunc):
                            "outer loops bound with sch.bind(loop, 'blockIdx.x') and sch.bind(loop, 'threadIdx.x')")
         kname = f"{name}_kernel" + (f"_{len(kernels)}" if kernels else "")
         writer = KernelWriter(dict(func.buffer_map), _Scan(item))
-        source, grid, block = writer.write(kname, func.params, item, [(v, d) for v, d, _ in workspaces(func.body)])
-        kernels.append((kname, source, grid, block, writer.dynamic_bytes))
+        source, grid, block = writer.write(kname, func.params, item, [(v, d) for v, d, _ in spaces])
+        kernels.append((kname, source, grid, block, writer.dynamic_bytes,
+                        tensor_map_specs(writer.tensor_maps, argument_index)))
     return kernels
 
 
@@ -137,9 +149,9 @@ def build(mod, target):
             continue
         name = func.attrs.get("global_symbol", gv.name_hint)
         launches = []
-        for kname, source, grid, block, shared in split_kernels(name, func):
+        for kname, source, grid, block, shared, maps in split_kernels(name, func):
             sources.append(source)
-            launches.append(KernelLaunch(kname, grid, block, shared))
+            launches.append(KernelLaunch(kname, grid, block, shared, maps))
         params = [(func.buffer_map[p].dtype, tuple(func.buffer_map[p].shape)) if p in func.buffer_map else (p.dtype, None)
                   for p in func.params]
         functions[name] = (launches, params, [(d, n) for _, d, n in workspaces(func.body)])
@@ -151,5 +163,7 @@ def build(mod, target):
             raise TVMError(f"the program uses Hopper's wgmma.mma_async, which only sm_90a has; the target asks "
                            f"for {arch}: build for 'cuda -arch=sm_90a'")
         sources.insert(1, WGMMA_HELPERS)
+    if any("tz_tma_load_2d" in src or "tz_mbar_" in src for src in sources[1:]):
+        sources.insert(1, TMA_HELPERS)
     device = CUDASourceModule("\n".join(sources), target)
     return CUDAHostModule(functions, device, target)

@@ -29,6 +29,7 @@ from .expr import CudaExprPrinter, c_type
 from .vector import WIDE_TYPES, aligned_ramp, lane
 from .warp import FragmentInfo, install_warp_calls
 from .warp_memory import WarpMemoryLowering
+from .tma import install_tma_calls
 from .wgmma import barrier_prefix, install_wgmma_calls
 
 # (dtype, lanes) -> (vector type, constructor from the lanes' f32 values) of a store from registers
@@ -105,6 +106,8 @@ class KernelWriter(CudaExprPrinter):
         self.explicit_sync = False  # inside a software pipeline: its barriers are in the IR already
         install_warp_calls(self)
         install_wgmma_calls(self)
+        install_tma_calls(self)
+        self.tensor_maps: list = []  # (src data var, dtype, ld, rows, cols, swizzle) of each descriptor parameter
         self.uses_wgmma = False  # set by ``write``: barriers then wait for the pending wgmma groups
         self.compute_lag = 0  # inside a software pipeline whose compute may lag its barrier (extra versions)
 
@@ -135,6 +138,26 @@ class KernelWriter(CudaExprPrinter):
         """The alignment of a shared buffer of ``nbytes``: 128 (WMMA fragment pointers need 32), 1024 in a wgmma
         kernel for whole 1024-byte blocks (a swizzled tile's base must be aligned to its pattern's span)."""
         return SWIZZLE_ALIGN if self.uses_wgmma and nbytes % SWIZZLE_ALIGN == 0 else 128
+
+    def tensor_map_param(self, spec) -> str:
+        """The name of the TMA descriptor parameter for ``spec`` (added to the kernel's parameters once).
+
+        Parameters
+        ----------
+        spec : tuple
+            ``(src data var, dtype, ld, rows, cols, swizzle)``.
+
+        Returns
+        -------
+        str
+            The parameter's name.
+        """
+        key = (id(spec[0]), *spec[1:])
+        for i, known in enumerate(self.tensor_maps):
+            if (id(known[0]), *known[1:]) == key:
+                return f"tz_tmap_{i}"
+        self.tensor_maps.append(spec)
+        return f"tz_tmap_{len(self.tensor_maps) - 1}"
 
     def emit(self, line: str) -> None:
         """Append a line at the current indentation (a repeated ``__syncthreads();`` is dropped).
@@ -187,6 +210,7 @@ class KernelWriter(CudaExprPrinter):
         for var, dtype in workspaces:
             args.append(f"{c_type(dtype)}* __restrict__ {self.name_of(var)}")
         self.stmt(body)
+        args += [f"const __grid_constant__ TmaDesc tz_tmap_{i}" for i in range(len(self.tensor_maps))]
         ext = self.scan.extents
         grid = tuple(ext.get(f"blockIdx.{a}", 1) for a in "xyz")
         block = tuple(ext.get(f"threadIdx.{a}", 1) for a in "xyz")

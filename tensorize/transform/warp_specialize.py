@@ -1,0 +1,261 @@
+"""``InjectWarpSpecialization``: a producer warpgroup feeds the K loop with TMA copies; the others multiply.
+
+A loop annotated ``warp_specialize_stages = S`` (``sch.annotate(k0, WARP_SPECIALIZE, 4)``; the wgmma GEMM
+schedule's ``fetch="tma"``) whose body is its tile copies (``ptx_tma_load``, tensorized with
+``intrinsics.cuda_tma``) followed by the compute that reads them, inside the loop bound to ``threadIdx.y``
+(the warpgroups, ``W`` of them), is rewritten into the Hopper GEMM's producer/consumer form:
+
+* ``threadIdx.y`` gets one more warpgroup, ``W``: the **producer**. It lowers its register budget
+  (``setmaxnreg.dec``), and one thread walks the K loop: for iteration ``k`` it waits until buffer
+  ``k % S`` is free (``empty[k % S]``), announces the bytes to come on ``full[k % S]`` and issues the TMA
+  copies of the tiles into that buffer; the copies complete the barrier's phase when they land.
+* Warpgroups ``0 .. W - 1`` are the **consumers**: they raise their register budget, and for each ``k``
+  wait for ``full[k % S]``, issue their (asynchronous) ``wgmma``, wait until only this iteration's groups
+  are in flight, and then free the buffer of iteration ``k - 1`` (one arrival per consumer warpgroup on
+  ``empty``). The rest of their body (accumulator initialisation before the loop, the store after it)
+  is unchanged.
+
+The shared tiles the copies write get ``S`` versions (iteration ``k`` uses version ``k % S``). The two
+barrier arrays live in shared memory (``uint64``, ``2 S`` of them) and are initialised by one thread before
+a block-wide barrier; the region is marked ``pipeline_explicit_sync`` so the code generator adds no
+``__syncthreads()`` inside it (a barrier inside one side of the split would never be reached by the other).
+
+The pass runs in the CUDA code generator (``tensorize.codegen.cuda.split_kernels``), not in the common
+lowering: a serial emulation of the threads cannot run a producer and its consumers concurrently, so
+``run_warp_emulated`` runs the loop as written (copy, then multiply, per iteration), which computes the
+same numbers.
+
+Loops it cannot rewrite raise a ``TVMError`` that names what is missing.
+"""
+from __future__ import annotations
+
+from ..errors import TVMError
+from ..ir import dtype as dt
+from ..ir import expr as E
+from ..ir import stmt as S
+from ..ir.buffer import Buffer
+from ..ir.functor import post_order_visit
+from ..ir.mutator import StmtExprMutator
+from .inject_software_pipeline import EXPLICIT_SYNC, _Versioned
+
+WARP_SPECIALIZE = "warp_specialize_stages"
+TMA_LOAD = "tir.ptx_tma_load"
+PRODUCER_REGISTERS = 40  # the producer only issues copies
+CONSUMER_REGISTERS = 232  # 128 accumulator registers and the descriptors; 40 * 128 + 232 * 256 <= 64K
+_I32 = "int32"
+
+
+def _int(value: int):
+    return E.IntImm(_I32, value)
+
+
+def _call(name: str, *args):
+    return S.Evaluate(E.Call(_I32, E.Op.get("tir." + name), tuple(args)))
+
+
+def _is_tma(stmt) -> bool:
+    return isinstance(stmt, S.Evaluate) and isinstance(stmt.value, E.Call) and stmt.value.op.name == TMA_LOAD
+
+
+def _has_tma(stmt) -> bool:
+    found = []
+    post_order_visit(stmt, lambda n: found.append(n) if isinstance(n, E.Call) and n.op.name == TMA_LOAD else None)
+    return bool(found)
+
+
+def _tag(loop) -> str:
+    return loop.thread_binding.thread_tag if loop.thread_binding is not None else ""
+
+
+def _thread_loops(stmt, tag: str) -> list:
+    found = []
+    post_order_visit(stmt, lambda n: found.append(n) if isinstance(n, S.For) and n.kind == S.ForKind.THREAD_BINDING
+                     and _tag(n) == tag else None)
+    return found
+
+
+def _commit_groups(stmt) -> int:
+    """The ``wgmma`` commit groups one execution of ``stmt`` issues (per thread: lane loops count once)."""
+    if isinstance(stmt, S.Evaluate):
+        return int(isinstance(stmt.value, E.Call) and stmt.value.op.name == "tir.ptx_wgmma_commit_group")
+    if isinstance(stmt, S.SeqStmt):
+        return sum(_commit_groups(s) for s in stmt.seq)
+    if isinstance(stmt, S.For):
+        inner = _commit_groups(stmt.body)
+        if stmt.kind == S.ForKind.THREAD_BINDING or not inner:
+            return inner
+        if not isinstance(stmt.extent, E.IntImm):
+            raise TVMError(f"the loop {stmt.loop_var.name} around wgmma groups has a symbolic extent; the "
+                           "warp-specialised consumer needs a constant number of groups per iteration")
+        return inner * int(stmt.extent.value)
+    if isinstance(stmt, S.IfThenElse):
+        return max(_commit_groups(stmt.then_case), _commit_groups(stmt.else_case) if stmt.else_case else 0)
+    body = getattr(stmt, "body", None)
+    return _commit_groups(body) if body is not None else 0
+
+
+def _grown(allocs, fetched, stages):
+    """The hoisted allocations, those the copies write grown to ``stages`` versions: (wrappers, versions)."""
+    versions, sizes, wraps = {}, {}, []
+    for node in allocs:
+        if isinstance(node, S.Allocate):
+            extents = node.extents
+            if node.buffer_var in fetched:
+                size = 1
+                for extent in extents:
+                    if not isinstance(extent, E.IntImm):
+                        raise TVMError(f"the shared tile {node.buffer_var.name} has a symbolic size; the "
+                                       "warp-specialised loop versions constant-size tiles")
+                    size *= int(extent.value)
+                sizes[node.buffer_var] = size
+                extents = [_int(size * stages)]
+            wraps.append(lambda body, a=node, ext=extents: S.Allocate(a.buffer_var, a.dtype, ext, a.condition, body,
+                                                                      a.annotations))
+        else:
+            buf = node.buffer
+            if buf.data in sizes:
+                size = sizes[buf.data]
+                buf = Buffer(buf.data, buf.dtype, [_int(size * stages)], name=buf.name,
+                             data_alignment=buf.data_alignment, offset_factor=buf.offset_factor)
+                versions[buf.data] = (buf, _int(size), stages)
+            wraps.append(lambda body, b=buf: S.DeclBuffer(b, body))
+    return wraps, versions
+
+
+class _Specializer(StmtExprMutator):
+    _methods: dict = {}
+
+    def visit_for_(self, op):
+        if op.kind == S.ForKind.THREAD_BINDING and _tag(op) == "threadIdx.y":
+            loops = []
+            post_order_visit(op.body, lambda n: loops.append(n) if isinstance(n, S.For)
+                             and WARP_SPECIALIZE in (n.annotations or {}) else None)
+            if loops:
+                if len(loops) > 1:
+                    raise TVMError("one warp-specialised loop per warpgroup loop is supported; found "
+                                   f"{[loop.loop_var.name for loop in loops]}")
+                return _specialize(op, loops[0])
+        if WARP_SPECIALIZE in (op.annotations or {}):
+            raise TVMError(f"the loop {op.loop_var.name} is annotated {WARP_SPECIALIZE} but is not inside a loop "
+                           "bound to threadIdx.y (the consumer warpgroups); bind the warpgroup loop to threadIdx.y")
+        return super().visit_for_(op)
+
+
+class _Replace(StmtExprMutator):
+    _methods: dict = {}
+
+    def __init__(self, old, new):
+        self.old, self.new = old, new
+
+    def visit_for_(self, op):
+        if op is self.old:
+            return self.new
+        return super().visit_for_(op)
+
+
+def _specialize(ty_loop, k_loop):
+    stages = int(getattr(k_loop.annotations[WARP_SPECIALIZE], "value", k_loop.annotations[WARP_SPECIALIZE]))
+    if stages < 2:
+        raise TVMError(f"{WARP_SPECIALIZE} = {stages}: the producer needs at least 2 buffers")
+    if not isinstance(ty_loop.extent, E.IntImm) or not isinstance(k_loop.extent, E.IntImm) \
+            or not (isinstance(k_loop.min, E.IntImm) and k_loop.min.value == 0):
+        raise TVMError("the warp-specialised loop and the warpgroup loop need constant extents (and the loop a "
+                       "zero start)")
+    consumers, n = int(ty_loop.extent.value), int(k_loop.extent.value)
+    allocs, body = [], k_loop.body
+    while isinstance(body, (S.Allocate, S.DeclBuffer)):
+        allocs.append(body)
+        body = body.body
+    items = list(body.seq) if isinstance(body, S.SeqStmt) else [body]
+    fetches = [s for s in items if _is_tma(s)]
+    computes = [s for s in items if not _is_tma(s)]
+    if not fetches or not computes or any(_has_tma(s) for s in computes):
+        raise TVMError(f"the warp-specialised loop {k_loop.loop_var.name} must hold its TMA tile copies "
+                       "(ptx_tma_load, as statements of its body) and the compute that reads them")
+    lanes = _thread_loops(S.SeqStmt(computes), "threadIdx.x")
+    if not lanes:
+        raise TVMError("the warp-specialised compute has no loop bound to threadIdx.x (the warpgroup's lanes)")
+    lane_binding, lane_extent = lanes[0].thread_binding, lanes[0].extent
+    groups = _commit_groups(S.SeqStmt(computes))
+    fetched = {s.value.args[0].args[1] for s in fetches}
+    wraps, versions = _grown(allocs, fetched, stages)
+    if set(versions) != fetched:
+        raise TVMError("the tiles the TMA copies write must be allocated in the warp-specialised loop's body")
+    bar = E.Var("tz_mbar", E.PointerType("uint64", "shared"))
+    k = k_loop.loop_var
+    slot = E.floormod(k, _int(stages))
+    phase = E.floormod(E.floordiv(k, _int(stages)), _int(2))
+    ty = ty_loop.loop_var
+
+    def lane_loop(make_body):
+        tx = E.Var("tx", _I32)
+        return S.For(tx, _int(0), lane_extent, S.ForKind.THREAD_BINDING, make_body(tx), lane_binding, {})
+
+    # the producer: one thread waits for a free buffer, announces the bytes, issues the copies
+    nbytes, copies = 0, []
+    for fetch in fetches:
+        call = fetch.value
+        rows, cols = (int(a.value) for a in call.args[4:6])
+        nbytes += rows * cols * dt.bits_of(call.args[0].args[0].dtype) // 8  # the access_ptr's element type
+        versioned = _Versioned(versions, k).visit(fetch)
+        copies.append(S.Evaluate(E.Call(call.dtype, call.op, (*versioned.value.args, bar, slot))))
+    free = S.IfThenElse(E.GE(k, _int(stages)), _call("ptx_mbarrier_wait", bar, E.add(slot, _int(stages)),
+                                                      E.floormod(E.add(E.floordiv(k, _int(stages)), _int(1)), _int(2))))
+    produce = S.For(k, _int(0), _int(n), S.ForKind.SERIAL,
+                    S.SeqStmt([free, _call("ptx_mbarrier_arrive_expect_tx", bar, slot, _int(nbytes)), *copies]), None, {})
+    producer = lane_loop(lambda tx: S.SeqStmt([_call("ptx_setmaxnreg", _int(0), _int(PRODUCER_REGISTERS)),
+                                              S.IfThenElse(E.EQ(tx, _int(0)), produce)]))
+
+    # the consumers: wait for the tile, multiply, free the previous iteration's buffer once its wgmma are done
+    def release(tx):
+        last = E.floormod(E.sub(k, _int(1)), _int(stages))
+        return S.SeqStmt([_call("ptx_wgmma_wait_group", _int(groups)),
+                          S.IfThenElse(E.And(E.EQ(tx, _int(0)), E.GT(k, _int(0))),
+                                       _call("ptx_mbarrier_arrive", bar, E.add(last, _int(stages))))])
+
+    consume = S.For(k, _int(0), _int(n), S.ForKind.SERIAL, S.SeqStmt([
+        lane_loop(lambda tx: _call("ptx_mbarrier_wait", bar, slot, phase)),
+        *(_Versioned(versions, k).visit(s) for s in computes),
+        lane_loop(release)]), None, {})
+    consumer = S.SeqStmt([lane_loop(lambda tx: _call("ptx_setmaxnreg", _int(1), _int(CONSUMER_REGISTERS))),
+                          _Replace(k_loop, consume).visit(ty_loop.body)])
+
+    def init(tx):
+        inits = [_call("ptx_mbarrier_init", bar, _int(s), _int(1)) for s in range(stages)]
+        inits += [_call("ptx_mbarrier_init", bar, _int(stages + s), _int(consumers)) for s in range(stages)]
+        return S.IfThenElse(E.And(E.EQ(ty, _int(0)), E.EQ(tx, _int(0))), S.SeqStmt(inits))
+
+    sync = S.Evaluate(E.Call(_I32, E.Op.get("tir.tvm_storage_sync"), (E.StringImm("shared"),)))
+    split = S.IfThenElse(E.EQ(ty, _int(consumers)), producer, consumer)
+    new_body = S.AttrStmt(E.StringImm("default"), EXPLICIT_SYNC, _int(1), S.SeqStmt([lane_loop(init), sync, split]))
+    for wrap in reversed(wraps):
+        new_body = wrap(new_body)
+    new_body = S.Allocate(bar, "uint64", [_int(2 * stages)], E.IntImm("bool", 1), new_body)
+    return S.For(ty, ty_loop.min, _int(consumers + 1), ty_loop.kind, new_body, ty_loop.thread_binding,
+                 ty_loop.annotations)
+
+
+def inject_warp_specialization(func):
+    """``func`` with its ``warp_specialize_stages`` loops split into a TMA producer and wgmma consumers.
+
+    Parameters
+    ----------
+    func : PrimFunc
+        A lowered PrimFunc.
+
+    Returns
+    -------
+    PrimFunc
+        The transformed function (``func`` itself when no loop is annotated).
+
+    Raises
+    ------
+    TVMError
+        When an annotated loop is not of the form described in the module docstring.
+    """
+    found = []
+    post_order_visit(func.body, lambda n: found.append(n) if isinstance(n, S.For)
+                     and WARP_SPECIALIZE in (n.annotations or {}) else None)
+    if not found:
+        return func
+    return func.with_body(_Specializer().visit(func.body))
