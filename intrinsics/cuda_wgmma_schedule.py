@@ -265,9 +265,10 @@ def schedule_wgmma_gemm(func_or_sch, block="C", warpgroups=2, n=256, k_steps=4, 
     swizzle : bool
         Row-major shared tiles in the swizzled layout of ``SWIZZLE_OF_K_STEPS[k_steps]`` bytes (the fast
         path), or the unswizzled core-matrix layout.
-    group : int
-        Rasterize the thread blocks in groups of ``group`` block rows (0: row by row): consecutive blocks
-        then share tiles of A and B in L2.
+    group : int or ExprRV
+        Rasterize the thread blocks in groups of ``group`` block rows (0: row by row; ignored when it does not
+        divide the block rows): consecutive blocks then share tiles of A and B in L2. A sampled group must
+        divide them.
 
     Returns
     -------
@@ -353,7 +354,7 @@ def _check_tma(b_mn_major, batched, swizzle, k_steps, stages, warpgroups, n) -> 
     if b_mn_major or batched or not swizzle or k_steps != 4:
         raise ValueError("fetch='tma' copies K-major 2-D tiles of 64 columns swizzled by 128 bytes: an NT GEMM "
                          "without a batch axis, swizzle=True, k_steps=4")
-    if not isinstance(stages, int) or stages < 2:
+    if isinstance(stages, int) and stages < 2:  # (a sampled count is checked by the search's verifier)
         raise ValueError(f"fetch='tma' needs stages >= 2 shared buffers (the producer fills one while the "
                          f"consumers read another), got {stages}")
     if 64 * warpgroups not in TMA_ROWS or n not in TMA_ROWS:
@@ -365,10 +366,10 @@ def _check_tma(b_mn_major, batched, swizzle, k_steps, stages, warpgroups, n) -> 
 def _rasterize(sch, i0, j0, group):
     """Bind the block-row and block-column loops to one ``blockIdx.x`` that walks ``group`` block rows at a time."""
     rows = int(sch.get(i0).extent)
-    if group <= 1 or rows % group:
+    if isinstance(group, int) and (group <= 1 or rows % group):
         sch.bind(i0, "blockIdx.y")
         sch.bind(j0, "blockIdx.x")
         return
-    outer, inner = sch.split(i0, [None, group])
+    outer, inner = sch.split(i0, [None, group])  # a sampled group (ExprRV) divides the rows
     sch.reorder(outer, j0, inner)
     sch.bind(sch.fuse(outer, j0, inner), "blockIdx.x")

@@ -8,8 +8,13 @@ and K step) and K tile (``16 * k_steps``: the wgmma group one intrinsic issues),
 memory, row-major in the swizzled layout of ``32 * k_steps`` bytes the Tensor Cores read without bank
 conflicts. The software-pipeline depth of the fetches is a sampled decision, mutated and measured like any
 other; the fetches are spread over the threads by the ``rewrite_cooperative_fetch`` postproc, which also
-turns the sampled depth into pipeline stages. Other blocks, and the untensorized branch, are left to the
-next rules.
+turns the sampled depth into pipeline stages.
+
+Block tiles the tensor memory accelerator can copy (rows and ``n`` among 64, 128, 256; K tiles of 64; B
+K-major; no batch axis) get a second, warp-specialised sketch (``fetch="tma"``): a producer warpgroup copies
+the tiles with TMA into a sampled number of shared buffers while the others multiply, and the thread blocks
+walk the grid in a sampled number of block rows at a time (L2 reuse). Other blocks, and the untensorized
+branch, are left to the next rules.
 """
 from __future__ import annotations
 
@@ -17,6 +22,7 @@ import itertools
 import logging
 
 import intrinsics.cuda_wgmma as wg
+from intrinsics.cuda_tma import TMA_ROWS
 from intrinsics.cuda_wgmma_schedule import gemm_operands, schedule_wgmma_gemm
 from tensorize.schedule import ScheduleError
 
@@ -57,13 +63,21 @@ class MultiLevelTilingWGMMA(ScheduleRule):
     pipeline_depths : sequence of int
         Candidate software-pipeline depths of the fetches (0: none). Deep pipelines of large tiles exceed the
         shared memory and are dropped by the GPU verifier; on an H100, K tiles of 32 were fastest 4 stages deep.
+    tma_stages : sequence of int
+        Candidate shared buffers of the warp-specialised sketches (empty: no such sketches); too many for the
+        shared memory are dropped by the verifier.
+    raster_groups : sequence of int
+        Candidate block rows walked together by the warp-specialised sketches (1: row by row); those that do
+        not divide the block rows are left out.
     """
 
     def __init__(self, block_tiles=((2, 256), (2, 128), (1, 256), (1, 128), (2, 64)), k_steps=(2, 4),
-                 pipeline_depths=(0, 1, 2, 3, 4)):
+                 pipeline_depths=(0, 1, 2, 3, 4), tma_stages=(2, 3, 4, 5), raster_groups=(1, 4, 8)):
         self.block_tiles = tuple(tuple(t) for t in block_tiles)
         self.k_steps = tuple(k_steps)
         self.pipeline_depths = tuple(pipeline_depths)
+        self.tma_stages = tuple(tma_stages)
+        self.raster_groups = tuple(raster_groups)
         for _, n in self.block_tiles:
             if n not in wg.WGMMA_N:
                 raise ValueError(f"wgmma has no N of {n}; choose from {wg.WGMMA_N}")
@@ -92,4 +106,28 @@ class MultiLevelTilingWGMMA(ScheduleRule):
                              blk.name_hint, err)
                 continue
             out.append(branch)
+        if operands[2] and len(blk.iter_vars) == 3 and self.tma_stages:
+            out += self._tma_sketches(sch, block, blk)
         return out + [sch]
+
+    def _tma_sketches(self, sch, block, blk) -> list:
+        out = []
+        M = int(blk.iter_vars[0].dom.extent)
+        for warpgroups, n in self.block_tiles:
+            if 64 * warpgroups not in TMA_ROWS or n not in TMA_ROWS:
+                continue
+            rows = -(-M // (64 * warpgroups))
+            groups = [g for g in self.raster_groups if rows % g == 0] or [1]
+            branch = sch.copy()
+            try:
+                stages = branch.sample_categorical(list(self.tma_stages), [1.0 / len(self.tma_stages)] * len(
+                    self.tma_stages))
+                group = branch.sample_categorical(groups, [1.0 / len(groups)] * len(groups))
+                schedule_wgmma_gemm(branch, block, warpgroups=warpgroups, n=n, k_steps=4, stages=stages,
+                                    fetch="tma", group=group)
+            except (ScheduleError, ValueError) as err:
+                logger.debug("warp-specialised wgmma %dx%d does not apply to %s: %s", 64 * warpgroups, n,
+                             blk.name_hint, err)
+                continue
+            out.append(branch)
+        return out

@@ -22,7 +22,8 @@ def _wgmma_sketches(ctx):
 
 
 def test_only_sm_90a_gets_wgmma_sketches():
-    assert len(_wgmma_sketches(TuneContext.create(gemm_nt(256, 512, 256), "cuda -arch=sm_90a", seed=0))) == 10
+    # 10 with cp.async fetches (5 block tiles x K tiles of 32 and 64) and 5 warp-specialised TMA ones
+    assert len(_wgmma_sketches(TuneContext.create(gemm_nt(256, 512, 256), "cuda -arch=sm_90a", seed=0))) == 15
     assert not _wgmma_sketches(TuneContext.create(gemm_nt(256, 512, 256), "cuda -arch=sm_90", seed=0))
 
 
@@ -71,7 +72,7 @@ def test_fetches_are_spread_over_the_warpgroup_lanes():
 def test_bf16_gemms_get_wgmma_sketches():
     ctx = TuneContext.create(gemm_nt(256, 512, 256, in_dtype="bfloat16"), "cuda -arch=sm_90a", seed=0)
     sketches = _wgmma_sketches(ctx)
-    assert len(sketches) == 10 and all('"bf16"' in s.mod.script() for s in sketches)
+    assert len(sketches) == 15 and all('"bf16"' in s.mod.script() for s in sketches)
 
 
 def test_nn_gemms_get_wgmma_sketches_that_compute_the_gemm():
@@ -96,7 +97,7 @@ def test_f16_output_sketches_fuse_the_rounding():
     M, N, K = 128, 256, 128
     ctx = TuneContext.create(gemm_nt(M, N, K, out_dtype="float16", acc_dtype="float32"), "cuda -arch=sm_90a", seed=0)
     sketches = _wgmma_sketches(ctx)
-    assert len(sketches) == 10
+    assert len(sketches) == 15
     sch = sample_candidate(ctx, sketches[0], default_postprocs(ctx), seed=0)
     rng = np.random.default_rng(0)
     a, b = rng.uniform(-1, 1, (M, K)).astype("float16"), rng.uniform(-1, 1, (N, K)).astype("float16")
@@ -109,7 +110,7 @@ def test_f16_output_sketches_fuse_the_rounding():
 def test_batched_gemms_get_wgmma_sketches():
     ctx = TuneContext.create(gemm_nt(128, 256, 128, batch=4), "cuda -arch=sm_90a", seed=0)
     sketches = _wgmma_sketches(ctx)
-    assert len(sketches) == 10
+    assert len(sketches) == 10  # no warp-specialised TMA sketches: its copies are 2-D
     M, N, K = 128, 256, 128
     rng = np.random.default_rng(0)
     a, b = rng.uniform(-1, 1, (4, M, K)).astype("float16"), rng.uniform(-1, 1, (4, N, K)).astype("float16")
@@ -118,3 +119,35 @@ def test_batched_gemms_get_wgmma_sketches():
     run_warp_emulated(tvm.lower(sch.mod), a, b, c)
     np.testing.assert_allclose(c, np.einsum("bik,bjk->bij", a.astype("float64"), b.astype("float64")), rtol=1e-4,
                                atol=1e-4)
+
+
+def _tma_sketches(ctx):
+    return [s for s in _wgmma_sketches(ctx) if "ptx_tma_load" in s.mod.script()]
+
+
+def test_warp_specialised_tma_candidates_compute_the_gemm(tmp_path):
+    """The TMA sketches sample their buffer count and grid rasterization; candidates emulate to the GEMM and
+    build a producer/consumer kernel."""
+    M, N, K = 256, 512, 256
+    ctx = TuneContext.create(gemm_nt(M, N, K), "cuda -arch=sm_90a", seed=0)
+    sketches = _tma_sketches(ctx)
+    assert len(sketches) == 5
+    rng = np.random.default_rng(0)
+    a, b = rng.uniform(-1, 1, (M, K)).astype("float16"), rng.uniform(-1, 1, (N, K)).astype("float16")
+    posts = default_postprocs(ctx)
+    from search.postproc.base import PostprocError
+
+    for i, sketch in enumerate(sketches[:2]):
+        for seed in range(20):  # too many buffers for the shared memory are the verifier's to drop
+            try:
+                sch = sample_candidate(ctx, sketch, posts, seed=seed)
+                break
+            except PostprocError as err:
+                assert "shared memory" in str(err)
+        c = np.zeros((M, N), "float32")
+        run_warp_emulated(tvm.lower(sch.mod), a, b, c)
+        np.testing.assert_allclose(c, a.astype("float64") @ b.astype("float64").T, rtol=1e-4, atol=1e-4)
+        rt = tvm.build(sch.mod, target="cuda -arch=sm_90a")
+        source = rt.imported_modules[0].get_source()
+        assert "tz_tma_load_2d(" in source and "tz_setmaxnreg_dec<" in source
+        assert [m.arg for m in rt.launches()[0].tensor_maps] == [0, 1]  # descriptors of A and B

@@ -19,6 +19,7 @@ from ...ir import expr as E
 from ...ir import stmt as S
 from ...ir.function import PrimFunc
 from ...ir.functor import post_order_visit
+from ...transform.warp_specialize import inject_warp_specialization
 from . import _has_thread_binding, _top_level
 from .source import _Scan
 
@@ -77,7 +78,7 @@ def kernel_resources(mod) -> list[KernelResources]:
     Parameters
     ----------
     mod : IRModule
-        A lowered module.
+        A lowered module (warp-specialised loops are counted as the code generator splits them).
 
     Returns
     -------
@@ -89,6 +90,7 @@ def kernel_resources(mod) -> list[KernelResources]:
         if not isinstance(func, PrimFunc):
             continue
         name = func.attrs.get("global_symbol", gv.name_hint)
+        func = inject_warp_specialization(func)  # its producer warpgroup and versioned tiles, as the kernels get
         for item in _top_level(func.body):
             if isinstance(item, S.Evaluate) and not hasattr(item.value, "op"):
                 continue

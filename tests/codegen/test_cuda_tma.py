@@ -1,0 +1,163 @@
+"""Warp-specialised wgmma GEMMs fed by the tensor memory accelerator (``schedule_wgmma_gemm(fetch="tma")``):
+the producer/consumer kernel compiles with nvcc (TMA copies, transaction barriers, register reallocation),
+the host gets one TMA descriptor per operand, the numerics are checked on the CPU through the warpgroup model
+(TMA copies stored through the hardware's swizzle), and on an sm_90 GPU the kernel launches and matches."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tensorize as tvm
+from intrinsics.cuda_wgmma_schedule import gemm_nn, gemm_nt, schedule_wgmma_gemm
+from tensorize.errors import TVMError
+from tensorize.ir import stmt as S
+from tensorize.ir.functor import post_order_visit
+from tensorize.runtime.cuda_module import gpu_available
+from tensorize.runtime.tensor_map import TensorMapSpec, tensor_map_geometry
+from tensorize.transform.gpu_emulation import run_warp_emulated
+from tensorize.transform.warp_specialize import WARP_SPECIALIZE, inject_warp_specialization
+
+from .test_cuda import needs_nvcc, nvcc_ptx
+
+TARGET = "cuda -arch=sm_90a"
+
+
+def _inputs(M, N, K, dtype="float16", seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.uniform(-1, 1, (M, K)).astype(dtype), rng.uniform(-1, 1, (N, K)).astype(dtype)
+
+
+def _build(M, N, K, **kw):
+    out = kw.pop("out_dtype", "float32")
+    sch = schedule_wgmma_gemm(gemm_nt(M, N, K, out_dtype=out, acc_dtype="float32"), fetch="tma", **kw)
+    return sch, tvm.build(sch.mod, target=TARGET)
+
+
+@needs_nvcc
+def test_producer_and_consumers_compile(tmp_path):
+    _, rt = _build(256, 512, 512, warpgroups=2, n=256, stages=4, group=2)
+    source = rt.imported_modules[0].get_source()
+    assert "__launch_bounds__(384)" in source  # two consumer warpgroups and the producer
+    assert source.count("const __grid_constant__ TmaDesc") == 2
+    ptx = nvcc_ptx(source, "sm_90a", tmp_path)
+    for needed in ("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
+                   "mbarrier.try_wait.parity", "mbarrier.arrive.expect_tx", "setmaxnreg.dec.sync.aligned.u32 40",
+                   "setmaxnreg.inc.sync.aligned.u32 232", "wgmma.mma_async.sync.aligned.m64n256k16"):
+        assert needed in ptx, needed
+
+
+def test_launch_carries_one_descriptor_per_operand():
+    _, rt = _build(256, 512, 512, warpgroups=2, n=256, stages=4)
+    (launch,) = rt.launches()
+    assert launch.block == (128, 3, 1)
+    assert launch.tensor_maps == (TensorMapSpec(0, "float16", 512, 128, 64, 128),
+                                  TensorMapSpec(1, "float16", 512, 256, 64, 128))
+    # four versions of each tile (128 x 64 and 256 x 64 f16) and eight barriers, the tiles 1024-aligned
+    assert launch.shared_bytes == 1024 + 4 * (128 + 256) * 64 * 2
+
+
+def test_the_consumers_wait_for_the_tile_and_free_the_previous_one():
+    sch, _ = _build(128, 256, 512, warpgroups=2, n=256, stages=3)
+    func = inject_warp_specialization(tvm.lower(sch.mod)["main"])
+    text = func.script()
+    assert text.count("T.ptx_mbarrier_init") == 6  # full and empty barrier per buffer
+    assert "T.ptx_mbarrier_arrive_expect_tx(tz_mbar, k_0 % 3, 49152)" in text  # (128 + 256) x 64 f16
+    assert "T.ptx_wgmma_wait_group(1)" in text  # this iteration's group stays in flight
+    assert "T.ptx_mbarrier_arrive(tz_mbar, (k_0 - 1) % 3 + 3)" in text
+    loops = []
+    post_order_visit(func.body, lambda n: loops.append(n) if isinstance(n, S.For) and n.thread_binding is not None
+                     and n.thread_binding.thread_tag == "threadIdx.y" else None)
+    assert [int(loop.extent.value) for loop in loops] == [3]
+
+
+@pytest.mark.parametrize("shape, out_dtype, dtype", [((128, 256, 192), "float32", "float16"),
+                                                     ((100, 200, 130), "float32", "float16"),
+                                                     ((128, 256, 128), "float16", "float16")])
+def test_numerics_emulated(shape, out_dtype, dtype):
+    """Non-dividing shapes are padded first: the copies then read the padded workspaces."""
+    M, N, K = shape
+    sch = schedule_wgmma_gemm(gemm_nt(M, N, K, out_dtype=out_dtype, acc_dtype="float32"), warpgroups=2, n=256,
+                              stages=3, fetch="tma")
+    a, b = _inputs(M, N, K)
+    c = np.zeros((M, N), out_dtype)
+    model = run_warp_emulated(sch.mod, a, b, c)
+    tol = 5e-3 if out_dtype == "float16" else 1e-4
+    np.testing.assert_allclose(c.astype("float64"), a.astype("float64") @ b.astype("float64").T, rtol=tol, atol=tol)
+    assert model.executed > 0
+
+
+def test_a_copy_stored_unswizzled_is_read_wrong():
+    """The model's wgmma reads the tiles through the swizzle: a TMA copy that did not swizzle breaks the GEMM."""
+    from tensorize.transform import gpu_ptx_model
+
+    M, N, K = 128, 256, 128
+    sch = schedule_wgmma_gemm(gemm_nt(M, N, K), warpgroups=2, n=256, stages=2, fetch="tma")
+    a, b = _inputs(M, N, K)
+    c = np.zeros((M, N), "float32")
+    original = gpu_ptx_model.WarpModel.tma_load
+    try:
+        gpu_ptx_model.WarpModel.tma_load = lambda self, dst, src, ld, rows, cols, swizzle: original(
+            self, dst, src, ld, rows, cols, 0)
+        run_warp_emulated(sch.mod, a, b, c)
+    finally:
+        gpu_ptx_model.WarpModel.tma_load = original
+    assert not np.allclose(c, a.astype("float64") @ b.astype("float64").T, atol=1e-2)
+
+
+def test_unsupported_layouts_are_refused():
+    with pytest.raises(ValueError, match="NT GEMM"):
+        schedule_wgmma_gemm(gemm_nn(128, 256, 128), fetch="tma", stages=3)
+    with pytest.raises(ValueError, match="stages >= 2"):
+        schedule_wgmma_gemm(gemm_nt(128, 256, 128), fetch="tma", stages=1)
+    with pytest.raises(ValueError, match="k_steps=4"):
+        schedule_wgmma_gemm(gemm_nt(128, 256, 128), fetch="tma", stages=3, k_steps=2)
+
+
+def test_a_tma_copy_outside_a_warp_specialised_loop_is_refused():
+    sch = schedule_wgmma_gemm(gemm_nt(128, 256, 128), fetch="tma", stages=3)
+    (loop,) = [lp for lp in sch.get_loops(sch.get_block("A_shared_o")) if WARP_SPECIALIZE in sch.get(lp).annotations]
+    sch.unannotate(loop, WARP_SPECIALIZE)
+    with pytest.raises(TVMError, match="warp-specialised loop"):
+        tvm.build(sch.mod, target=TARGET)
+
+
+def test_descriptor_geometry_is_checked():
+    spec = TensorMapSpec(0, "float16", 4096, 128, 64, 128)
+    assert tensor_map_geometry(spec, 4096 * 1024, 0x10000) == ((4096, 1024), (8192,), (64, 128))
+    with pytest.raises(TVMError, match="16-byte aligned"):
+        tensor_map_geometry(spec, 4096 * 1024, 0x10008)
+    with pytest.raises(TVMError, match="swizzle span"):
+        tensor_map_geometry(TensorMapSpec(0, "float16", 4096, 128, 128, 128), 4096 * 1024, 0x10000)
+    with pytest.raises(TVMError, match="whole rows"):
+        tensor_map_geometry(spec, 4096 * 1024 + 8, 0x10000)
+
+
+def test_search_artifacts_keep_the_descriptors(tmp_path):
+    """The GPU builder's artifact (built on one node, run on another) carries each launch's descriptors."""
+    import json
+
+    from search.measure.gpu import load_artifact
+
+    _, rt = _build(128, 256, 128, warpgroups=2, n=256, stages=2)
+    launch = rt.launches()[0]
+    path = tmp_path / "a.json"
+    path.write_text(json.dumps({"target": TARGET, "source": rt.imported_modules[0].get_source(), "functions": {
+        "main": {"launches": [[launch.name, list(launch.grid), list(launch.block), launch.shared_bytes,
+                               [vars(m) for m in launch.tensor_maps]]],
+                 "params": [["float16", [128, 128]], ["float16", [256, 128]], ["float32", [128, 256]]],
+                 "workspaces": []}}}))
+    assert load_artifact(str(path)).launches("main") == [launch]
+
+
+@pytest.mark.skipif(not gpu_available(), reason="no CUDA GPU visible to cupy")
+def test_runs_on_the_gpu():
+    import cupy
+
+    if int(cupy.cuda.Device().compute_capability) != 90:
+        pytest.skip("TMA and wgmma need an sm_90 GPU (H100/H200)")
+    for (M, N, K), kw in (((512, 768, 1024), {"stages": 4, "group": 2}), ((300, 500, 260), {"stages": 3})):
+        a, b = _inputs(M, N, K)
+        _, rt = _build(M, N, K, warpgroups=2, n=256, **kw)
+        c = cupy.zeros((M, N), "float32")
+        rt["main"](cupy.asarray(a), cupy.asarray(b), c)
+        np.testing.assert_allclose(c.get(), a.astype("float64") @ b.astype("float64").T, rtol=1e-3, atol=1e-3)
