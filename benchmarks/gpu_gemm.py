@@ -31,6 +31,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 import intrinsics.cuda  # noqa: E402,F401  (registers the Tensor Core intrinsics)
 import tensorize as tvm  # noqa: E402
+from benchmarks import gpu_common  # noqa: E402
 from benchmarks.gpu_common import checked_time, nvcc_check, tune_program  # noqa: E402
 from benchmarks.gpu_common import time_gpu as _time  # noqa: E402
 from benchmarks.gpu_gemm_wgmma import measure as measure_wgmma  # noqa: E402
@@ -170,6 +171,8 @@ def main(argv=None) -> int:
     parser.add_argument("--size", type=int, default=4096)
     parser.add_argument("--arch", default="sm_90")
     parser.add_argument("--repeat", type=int, default=20)
+    parser.add_argument("--launches", type=int, default=gpu_common.LAUNCHES,
+                        help="back-to-back calls per timing (1: the host's launch path is timed too)")
     parser.add_argument("--trials", type=int, default=64, help="search trials per GEMM (0: hand schedules only)")
     parser.add_argument("--work-dir", default=None, help="the search's folder (default: a temporary one)")
     parser.add_argument("--out", help="write the results as JSON to this file")
@@ -178,6 +181,7 @@ def main(argv=None) -> int:
     parser.add_argument("--max-configs", type=int, default=None,
                         help="hand schedules: try only the first N tile configurations (largest tiles first)")
     args = parser.parse_args(argv)
+    gpu_common.LAUNCHES = args.launches
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     if args.check:
         return check(min(args.size, 256), args.arch)

@@ -11,7 +11,9 @@ The GEMM is ``C = A @ B^T`` with A (M x K) and B (N x K), both K-major, accumula
 same arrays (``cupy.matmul(a, b.T)``, its "TN" case, f16 out), and again with an f32 C through
 ``cublasGemmEx``. Our hand configurations write f32 (the same work as the second) or, marked ``out_dtype``,
 f16 (the same work as the first: the accumulators rounded in the store). Every program's output is checked
-against cuBLAS's before it is timed (CUDA events, median of ``--repeat``). Without cupy or an sm_90 GPU it says
+against cuBLAS's before it is timed (CUDA events, median of ``--repeat`` timings of ``--launches`` back-to-back
+calls, for cuBLAS as for us; the best programs and cuBLAS are also timed one launch at a time, host launch
+path included, and reported as ``single_launch``). Without cupy or an sm_90 GPU it says
 so and exits with status 0 unless ``--check`` is given.
 """
 from __future__ import annotations
@@ -28,6 +30,7 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 import tensorize as tvm
+from benchmarks import gpu_common
 from benchmarks.gpu_common import checked_time, nvcc_check, tune_program
 from benchmarks.gpu_common import time_gpu as _time
 from intrinsics.cuda_wgmma_schedule import gemm_nt, schedule_wgmma_gemm
@@ -106,8 +109,10 @@ def measure(n, repeat, trials, work_dir, max_configs=None, out_dtype="float32") 
         row["cublas_f32_out_tflops"] = flops / secs / 1e12
         print(f"  cuBLAS f32 out (cublasGemmEx) {row['cublas_f32_out_tflops']:.1f} TFLOPS")
 
-    def run(label, sch, dtype="float32"):
-        return checked_time(cupy, sch, TARGET, (a, b), reference, dtype, 2e-2, repeat, label, logger)
+    def run(label, sch, dtype="float32", number=None):
+        return checked_time(cupy, sch, TARGET, (a, b), reference, dtype, 2e-2, repeat, label, logger, number)
+
+    single = {"cublas_tflops": flops / _time(cupy, lambda: cupy.matmul(a, b.T), repeat, 1) / 1e12}
 
     best = None
     for config in CONFIGS[:max_configs]:
@@ -122,6 +127,10 @@ def measure(n, repeat, trials, work_dir, max_configs=None, out_dtype="float32") 
                 best = (secs, config)
     if best:
         row["hand"] = {"tflops": flops / best[0] / 1e12, "ratio": library / best[0], "config": best[1]}
+        config = best[1]
+        secs = run("hand, one launch", schedule_wgmma_gemm(_workload(n, config.get("out_dtype", "float32")), **{
+            k: v for k, v in config.items() if k != "out_dtype"}), config.get("out_dtype", "float32"), 1)
+        single["hand_tflops"] = flops / secs / 1e12 if secs else None
     if trials:
         folder = os.path.join(work_dir, f"wgmma_{n}")
         sch = tune_program(_workload(n, out_dtype), TARGET, trials, folder)
@@ -133,6 +142,11 @@ def measure(n, repeat, trials, work_dir, max_configs=None, out_dtype="float32") 
                                "out": out_dtype,
                                "wgmma": "wgmma" in sch.mod.script()}
             print(f"  searched {row['searched']['tflops']:.1f} TFLOPS ({row['searched']['ratio']:.2f}x cuBLAS)")
+            secs = run("searched, one launch", sch, out_dtype, 1)
+            single["searched_tflops"] = flops / secs / 1e12 if secs else None
+    row["single_launch"] = single
+    print("  one launch per timing (host launch path included): " + ", ".join(
+        f"{k[:-len('_tflops')]} {v:.1f}" for k, v in single.items() if v) + " TFLOPS")
     return row
 
 
@@ -151,6 +165,8 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=4096)
     parser.add_argument("--repeat", type=int, default=20)
+    parser.add_argument("--launches", type=int, default=gpu_common.LAUNCHES,
+                        help="back-to-back calls per timing (1: the host's launch path is timed too)")
     parser.add_argument("--trials", type=int, default=64, help="search trials (0: hand schedules only)")
     parser.add_argument("--max-configs", type=int, default=None, help="hand schedules: the first N configurations")
     parser.add_argument("--work-dir", default=None, help="the search's folder (default: a temporary one)")
@@ -159,6 +175,7 @@ def main(argv=None) -> int:
     parser.add_argument("--out-dtype", default="float32", choices=["float32", "float16"],
                         help="what the searched GEMM writes (f32 accumulation either way; float16 as cupy.matmul)")
     args = parser.parse_args(argv)
+    gpu_common.LAUNCHES = args.launches
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     if args.check:
         return check(min(args.size, 1024))

@@ -49,8 +49,12 @@ def gpu_available() -> bool:
     return cupy_or_none() is not None
 
 
+_CUPY: list = [None]  # cupy, once a launch has found it usable
+
+
 def _require_cupy():
     cupy = cupy_or_none()
+    _CUPY[0] = cupy
     if cupy is None:
         raise TVMError("running CUDA kernels needs cupy (pip install cupy-cuda13x) and an NVIDIA GPU; none is "
                        "available here. Read the generated code with mod.imported_modules[0].get_source(), or "
@@ -226,49 +230,64 @@ class CUDASourceModule:
 
 
 class CUDAFunction:
-    """A host function: checks its arguments and launches its kernels in order on the current stream."""
+    """A host function: checks its arguments and launches its kernels in order on the current stream.
+
+    A call is kept cheap (kernels of a fraction of a millisecond are launch-bound otherwise): the expected
+    shapes are converted once, the kernels are looked up and given their dynamic shared memory once, and the
+    TMA descriptors are encoded once per set of arrays."""
 
     def __init__(self, name, launches, params, device: CUDASourceModule, workspaces=()):
         self.name, self.launches, self.params, self.device = name, launches, params, device
         self.workspaces = list(workspaces)  # (dtype, elements) of the buffers passed between kernels
         self._workspace_arrays = None
         self._tensor_maps = TensorMapCache()
+        # (dtype, shape as ints or None for a scalar) per parameter
+        self._expected = [(dtype, None if shape is None else tuple(int(s) for s in shape)) for dtype, shape in params]
+        self._kernels = None  # [(launch, kernel)] once compiled
 
     def _workspace(self, cupy) -> list:
         if self._workspace_arrays is None:
             self._workspace_arrays = [cupy.empty((max(1, n),), dtype=dtype) for dtype, n in self.workspaces]
         return self._workspace_arrays
 
-    def _arguments(self, args):
-        cupy = _require_cupy()
+    def _arguments(self, args, cupy):
         import numpy as np
 
-        if len(args) != len(self.params):
+        if len(args) != len(self._expected):
             raise TVMError(f"{self.name} takes {len(self.params)} arguments, got {len(args)}")
         out = []
-        for i, (arg, (dtype, shape)) in enumerate(zip(args, self.params)):
+        for i, (arg, (dtype, shape)) in enumerate(zip(args, self._expected)):
             if shape is None:
                 out.append(np.dtype(dtype).type(arg))
                 continue
             data = getattr(arg, "cupy", arg)
             if not isinstance(data, cupy.ndarray):
                 raise TVMError(f"argument {i} of {self.name} must be on the GPU: tvm.nd.array(x, tvm.cuda(0))")
-            if str(data.dtype) != dtype or tuple(data.shape) != tuple(int(s) for s in shape):
+            if data.shape != shape or data.dtype.name != dtype:
                 raise TVMError(f"argument {i} of {self.name}: expected {dtype}{list(shape)}, got "
                                f"{data.dtype}{list(data.shape)}")
             out.append(data)
         return out
 
+    def _compiled(self):
+        if self._kernels is None:
+            kernels = []
+            for launch in self.launches:
+                kernel = self.device.kernel(launch.name)
+                if launch.shared_bytes > 48 * 1024 and kernel.max_dynamic_shared_size_bytes < launch.shared_bytes:
+                    kernel.max_dynamic_shared_size_bytes = launch.shared_bytes  # cudaFuncSetAttribute
+                kernels.append((launch, kernel))
+            self._kernels = kernels
+        return self._kernels
+
     def __call__(self, *args) -> None:
-        arguments = self._arguments(args) + self._workspace(_require_cupy())
-        for launch in self.launches:
-            kernel = self.device.kernel(launch.name)
+        cupy = _CUPY[0] or _require_cupy()
+        arguments = self._arguments(args, cupy) + self._workspace(cupy)
+        for launch, kernel in self._compiled():
             kernel_args = tuple(arguments)
             if launch.tensor_maps:
                 kernel_args += tuple(self._tensor_maps.arguments(launch.tensor_maps, arguments))
             if launch.shared_bytes:
-                if launch.shared_bytes > 48 * 1024 and kernel.max_dynamic_shared_size_bytes < launch.shared_bytes:
-                    kernel.max_dynamic_shared_size_bytes = launch.shared_bytes  # cudaFuncSetAttribute
                 kernel(launch.grid, launch.block, kernel_args, shared_mem=launch.shared_bytes)
             else:
                 kernel(launch.grid, launch.block, kernel_args)
