@@ -38,7 +38,7 @@ from tensorize.transform.warp_specialize import WARP_SPECIALIZE
 
 from .cuda_tma import SWIZZLE_OF_COLS, TMA_ROWS, tma_intrin_name
 
-from .cuda_wgmma import (INPUT_TYPES, SCOPE, STORE_TYPES, SWIZZLE_OF_K_STEPS, WARPGROUP, acc_tile_map, b_tile_map,
+from .cuda_wgmma import (INPUT_TYPES, MN_ATOM, SCOPE, STORE_TYPES, SWIZZLE_OF_K_STEPS, WARPGROUP, acc_tile_map, b_tile_map,
                          intrin_name, shared_tile_map, tile_intrin_name)
 
 COOPERATIVE_FETCH = "meta_schedule.cooperative_fetch"
@@ -205,9 +205,13 @@ def _fetch(sch, block, index, anchor, warpgroups, fetch, swizzle, mn_major=False
     shared = sch.cache_read(block, index, "shared")
     sch.compute_at(shared, anchor)
     r, k = sch.get_loops(shared)[-2:]  # (rows, K) of a K-major tile; (K, N) of an MN-major one
-    if fetch == "tma":  # one copy of the whole tile by the tensor memory accelerator, swizzled as it lands
-        rows, cols = (int(sch.get(loop).extent) for loop in (r, k))
+    if fetch == "tma":  # tensor memory accelerator copies, swizzled as they land
         dtype = sch.get(shared).writes[0].buffer.dtype
+        if mn_major:  # one copy per 64-column block of 64 K-rows (b_tile_map)
+            sch.transform_layout(block, ("read", index), _leading(b_tile_map, batched))
+            blocks, cols = sch.split(k, [None, MN_ATOM])
+            sch.reorder(blocks, r, cols)
+        rows, cols = (int(sch.get(loop).extent) for loop in (r, k if not mn_major else cols))
         if tensorize:
             sch.tensorize(r, tma_intrin_name(rows, cols, dtype))
         else:
@@ -351,9 +355,9 @@ def schedule_wgmma_gemm(func_or_sch, block="C", warpgroups=2, n=256, k_steps=4, 
 
 
 def _check_tma(b_mn_major, batched, swizzle, k_steps, stages, warpgroups, n) -> None:
-    if b_mn_major or batched or not swizzle or k_steps != 4:
-        raise ValueError("fetch='tma' copies K-major 2-D tiles of 64 columns swizzled by 128 bytes: an NT GEMM "
-                         "without a batch axis, swizzle=True, k_steps=4")
+    if batched or not swizzle or k_steps != 4:
+        raise ValueError("fetch='tma' copies 2-D tiles of 64 columns swizzled by 128 bytes: a GEMM without a batch "
+                         "axis, swizzle=True, k_steps=4")
     if isinstance(stages, int) and stages < 2:  # (a sampled count is checked by the search's verifier)
         raise ValueError(f"fetch='tma' needs stages >= 2 shared buffers (the producer fills one while the "
                          f"consumers read another), got {stages}")

@@ -10,8 +10,8 @@ conflicts. The software-pipeline depth of the fetches is a sampled decision, mut
 other; the fetches are spread over the threads by the ``rewrite_cooperative_fetch`` postproc, which also
 turns the sampled depth into pipeline stages.
 
-Block tiles the tensor memory accelerator can copy (rows and ``n`` among 64, 128, 256; K tiles of 64; B
-K-major; no batch axis) get a second, warp-specialised sketch (``fetch="tma"``): a producer warpgroup copies
+Block tiles the tensor memory accelerator can copy (rows and ``n`` among 64, 128, 256; K tiles of 64; no
+batch axis; a B stored K x N in 64-column blocks) get a second, warp-specialised sketch (``fetch="tma"``): a producer warpgroup copies
 the tiles with TMA into a sampled number of shared buffers while the others multiply, and the thread blocks
 walk the grid in a sampled number of block rows at a time (L2 reuse). Other blocks, and the untensorized
 branch, are left to the next rules.
@@ -106,7 +106,7 @@ class MultiLevelTilingWGMMA(ScheduleRule):
                              blk.name_hint, err)
                 continue
             out.append(branch)
-        if operands[2] and len(blk.iter_vars) == 3 and self.tma_stages:
+        if len(blk.iter_vars) == 3 and self.tma_stages:
             out += self._tma_sketches(sch, block, blk)
         return out + [sch]
 

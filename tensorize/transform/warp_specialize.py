@@ -53,8 +53,39 @@ def _call(name: str, *args):
     return S.Evaluate(E.Call(_I32, E.Op.get("tir." + name), tuple(args)))
 
 
+def _tma_bytes(stmt):
+    """The bytes ``stmt`` copies when it is TMA copies only (possibly in constant serial loops), else None."""
+    if isinstance(stmt, S.Evaluate) and isinstance(stmt.value, E.Call) and stmt.value.op.name == TMA_LOAD:
+        call = stmt.value
+        rows, cols = (int(a.value) for a in call.args[4:6])
+        return rows * cols * dt.bits_of(call.args[0].args[0].dtype) // 8  # the access_ptr's element type
+    if isinstance(stmt, S.For) and stmt.kind in (S.ForKind.SERIAL, S.ForKind.UNROLLED) \
+            and isinstance(stmt.extent, E.IntImm):
+        inner = _tma_bytes(stmt.body)
+        return None if inner is None else inner * int(stmt.extent.value)
+    if isinstance(stmt, S.SeqStmt):
+        parts = [_tma_bytes(s) for s in stmt.seq]
+        return None if None in parts else sum(parts)
+    return None
+
+
 def _is_tma(stmt) -> bool:
-    return isinstance(stmt, S.Evaluate) and isinstance(stmt.value, E.Call) and stmt.value.op.name == TMA_LOAD
+    return _tma_bytes(stmt) is not None
+
+
+class _WithBarrier(StmtExprMutator):
+    """Gives every TMA copy the barrier ``bar[index]`` it completes on."""
+
+    _methods: dict = {}
+
+    def __init__(self, bar, index):
+        self.bar, self.index = bar, index
+
+    def visit_call_(self, op):
+        op = super().visit_call_(op)
+        if op.op.name == TMA_LOAD:
+            return E.Call(op.dtype, op.op, (*op.args, self.bar, self.index))
+        return op
 
 
 def _has_tma(stmt) -> bool:
@@ -171,13 +202,17 @@ def _specialize(ty_loop, k_loop):
     computes = [s for s in items if not _is_tma(s)]
     if not fetches or not computes or any(_has_tma(s) for s in computes):
         raise TVMError(f"the warp-specialised loop {k_loop.loop_var.name} must hold its TMA tile copies "
-                       "(ptx_tma_load, as statements of its body) and the compute that reads them")
+                       "(ptx_tma_load statements, or constant loops of them, in its body) and the compute that reads "
+                       "them")
     lanes = _thread_loops(S.SeqStmt(computes), "threadIdx.x")
     if not lanes:
         raise TVMError("the warp-specialised compute has no loop bound to threadIdx.x (the warpgroup's lanes)")
     lane_binding, lane_extent = lanes[0].thread_binding, lanes[0].extent
     groups = _commit_groups(S.SeqStmt(computes))
-    fetched = {s.value.args[0].args[1] for s in fetches}
+    fetched = set()
+    for fetch in fetches:
+        post_order_visit(fetch, lambda n: fetched.add(n.args[0].args[1]) if isinstance(n, E.Call)
+                         and n.op.name == TMA_LOAD else None)
     wraps, versions = _grown(allocs, fetched, stages)
     if set(versions) != fetched:
         raise TVMError("the tiles the TMA copies write must be allocated in the warp-specialised loop's body")
@@ -192,13 +227,8 @@ def _specialize(ty_loop, k_loop):
         return S.For(tx, _int(0), lane_extent, S.ForKind.THREAD_BINDING, make_body(tx), lane_binding, {})
 
     # the producer: one thread waits for a free buffer, announces the bytes, issues the copies
-    nbytes, copies = 0, []
-    for fetch in fetches:
-        call = fetch.value
-        rows, cols = (int(a.value) for a in call.args[4:6])
-        nbytes += rows * cols * dt.bits_of(call.args[0].args[0].dtype) // 8  # the access_ptr's element type
-        versioned = _Versioned(versions, k).visit(fetch)
-        copies.append(S.Evaluate(E.Call(call.dtype, call.op, (*versioned.value.args, bar, slot))))
+    nbytes = sum(_tma_bytes(fetch) for fetch in fetches)
+    copies = [_WithBarrier(bar, slot).visit(_Versioned(versions, k).visit(fetch)) for fetch in fetches]
     free = S.IfThenElse(E.GE(k, _int(stages)), _call("ptx_mbarrier_wait", bar, E.add(slot, _int(stages)),
                                                       E.floormod(E.add(E.floordiv(k, _int(stages)), _int(1)), _int(2))))
     produce = S.For(k, _int(0), _int(n), S.ForKind.SERIAL,

@@ -70,17 +70,18 @@ def test_the_consumers_wait_for_the_tile_and_free_the_previous_one():
     assert [int(loop.extent.value) for loop in loops] == [3]
 
 
-@pytest.mark.parametrize("shape, out_dtype, dtype", [((128, 256, 192), "float32", "float16"),
-                                                     ((100, 200, 130), "float32", "float16"),
-                                                     ((128, 256, 128), "float16", "float16")])
-def test_numerics_emulated(shape, out_dtype, dtype):
-    """Non-dividing shapes are padded first: the copies then read the padded workspaces."""
+@pytest.mark.parametrize("workload", [gemm_nt, gemm_nn])
+@pytest.mark.parametrize("shape, out_dtype", [((128, 256, 192), "float32"), ((100, 200, 130), "float32"),
+                                              ((128, 256, 128), "float16")])
+def test_numerics_emulated(workload, shape, out_dtype):
+    """Non-dividing shapes are padded first: the copies then read the padded workspaces. A B stored K x N is
+    copied one 64-column block at a time."""
     M, N, K = shape
-    sch = schedule_wgmma_gemm(gemm_nt(M, N, K, out_dtype=out_dtype, acc_dtype="float32"), warpgroups=2, n=256,
+    sch = schedule_wgmma_gemm(workload(M, N, K, out_dtype=out_dtype, acc_dtype="float32"), warpgroups=2, n=256,
                               stages=3, fetch="tma")
     a, b = _inputs(M, N, K)
     c = np.zeros((M, N), out_dtype)
-    model = run_warp_emulated(sch.mod, a, b, c)
+    model = run_warp_emulated(sch.mod, a, b if workload is gemm_nt else np.ascontiguousarray(b.T), c)
     tol = 5e-3 if out_dtype == "float16" else 1e-4
     np.testing.assert_allclose(c.astype("float64"), a.astype("float64") @ b.astype("float64").T, rtol=tol, atol=tol)
     assert model.executed > 0
@@ -105,8 +106,8 @@ def test_a_copy_stored_unswizzled_is_read_wrong():
 
 
 def test_unsupported_layouts_are_refused():
-    with pytest.raises(ValueError, match="NT GEMM"):
-        schedule_wgmma_gemm(gemm_nn(128, 256, 128), fetch="tma", stages=3)
+    with pytest.raises(ValueError, match="without a batch axis"):
+        schedule_wgmma_gemm(gemm_nt(128, 256, 128, batch=2), fetch="tma", stages=3)
     with pytest.raises(ValueError, match="stages >= 2"):
         schedule_wgmma_gemm(gemm_nt(128, 256, 128), fetch="tma", stages=1)
     with pytest.raises(ValueError, match="k_steps=4"):
@@ -157,7 +158,9 @@ def test_runs_on_the_gpu():
         pytest.skip("TMA and wgmma need an sm_90 GPU (H100/H200)")
     for (M, N, K), kw in (((512, 768, 1024), {"stages": 4, "group": 2}), ((300, 500, 260), {"stages": 3})):
         a, b = _inputs(M, N, K)
-        _, rt = _build(M, N, K, warpgroups=2, n=256, **kw)
-        c = cupy.zeros((M, N), "float32")
-        rt["main"](cupy.asarray(a), cupy.asarray(b), c)
-        np.testing.assert_allclose(c.get(), a.astype("float64") @ b.astype("float64").T, rtol=1e-3, atol=1e-3)
+        for workload, b_stored in ((gemm_nt, b), (gemm_nn, np.ascontiguousarray(b.T))):
+            sch = schedule_wgmma_gemm(workload(M, N, K), warpgroups=2, n=256, fetch="tma", **kw)
+            rt = tvm.build(sch.mod, target=TARGET)
+            c = cupy.zeros((M, N), "float32")
+            rt["main"](cupy.asarray(a), cupy.asarray(b_stored), c)
+            np.testing.assert_allclose(c.get(), a.astype("float64") @ b.astype("float64").T, rtol=1e-3, atol=1e-3)

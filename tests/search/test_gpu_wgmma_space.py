@@ -76,13 +76,14 @@ def test_bf16_gemms_get_wgmma_sketches():
 
 
 def test_nn_gemms_get_wgmma_sketches_that_compute_the_gemm():
-    """B stored K x N: one sketch per block tile (K tiles of 64 only), read through the transpose bit."""
+    """B stored K x N: two sketches per block tile (K tiles of 64 only; cp.async or TMA fetches), read through the
+    transpose bit."""
     from intrinsics.cuda_wgmma_schedule import gemm_nn
 
     M, N, K = 128, 256, 128
     ctx = TuneContext.create(gemm_nn(M, N, K), "cuda -arch=sm_90a", seed=0)
     sketches = _wgmma_sketches(ctx)
-    assert len(sketches) == 5
+    assert len(sketches) == 10 and len(_tma_sketches(ctx)) == 5
     rng = np.random.default_rng(0)
     a, b = rng.uniform(-1, 1, (M, K)).astype("float16"), rng.uniform(-1, 1, (K, N)).astype("float16")
     posts = default_postprocs(ctx)
