@@ -39,11 +39,15 @@ from tensorize.runtime.cuda_module import gpu_available
 logger = logging.getLogger("gpu_gemm_wgmma")
 TARGET = "cuda -arch=sm_90a"
 # hand schedules, the warp-specialised TMA ones first (a producer warpgroup fills `stages` buffers of
-# (64 * warpgroups + n) x 64 f16; `group`: block rows walked together), then the cp.async ones, larger tiles
+# (64 * warpgroups + n) x 64 f16; `group`: block rows walked together; `cluster`: pairs of blocks copy their
+# common tile of B once, multicast), then the cp.async ones, larger tiles
 # first: (stages + 2) tiles of (64 * warpgroups + n) x 16 * k_steps f16 (one version more than the depth: the
 # lagging wgmma); at most 227 KiB of shared memory on sm_90; swizzled unless said
 CONFIGS = [
+    {"warpgroups": 2, "n": 256, "k_steps": 4, "stages": 4, "fetch": "tma", "group": 8, "cluster": 2},
     {"warpgroups": 2, "n": 256, "k_steps": 4, "stages": 4, "fetch": "tma", "group": 8},
+    {"warpgroups": 2, "n": 256, "k_steps": 4, "stages": 4, "fetch": "tma", "group": 8, "cluster": 2,
+     "out_dtype": "float16"},
     {"warpgroups": 2, "n": 256, "k_steps": 4, "stages": 4, "fetch": "tma", "group": 8, "out_dtype": "float16"},
     {"warpgroups": 2, "n": 256, "k_steps": 4, "stages": 4, "fetch": "tma"},
     {"warpgroups": 2, "n": 256, "k_steps": 4, "stages": 3, "fetch": "tma", "group": 4},

@@ -34,7 +34,7 @@ from tensorize.ir.functor import post_order_visit
 from tensorize.schedule import Schedule
 from tensorize.transform.inject_software_pipeline import ASYNC_STAGES, COMPUTE_LAG, ORDER, STAGE
 from tensorize.transform.swizzle_shared import SWIZZLE
-from tensorize.transform.warp_specialize import WARP_SPECIALIZE
+from tensorize.transform.warp_specialize import WARP_SPECIALIZE, WARP_SPECIALIZE_CLUSTER
 
 from .cuda_tma import SWIZZLE_OF_COLS, TMA_ROWS, tma_intrin_name
 
@@ -240,7 +240,7 @@ def _fetch(sch, block, index, anchor, warpgroups, fetch, swizzle, mn_major=False
 
 
 def schedule_wgmma_gemm(func_or_sch, block="C", warpgroups=2, n=256, k_steps=4, stages=2, tensorize=True,
-                        fetch="bind", swizzle=True, group=0):
+                        fetch="bind", swizzle=True, group=0, cluster=1):
     """Schedule the NT GEMM ``block`` onto ``wgmma.mma_async.m64n{n}k16``.
 
     Parameters
@@ -273,6 +273,10 @@ def schedule_wgmma_gemm(func_or_sch, block="C", warpgroups=2, n=256, k_steps=4, 
         Rasterize the thread blocks in groups of ``group`` block rows (0: row by row; ignored when it does not
         divide the block rows): consecutive blocks then share tiles of A and B in L2. A sampled group must
         divide them.
+    cluster : int or ExprRV
+        With ``fetch="tma"``: thread block clusters of this many consecutive blocks (1 or 2), which share their
+        tile of B (their rows of A differ: ``group`` must be even) and copy it once, each CTA a part multicast
+        to all. It halves the L2 traffic of B.
 
     Returns
     -------
@@ -299,6 +303,10 @@ def schedule_wgmma_gemm(func_or_sch, block="C", warpgroups=2, n=256, k_steps=4, 
     batched = len(sch.get(block).iter_vars) == 4
     if fetch == "tma":
         _check_tma(b_mn_major, batched, swizzle, k_steps, stages, warpgroups, n)
+    if not isinstance(cluster, int) or cluster > 1:
+        if fetch != "tma" or (isinstance(group, int) and (group < 2 or group % 2)):
+            raise ValueError("clusters share B's tile by TMA multicast between blocks of neighbouring rows: use "
+                             "fetch='tma' and an even group")
     dtype = sch.get(block).reads[found[0]].buffer.dtype
     k_tile = 16 * k_steps
     padded = bool(M % (64 * warpgroups) or N % n or K % k_tile)
@@ -317,7 +325,7 @@ def schedule_wgmma_gemm(func_or_sch, block="C", warpgroups=2, n=256, k_steps=4, 
     sch.reorder(i0, j0, i1, k0, i2, j1, k1)
     if batch:  # one grid plane per batch entry
         sch.bind(batch[0], "blockIdx.z")
-    _rasterize(sch, i0, j0, group)
+    _rasterize(sch, i0, j0, group, cluster if isinstance(cluster, int) else 2)
     sch.bind(i1, "threadIdx.y")
     acc = sch.cache_write(block, 0, SCOPE)
     sch.reverse_compute_at(acc, i1)
@@ -343,6 +351,8 @@ def schedule_wgmma_gemm(func_or_sch, block="C", warpgroups=2, n=256, k_steps=4, 
     # after the barrier while this one's is issued (the code generator's waits leave one group in flight)
     if fetch == "tma":  # the producer/consumer split and the buffers are the code generator's pass
         sch.annotate(k0, WARP_SPECIALIZE, stages)
+        if not isinstance(cluster, int) or cluster > 1:
+            sch.annotate(k0, WARP_SPECIALIZE_CLUSTER, cluster)
     elif fetch == "annotate":
         sch.annotate(k0, PIPELINE_DEPTH, stages)
     elif stages:
@@ -367,9 +377,12 @@ def _check_tma(b_mn_major, batched, swizzle, k_steps, stages, warpgroups, n) -> 
     assert 16 * k_steps in SWIZZLE_OF_COLS
 
 
-def _rasterize(sch, i0, j0, group):
+def _rasterize(sch, i0, j0, group, cluster_size=1):
     """Bind the block-row and block-column loops to one ``blockIdx.x`` that walks ``group`` block rows at a time."""
     rows = int(sch.get(i0).extent)
+    if cluster_size > 1 and isinstance(group, int) and rows % group:
+        raise ValueError(f"a cluster pairs blocks of neighbouring rows within a raster group: the group ({group}) "
+                         f"must divide the {rows} block rows")
     if isinstance(group, int) and (group <= 1 or rows % group):
         sch.bind(i0, "blockIdx.y")
         sch.bind(j0, "blockIdx.x")

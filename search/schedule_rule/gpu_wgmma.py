@@ -13,8 +13,9 @@ turns the sampled depth into pipeline stages.
 Block tiles the tensor memory accelerator can copy (rows and ``n`` among 64, 128, 256; K tiles of 64; no
 batch axis; a B stored K x N in 64-column blocks) get a second, warp-specialised sketch (``fetch="tma"``): a producer warpgroup copies
 the tiles with TMA into a sampled number of shared buffers while the others multiply, and the thread blocks
-walk the grid in a sampled number of block rows at a time (L2 reuse). Other blocks, and the untensorized
-branch, are left to the next rules.
+walk the grid in a sampled number of block rows at a time (L2 reuse); the largest tiles get a third, in
+clusters of two blocks that copy their common tile of B once, by TMA multicast. Other blocks, and the
+untensorized branch, are left to the next rules.
 """
 from __future__ import annotations
 
@@ -69,15 +70,20 @@ class MultiLevelTilingWGMMA(ScheduleRule):
     raster_groups : sequence of int
         Candidate block rows walked together by the warp-specialised sketches (1: row by row); those that do
         not divide the block rows are left out.
+    cluster_tiles : sequence of (int, int)
+        Block tiles that also get a warp-specialised sketch in clusters of two blocks sharing B's tile by TMA
+        multicast (even raster groups only).
     """
 
     def __init__(self, block_tiles=((2, 256), (2, 128), (1, 256), (1, 128), (2, 64)), k_steps=(2, 4),
-                 pipeline_depths=(0, 1, 2, 3, 4), tma_stages=(2, 3, 4, 5), raster_groups=(1, 4, 8)):
+                 pipeline_depths=(0, 1, 2, 3, 4), tma_stages=(2, 3, 4, 5), raster_groups=(1, 2, 4, 8),
+                 cluster_tiles=((2, 256), (2, 128))):
         self.block_tiles = tuple(tuple(t) for t in block_tiles)
         self.k_steps = tuple(k_steps)
         self.pipeline_depths = tuple(pipeline_depths)
         self.tma_stages = tuple(tma_stages)
         self.raster_groups = tuple(raster_groups)
+        self.cluster_tiles = tuple(tuple(t) for t in cluster_tiles)
         for _, n in self.block_tiles:
             if n not in wg.WGMMA_N:
                 raise ValueError(f"wgmma has no N of {n}; choose from {wg.WGMMA_N}")
@@ -113,18 +119,23 @@ class MultiLevelTilingWGMMA(ScheduleRule):
     def _tma_sketches(self, sch, block, blk) -> list:
         out = []
         M = int(blk.iter_vars[0].dom.extent)
-        for warpgroups, n in self.block_tiles:
+        tiles = [(t, 1) for t in self.block_tiles] + [(t, 2) for t in self.cluster_tiles if t in self.block_tiles]
+        for (warpgroups, n), cluster in tiles:
             if 64 * warpgroups not in TMA_ROWS or n not in TMA_ROWS:
                 continue
             rows = -(-M // (64 * warpgroups))
-            groups = [g for g in self.raster_groups if rows % g == 0] or [1]
+            groups = [g for g in self.raster_groups if rows % g == 0 and (cluster == 1 or g % 2 == 0)]
+            if not groups:
+                if cluster > 1:
+                    continue
+                groups = [1]
             branch = sch.copy()
             try:
                 stages = branch.sample_categorical(list(self.tma_stages), [1.0 / len(self.tma_stages)] * len(
                     self.tma_stages))
                 group = branch.sample_categorical(groups, [1.0 / len(groups)] * len(groups))
                 schedule_wgmma_gemm(branch, block, warpgroups=warpgroups, n=n, k_steps=4, stages=stages,
-                                    fetch="tma", group=group)
+                                    fetch="tma", group=group, cluster=cluster)
             except (ScheduleError, ValueError) as err:
                 logger.debug("warp-specialised wgmma %dx%d does not apply to %s: %s", 64 * warpgroups, n,
                              blk.name_hint, err)

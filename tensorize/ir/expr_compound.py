@@ -201,7 +201,8 @@ for _name in ("call_extern", "call_llvm_intrin", "call_packed", "tvm_access_ptr"
               "tvm_load_matrix_sync", "tvm_store_matrix_sync", "tvm_mma_sync", "tvm_fill_fragment",
               "type_annotation", "assume", "undef", "tvm_stack_make_shape", "prefetch", "ptx_commit_group",
               "ptx_wait_group", "ptx_tma_load", "ptx_mbarrier_init", "ptx_mbarrier_arrive",
-              "ptx_mbarrier_arrive_expect_tx", "ptx_mbarrier_wait", "ptx_setmaxnreg"):
+              "ptx_mbarrier_arrive_expect_tx", "ptx_mbarrier_wait", "ptx_setmaxnreg", "ptx_cluster_sync",
+              "ptx_cluster_rank"):
     Op.register("tir." + _name, CallEffectKind.OPAQUE)
 
 

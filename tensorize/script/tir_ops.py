@@ -30,7 +30,8 @@ __all__ = [
     "tvm_stack_make_shape", "tvm_fill_fragment", "tvm_load_matrix_sync", "tvm_store_matrix_sync", "tvm_mma_sync",
     "ptx_mma", "ptx_ldmatrix", "ptx_wgmma", "ptx_wgmma_fence", "ptx_wgmma_commit_group",
     "ptx_wgmma_wait_group", "ptx_commit_group", "ptx_wait_group", "ptx_tma_load", "ptx_mbarrier_init",
-    "ptx_mbarrier_arrive", "ptx_mbarrier_arrive_expect_tx", "ptx_mbarrier_wait", "ptx_setmaxnreg", "vectorlow", "vectorhigh", "vectorcombine",
+    "ptx_mbarrier_arrive", "ptx_mbarrier_arrive_expect_tx", "ptx_mbarrier_wait", "ptx_setmaxnreg",
+    "ptx_cluster_sync", "ptx_cluster_rank", "vectorlow", "vectorhigh", "vectorcombine",
 ]
 
 # The nodes themselves: calling the class builds the node with matched operand types.
@@ -382,7 +383,8 @@ def ptx_wait_group(num: int) -> _Call:
 # -- Hopper's tensor memory accelerator and transaction barriers ----------------------------------
 
 def ptx_tma_load(dst, src, offset, ld, rows, cols, swizzle, *barrier) -> _Call:
-    """``T.ptx_tma_load(dst, src, offset, ld, rows, cols, swizzle[, bar, bar_index])``: one TMA copy (sm_90).
+    """``T.ptx_tma_load(dst, src, offset, ld, rows, cols, swizzle[, bar, bar_index[, cta_mask]])``: one TMA copy
+    (sm_90), multicast to the cluster's CTAs in ``cta_mask`` when given.
 
     Copies the ``rows`` x ``cols`` tile of the row-major global buffer ``src`` (rows ``ld`` elements apart)
     that starts ``offset`` elements in, to the shared tile at ``dst`` (an ``access_ptr``), stored with the
@@ -400,7 +402,8 @@ def ptx_tma_load(dst, src, offset, ld, rows, cols, swizzle, *barrier) -> _Call:
     rows, cols, swizzle : int
         The box and the swizzle in bytes.
     *barrier : PrimExpr
-        ``(bar, bar_index)``: the barrier array and which barrier (added by ``InjectWarpSpecialization``).
+        ``(bar, bar_index[, cta_mask])``: the barrier array and which barrier, and the CTAs of the cluster that
+        receive the tile (added by ``InjectWarpSpecialization``).
 
     Returns
     -------
@@ -428,8 +431,8 @@ def ptx_mbarrier_init(bar, index, count) -> _Call:
     return _call("int32", "ptx_mbarrier_init", bar, index, count)
 
 
-def ptx_mbarrier_arrive(bar, index) -> _Call:
-    """``T.ptx_mbarrier_arrive(bar, index)``: arrive at barrier ``bar[index]``.
+def ptx_mbarrier_arrive(bar, index, *cta) -> _Call:
+    """``T.ptx_mbarrier_arrive(bar, index[, cta])``: arrive at barrier ``bar[index]`` (of CTA ``cta`` of the cluster).
 
     Parameters
     ----------
@@ -437,13 +440,37 @@ def ptx_mbarrier_arrive(bar, index) -> _Call:
         A shared ``uint64`` array.
     index : PrimExpr
         The barrier.
+    *cta : PrimExpr
+        The cluster rank whose barrier it is (default: this CTA's).
 
     Returns
     -------
     Call
         The call.
     """
-    return _call("int32", "ptx_mbarrier_arrive", bar, index)
+    return _call("int32", "ptx_mbarrier_arrive", bar, index, *cta)
+
+
+def ptx_cluster_sync() -> _Call:
+    """``T.ptx_cluster_sync()``: a barrier of all threads of the thread block cluster (``barrier.cluster``).
+
+    Returns
+    -------
+    Call
+        The call.
+    """
+    return _call("int32", "ptx_cluster_sync")
+
+
+def ptx_cluster_rank() -> _Call:
+    """``T.ptx_cluster_rank()``: this CTA's rank in its cluster (``%cluster_ctarank``).
+
+    Returns
+    -------
+    Call
+        The call.
+    """
+    return _call("int32", "ptx_cluster_rank")
 
 
 def ptx_mbarrier_arrive_expect_tx(bar, index, nbytes) -> _Call:

@@ -39,6 +39,8 @@ from ..ir.mutator import StmtExprMutator
 from .inject_software_pipeline import EXPLICIT_SYNC, _Versioned
 
 WARP_SPECIALIZE = "warp_specialize_stages"
+WARP_SPECIALIZE_CLUSTER = "warp_specialize_cluster"  # CTAs of blockIdx.x that share a tile by TMA multicast
+CLUSTER_DIMS = "cluster_dims"  # the attribute telling the code generator the kernel's cluster (x)
 TMA_LOAD = "tir.ptx_tma_load"
 PRODUCER_REGISTERS = 40  # the producer only issues copies
 CONSUMER_REGISTERS = 232  # 128 accumulator registers and the descriptors; 40 * 128 + 232 * 256 <= 64K
@@ -83,8 +85,8 @@ class _WithBarrier(StmtExprMutator):
 
     def visit_call_(self, op):
         op = super().visit_call_(op)
-        if op.op.name == TMA_LOAD:
-            return E.Call(op.dtype, op.op, (*op.args, self.bar, self.index))
+        if op.op.name == TMA_LOAD:  # (dst, src, offset, ld, rows, cols, swizzle[, mask]) -> barrier before the mask
+            return E.Call(op.dtype, op.op, (*op.args[:7], self.bar, self.index, *op.args[7:]))
         return op
 
 
@@ -156,7 +158,16 @@ def _grown(allocs, fetched, stages):
 class _Specializer(StmtExprMutator):
     _methods: dict = {}
 
+    def __init__(self):
+        self.block_x = None  # the enclosing loop bound to blockIdx.x
+
     def visit_for_(self, op):
+        if op.kind == S.ForKind.THREAD_BINDING and _tag(op) == "blockIdx.x":
+            outer, self.block_x = self.block_x, op
+            try:
+                return super().visit_for_(op)
+            finally:
+                self.block_x = outer
         if op.kind == S.ForKind.THREAD_BINDING and _tag(op) == "threadIdx.y":
             loops = []
             post_order_visit(op.body, lambda n: loops.append(n) if isinstance(n, S.For)
@@ -165,7 +176,7 @@ class _Specializer(StmtExprMutator):
                 if len(loops) > 1:
                     raise TVMError("one warp-specialised loop per warpgroup loop is supported; found "
                                    f"{[loop.loop_var.name for loop in loops]}")
-                return _specialize(op, loops[0])
+                return _specialize(op, loops[0], self.block_x)
         if WARP_SPECIALIZE in (op.annotations or {}):
             raise TVMError(f"the loop {op.loop_var.name} is annotated {WARP_SPECIALIZE} but is not inside a loop "
                            "bound to threadIdx.y (the consumer warpgroups); bind the warpgroup loop to threadIdx.y")
@@ -184,8 +195,84 @@ class _Replace(StmtExprMutator):
         return super().visit_for_(op)
 
 
-def _specialize(ty_loop, k_loop):
-    stages = int(getattr(k_loop.annotations[WARP_SPECIALIZE], "value", k_loop.annotations[WARP_SPECIALIZE]))
+def _ann_int(loop, key, default=0) -> int:
+    value = (loop.annotations or {}).get(key, default)
+    return int(getattr(value, "value", value))
+
+
+def _offsets(stmt):
+    found = []
+    post_order_visit(stmt, lambda n: found.append(n.args[2]) if isinstance(n, E.Call) and n.op.name == TMA_LOAD
+                     else None)
+    return found
+
+
+def _shared_by_pairs(fetch, block_x) -> bool:
+    """Whether the CTAs ``2c`` and ``2c + 1`` of ``blockIdx.x`` copy the same tiles in ``fetch`` (its offsets
+    evaluated with every other variable at 0, for the first block pairs)."""
+    from ..arith import Analyzer
+    from ..ir.functor import substitute
+
+    analyzer = Analyzer()
+    variables = set()
+    for offset in _offsets(fetch):
+        post_order_visit(offset, lambda n: variables.add(n) if isinstance(n, E.Var) else None)
+    pairs = min(int(block_x.extent.value) // 2, 64)
+    for offset in _offsets(fetch):
+        for c in range(pairs):
+            values = []
+            for x in (2 * c, 2 * c + 1):
+                env = {v: _int(x if v is block_x.loop_var else 0) for v in variables}
+                values.append(analyzer.simplify(substitute(offset, env)))
+            if not all(isinstance(v, E.IntImm) for v in values) or values[0].value != values[1].value:
+                return False
+    return True
+
+
+def _halved(fetch, rank, cluster):
+    """``fetch`` split among the ``cluster`` CTAs: CTA ``rank`` copies its share of the tile (half of a single box's
+    rows, or of a loop's boxes) and multicasts it to all of them."""
+    mask = _int((1 << cluster) - 1)
+    if isinstance(fetch, S.Evaluate):
+        call = fetch.value
+        dst, src, offset, ld, rows, cols, *rest = call.args
+        if int(rows.value) % cluster:
+            raise TVMError(f"a TMA box of {rows} rows cannot be split among a cluster of {cluster}")
+        part = int(rows.value) // cluster
+        access = list(dst.args)
+        access[2] = E.add(access[2], E.mul(rank, _int(part * int(cols.value))))
+        access[3] = _int(part * int(cols.value))
+        dst = E.Call(dst.dtype, dst.op, tuple(access))
+        return S.Evaluate(E.Call(call.dtype, call.op, (dst, src, E.add(offset, E.mul(rank, E.mul(ld, _int(part)))),
+                                                       ld, _int(part), cols, *rest, mask)))
+    if isinstance(fetch, S.For) and isinstance(fetch.extent, E.IntImm) and int(fetch.extent.value) % cluster == 0:
+        from ..ir.functor import substitute
+
+        part = int(fetch.extent.value) // cluster
+        inner = E.Var(fetch.loop_var.name, fetch.loop_var.dtype)
+        body = substitute(fetch.body, {fetch.loop_var: E.add(E.mul(rank, _int(part)), inner)})
+        return S.For(inner, _int(0), _int(part), fetch.kind, _Multicast(mask).visit(body), None, {})
+    raise TVMError("a cluster shares a single TMA box or a loop of boxes whose count the cluster divides")
+
+
+class _Multicast(StmtExprMutator):
+    """Appends the multicast mask to every TMA copy."""
+
+    _methods: dict = {}
+
+    def __init__(self, mask):
+        self.mask = mask
+
+    def visit_call_(self, op):
+        op = super().visit_call_(op)
+        if op.op.name == TMA_LOAD:
+            return E.Call(op.dtype, op.op, (*op.args, self.mask))
+        return op
+
+
+def _specialize(ty_loop, k_loop, block_x=None):
+    stages = _ann_int(k_loop, WARP_SPECIALIZE)
+    cluster = _ann_int(k_loop, WARP_SPECIALIZE_CLUSTER, 1)
     if stages < 2:
         raise TVMError(f"{WARP_SPECIALIZE} = {stages}: the producer needs at least 2 buffers")
     if not isinstance(ty_loop.extent, E.IntImm) or not isinstance(k_loop.extent, E.IntImm) \
@@ -226,8 +313,18 @@ def _specialize(ty_loop, k_loop):
         tx = E.Var("tx", _I32)
         return S.For(tx, _int(0), lane_extent, S.ForKind.THREAD_BINDING, make_body(tx), lane_binding, {})
 
-    # the producer: one thread waits for a free buffer, announces the bytes, issues the copies
+    # the producer: one thread waits for a free buffer, announces the bytes, issues the copies (with a cluster,
+    # the tiles the CTAs share are split among them and multicast: each CTA still receives all their bytes)
     nbytes = sum(_tma_bytes(fetch) for fetch in fetches)
+    rank = E.Var("cta_rank", _I32)
+    if cluster > 1:
+        if block_x is None or not isinstance(block_x.extent, E.IntImm) or int(block_x.extent.value) % cluster:
+            raise TVMError(f"a cluster of {cluster} CTAs needs a blockIdx.x extent it divides")
+        shared = [_shared_by_pairs(fetch, block_x) for fetch in fetches]
+        if not any(shared):
+            raise TVMError("no tile is the same for neighbouring CTAs of blockIdx.x, so a cluster has nothing to "
+                           "multicast; walk the grid in an even number of block rows (schedule_wgmma_gemm group=8)")
+        fetches = [_halved(f, rank, cluster) if sh else f for f, sh in zip(fetches, shared)]
     copies = [_WithBarrier(bar, slot).visit(_Versioned(versions, k).visit(fetch)) for fetch in fetches]
     free = S.IfThenElse(E.GE(k, _int(stages)), _call("ptx_mbarrier_wait", bar, E.add(slot, _int(stages)),
                                                       E.floormod(E.add(E.floordiv(k, _int(stages)), _int(1)), _int(2))))
@@ -239,9 +336,10 @@ def _specialize(ty_loop, k_loop):
     # the consumers: wait for the tile, multiply, free the previous iteration's buffer once its wgmma are done
     def release(tx):
         last = E.floormod(E.sub(k, _int(1)), _int(stages))
+        arrive = ([_call("ptx_mbarrier_arrive", bar, E.add(last, _int(stages)))] if cluster == 1 else
+                  [_call("ptx_mbarrier_arrive", bar, E.add(last, _int(stages)), _int(cta)) for cta in range(cluster)])
         return S.SeqStmt([_call("ptx_wgmma_wait_group", _int(groups)),
-                          S.IfThenElse(E.And(E.EQ(tx, _int(0)), E.GT(k, _int(0))),
-                                       _call("ptx_mbarrier_arrive", bar, E.add(last, _int(stages))))])
+                          S.IfThenElse(E.And(E.EQ(tx, _int(0)), E.GT(k, _int(0))), S.SeqStmt(arrive))])
 
     consume = S.For(k, _int(0), _int(n), S.ForKind.SERIAL, S.SeqStmt([
         lane_loop(lambda tx: _call("ptx_mbarrier_wait", bar, slot, phase)),
@@ -252,12 +350,20 @@ def _specialize(ty_loop, k_loop):
 
     def init(tx):
         inits = [_call("ptx_mbarrier_init", bar, _int(s), _int(1)) for s in range(stages)]
-        inits += [_call("ptx_mbarrier_init", bar, _int(stages + s), _int(consumers)) for s in range(stages)]
+        inits += [_call("ptx_mbarrier_init", bar, _int(stages + s), _int(consumers * cluster)) for s in range(stages)]
         return S.IfThenElse(E.And(E.EQ(ty, _int(0)), E.EQ(tx, _int(0))), S.SeqStmt(inits))
 
-    sync = S.Evaluate(E.Call(_I32, E.Op.get("tir.tvm_storage_sync"), (E.StringImm("shared"),)))
     split = S.IfThenElse(E.EQ(ty, _int(consumers)), producer, consumer)
-    new_body = S.AttrStmt(E.StringImm("default"), EXPLICIT_SYNC, _int(1), S.SeqStmt([lane_loop(init), sync, split]))
+    if cluster == 1:
+        sync = S.Evaluate(E.Call(_I32, E.Op.get("tir.tvm_storage_sync"), (E.StringImm("shared"),)))
+        body = [lane_loop(init), sync, split]
+    else:  # the barriers of every CTA are initialised before any is used, and no CTA exits while others use its
+        cluster_sync = lane_loop(lambda tx: _call("ptx_cluster_sync"))  # barriers or shared memory
+        body = [lane_loop(init), cluster_sync, S.LetStmt(rank, E.Call(_I32, E.Op.get("tir.ptx_cluster_rank"), ()),
+                                                         split), cluster_sync]
+    new_body = S.AttrStmt(E.StringImm("default"), EXPLICIT_SYNC, _int(1), S.SeqStmt(body))
+    if cluster > 1:
+        new_body = S.AttrStmt(E.StringImm("default"), CLUSTER_DIMS, _int(cluster), new_body)
     for wrap in reversed(wraps):
         new_body = wrap(new_body)
     new_body = S.Allocate(bar, "uint64", [_int(2 * stages)], E.IntImm("bool", 1), new_body)

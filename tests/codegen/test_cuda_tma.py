@@ -4,6 +4,8 @@ the host gets one TMA descriptor per operand, the numerics are checked on the CP
 (TMA copies stored through the hardware's swizzle), and on an sm_90 GPU the kernel launches and matches."""
 from __future__ import annotations
 
+import shutil
+
 import numpy as np
 import pytest
 
@@ -87,6 +89,35 @@ def test_numerics_emulated(workload, shape, out_dtype):
     assert model.executed > 0
 
 
+@pytest.mark.parametrize("workload", [gemm_nt, gemm_nn])
+def test_clusters_multicast_the_shared_tile(workload, tmp_path):
+    """Two blocks of neighbouring rows share B's tile: each copies half of it (half the box rows, or half the
+    64-column blocks) to both, and frees a buffer on both blocks' barriers."""
+    sch = schedule_wgmma_gemm(workload(512, 1024, 512), warpgroups=2, n=256, stages=4, fetch="tma", group=4,
+                              cluster=2)
+    rt = tvm.build(sch.mod, target=TARGET)
+    (launch,) = rt.launches()
+    source = rt.imported_modules[0].get_source()
+    kernel = source[source.index('extern "C"'):]
+    assert "__cluster_dims__(2, 1, 1)" in kernel and kernel.count("tz_cluster_sync();") == 2
+    assert kernel.count("tz_tma_load_2d_multicast(") == 1 and kernel.count("tz_mbar_arrive_cluster(") == 2
+    assert "tz_mbar_expect_tx(tz_mbar + (k_0 & 3), 49152)" in kernel  # each block still receives all bytes
+    b_box = launch.tensor_maps[1]
+    assert (b_box.box_rows, b_box.box_cols) == ((128, 64) if workload is gemm_nt else (64, 64))
+    if shutil.which("nvcc"):
+        ptx = nvcc_ptx(source, "sm_90a", tmp_path)
+        for needed in (".multicast::cluster", "mapa.shared::cluster", "barrier.cluster.arrive", "%cluster_ctarank",
+                       ".reqnctapercluster 2, 1, 1"):
+            assert needed in ptx, needed
+
+
+def test_clusters_need_a_shared_tile():
+    with pytest.raises(ValueError, match="even group"):
+        schedule_wgmma_gemm(gemm_nt(512, 1024, 512), fetch="tma", stages=4, group=1, cluster=2)
+    with pytest.raises(ValueError, match="even group"):
+        schedule_wgmma_gemm(gemm_nt(512, 1024, 512), stages=2, group=2, cluster=2)  # cp.async fetches
+
+
 def test_a_copy_stored_unswizzled_is_read_wrong():
     """The model's wgmma reads the tiles through the swizzle: a TMA copy that did not swizzle breaks the GEMM."""
     from tensorize.transform import gpu_ptx_model
@@ -156,7 +187,8 @@ def test_runs_on_the_gpu():
 
     if int(cupy.cuda.Device().compute_capability) != 90:
         pytest.skip("TMA and wgmma need an sm_90 GPU (H100/H200)")
-    for (M, N, K), kw in (((512, 768, 1024), {"stages": 4, "group": 2}), ((300, 500, 260), {"stages": 3})):
+    for (M, N, K), kw in (((512, 768, 1024), {"stages": 4, "group": 2}), ((300, 500, 260), {"stages": 3}),
+                          ((512, 768, 1024), {"stages": 4, "group": 4, "cluster": 2})):
         a, b = _inputs(M, N, K)
         for workload, b_stored in ((gemm_nt, b), (gemm_nn, np.ascontiguousarray(b.T))):
             sch = schedule_wgmma_gemm(workload(M, N, K), warpgroups=2, n=256, fetch="tma", **kw)

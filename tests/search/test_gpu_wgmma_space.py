@@ -22,8 +22,9 @@ def _wgmma_sketches(ctx):
 
 
 def test_only_sm_90a_gets_wgmma_sketches():
-    # 10 with cp.async fetches (5 block tiles x K tiles of 32 and 64) and 5 warp-specialised TMA ones
-    assert len(_wgmma_sketches(TuneContext.create(gemm_nt(256, 512, 256), "cuda -arch=sm_90a", seed=0))) == 15
+    # 10 with cp.async fetches (5 block tiles x K tiles of 32 and 64), 5 warp-specialised TMA ones and 2 in
+    # clusters of two blocks (the 128-row tiles: two block rows, raster group 2)
+    assert len(_wgmma_sketches(TuneContext.create(gemm_nt(256, 512, 256), "cuda -arch=sm_90a", seed=0))) == 17
     assert not _wgmma_sketches(TuneContext.create(gemm_nt(256, 512, 256), "cuda -arch=sm_90", seed=0))
 
 
@@ -72,7 +73,7 @@ def test_fetches_are_spread_over_the_warpgroup_lanes():
 def test_bf16_gemms_get_wgmma_sketches():
     ctx = TuneContext.create(gemm_nt(256, 512, 256, in_dtype="bfloat16"), "cuda -arch=sm_90a", seed=0)
     sketches = _wgmma_sketches(ctx)
-    assert len(sketches) == 15 and all('"bf16"' in s.mod.script() for s in sketches)
+    assert len(sketches) == 17 and all('"bf16"' in s.mod.script() for s in sketches)
 
 
 def test_nn_gemms_get_wgmma_sketches_that_compute_the_gemm():
@@ -132,13 +133,14 @@ def test_warp_specialised_tma_candidates_compute_the_gemm(tmp_path):
     M, N, K = 256, 512, 256
     ctx = TuneContext.create(gemm_nt(M, N, K), "cuda -arch=sm_90a", seed=0)
     sketches = _tma_sketches(ctx)
-    assert len(sketches) == 5
+    assert len(sketches) == 7
     rng = np.random.default_rng(0)
     a, b = rng.uniform(-1, 1, (M, K)).astype("float16"), rng.uniform(-1, 1, (N, K)).astype("float16")
     posts = default_postprocs(ctx)
     from search.postproc.base import PostprocError
 
-    for i, sketch in enumerate(sketches[:2]):
+    clustered = [s for s in sketches if "warp_specialize_cluster" in s.mod.script()]
+    for i, sketch in enumerate([sketches[0], clustered[0]]):
         for seed in range(20):  # too many buffers for the shared memory are the verifier's to drop
             try:
                 sch = sample_candidate(ctx, sketch, posts, seed=seed)
@@ -151,4 +153,5 @@ def test_warp_specialised_tma_candidates_compute_the_gemm(tmp_path):
         rt = tvm.build(sch.mod, target="cuda -arch=sm_90a")
         source = rt.imported_modules[0].get_source()
         assert "tz_tma_load_2d(" in source and "tz_setmaxnreg_dec<" in source
+        assert ("__cluster_dims__(2, 1, 1)" in source) == (sketch is clustered[0])
         assert [m.arg for m in rt.launches()[0].tensor_maps] == [0, 1]  # descriptors of A and B

@@ -108,6 +108,7 @@ class KernelWriter(CudaExprPrinter):
         install_wgmma_calls(self)
         install_tma_calls(self)
         self.tensor_maps: list = []  # (src data var, dtype, ld, rows, cols, swizzle) of each descriptor parameter
+        self.cluster = 1  # CTAs per thread block cluster along x (the ``cluster_dims`` attribute)
         self.uses_wgmma = False  # set by ``write``: barriers then wait for the pending wgmma groups
         self.compute_lag = 0  # inside a software pipeline whose compute may lag its barrier (extra versions)
 
@@ -215,7 +216,8 @@ class KernelWriter(CudaExprPrinter):
         grid = tuple(ext.get(f"blockIdx.{a}", 1) for a in "xyz")
         block = tuple(ext.get(f"threadIdx.{a}", 1) for a in "xyz")
         threads = block[0] * block[1] * block[2]
-        head = f'extern "C" __global__ void __launch_bounds__({threads}) {name}({", ".join(args)}) {{'
+        cluster = f"__cluster_dims__({self.cluster}, 1, 1) " if self.cluster > 1 else ""
+        head = f'extern "C" __global__ void {cluster}__launch_bounds__({threads}) {name}({", ".join(args)}) {{'
         if self.dynamic_bytes:
             align = SWIZZLE_ALIGN if self.uses_wgmma else 128
             head += f"\n  extern __shared__ __align__({align}) unsigned char dyn_shared[];"
@@ -312,6 +314,10 @@ class KernelWriter(CudaExprPrinter):
         self.stmt(s.body)
 
     def emit_AttrStmt(self, s):
+        if s.attr_key == "cluster_dims":
+            self.cluster = int(s.value.value)
+            self.stmt(s.body)
+            return
         if s.attr_key == "pipeline_compute_lag":
             outer, self.compute_lag = self.compute_lag, int(s.value.value)
             self.stmt(s.body)

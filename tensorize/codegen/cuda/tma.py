@@ -8,6 +8,11 @@
   (``tensorize.runtime.tensor_map``).
 * ``ptx_mbarrier_init/arrive/arrive_expect_tx/wait`` are the ``mbarrier`` operations on ``bar[index]``
   (``wait`` spins on ``try_wait.parity``); ``ptx_setmaxnreg`` is ``setmaxnreg.inc/dec.sync.aligned``.
+* In a thread block cluster (the ``cluster_dims`` attribute: ``__cluster_dims__`` on the kernel), a TMA copy with
+  a CTA mask is multicast (``.multicast::cluster``: the box lands at the same shared address of every CTA in the
+  mask, completing each one's barrier there), ``ptx_mbarrier_arrive(bar, index, cta)`` arrives at CTA ``cta``'s
+  barrier (``mapa`` + ``mbarrier.arrive.release.cluster``), ``ptx_cluster_sync`` is ``barrier.cluster`` and
+  ``ptx_cluster_rank`` reads ``%cluster_ctarank``.
 
 They come from ``InjectWarpSpecialization`` (``tensorize.transform.warp_specialize``); a TMA copy without a
 barrier (outside a warp-specialised loop) is refused.
@@ -42,6 +47,25 @@ __device__ __forceinline__ void tz_tma_load_2d(void* dst, const TmaDesc* map, un
   asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];"
                :: "r"(tz_smem_u32(dst)), "l"(map), "r"(tz_smem_u32(bar)), "r"(x), "r"(y) : "memory");
 }
+__device__ __forceinline__ void tz_tma_load_2d_multicast(void* dst, const TmaDesc* map, unsigned long long* bar, int x,
+                                                         int y, unsigned short mask) {
+  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
+               " [%0], [%1, {%3, %4}], [%2], %5;"
+               :: "r"(tz_smem_u32(dst)), "l"(map), "r"(tz_smem_u32(bar)), "r"(x), "r"(y), "h"(mask) : "memory");
+}
+__device__ __forceinline__ void tz_mbar_arrive_cluster(unsigned long long* bar, unsigned cta) {
+  unsigned remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(tz_smem_u32(bar)), "r"(cta));
+  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" :: "r"(remote) : "memory");
+}
+__device__ __forceinline__ void tz_cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\\nbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+__device__ __forceinline__ int tz_cluster_rank() {
+  unsigned rank;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
+  return (int)rank;
+}
 template <int N> __device__ __forceinline__ void tz_setmaxnreg_inc() { asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\\n" :: "n"(N)); }
 template <int N> __device__ __forceinline__ void tz_setmaxnreg_dec() { asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\\n" :: "n"(N)); }
 """
@@ -54,10 +78,10 @@ def _const(e, what: str) -> int:
 
 
 def _tma_load(p, e):
-    if len(e.args) != 9:
+    if len(e.args) not in (9, 10):
         raise TVMError("ptx_tma_load has no transaction barrier: a TMA copy runs inside a warp-specialised loop "
                        "(annotate the K loop with warp_specialize_stages, e.g. schedule_wgmma_gemm(fetch='tma'))")
-    dst, src, offset, ld, rows, cols, swizzle, bar, index = e.args
+    dst, src, offset, ld, rows, cols, swizzle, bar, index, *mask = e.args
     access = dst.args if isinstance(dst, E.Call) and dst.op.name == "tir.tvm_access_ptr" else None
     if access is None:
         raise TVMError("ptx_tma_load: the destination must be a tvm_access_ptr of a shared buffer")
@@ -65,8 +89,11 @@ def _tma_load(p, e):
             _const(swizzle, "swizzle"))
     name = p.tensor_map_param(spec)
     off = p.expr(offset)
-    return (f"tz_tma_load_2d({p.expr(dst)}, &{name}, {p.expr(bar)} + {p.expr(index)}, "
-            f"(int)(({off}) % {spec[2]}), (int)(({off}) / {spec[2]}))")
+    coords = f"(int)(({off}) % {spec[2]}), (int)(({off}) / {spec[2]})"
+    if mask:  # every CTA of the mask gets the box at the same shared address, completing its own barrier there
+        return (f"tz_tma_load_2d_multicast({p.expr(dst)}, &{name}, {p.expr(bar)} + {p.expr(index)}, {coords}, "
+                f"(unsigned short)({p.expr(mask[0])}))")
+    return f"tz_tma_load_2d({p.expr(dst)}, &{name}, {p.expr(bar)} + {p.expr(index)}, {coords})"
 
 
 def _setmaxnreg(p, e):
@@ -90,7 +117,9 @@ def install_tma_calls(printer) -> None:
     printer.call_hooks.update({
         "ptx_tma_load": _tma_load, "ptx_setmaxnreg": _setmaxnreg,
         "ptx_mbarrier_init": lambda p, e: f"tz_mbar_init({bar(e)}, {p.expr(e.args[2])})",
-        "ptx_mbarrier_arrive": lambda p, e: f"tz_mbar_arrive({bar(e)})",
+        "ptx_mbarrier_arrive": lambda p, e: (f"tz_mbar_arrive_cluster({bar(e)}, {p.expr(e.args[2])})"
+                                             if len(e.args) > 2 else f"tz_mbar_arrive({bar(e)})"),
+        "ptx_cluster_sync": lambda p, e: "tz_cluster_sync()", "ptx_cluster_rank": lambda p, e: "tz_cluster_rank()",
         "ptx_mbarrier_arrive_expect_tx": lambda p, e: f"tz_mbar_expect_tx({bar(e)}, {p.expr(e.args[2])})",
         "ptx_mbarrier_wait": lambda p, e: f"tz_mbar_wait({bar(e)}, {p.expr(e.args[2])})"})
 
