@@ -47,10 +47,9 @@ CONFIGS = [dict(warps=w, warp_tiles=t, k_tiles=k) for t, w, k in
            itertools.product([(4, 2), (2, 4), (2, 2), (1, 1)], [(2, 4), (4, 2), (2, 2)], [2, 1])]
 SCHEDULES = {"wmma": wmma_gemm, "mma.sync": mma_gemm}
 # wgmma (sm_90a) on this NN GEMM: B's tiles are read through the instruction's transpose (K tiles of 64); the
-# warp-specialised TMA producer first (`stages` buffers, `group` block rows walked together, `cluster` blocks
-# sharing B's tile by multicast), then cp.async fetches
-WGMMA_CONFIGS = [{"warpgroups": 2, "n": 256, "k_steps": 4, "stages": 4, "fetch": "tma", "group": 8, "cluster": 2},
-                 {"warpgroups": 2, "n": 256, "k_steps": 4, "stages": 4, "fetch": "tma", "group": 8},
+# warp-specialised TMA producer first (`stages` buffers, `group` block rows walked together), then cp.async
+# fetches
+WGMMA_CONFIGS = [{"warpgroups": 2, "n": 256, "k_steps": 4, "stages": 4, "fetch": "tma", "group": 8},
                  {"warpgroups": 2, "n": 256, "k_steps": 4, "stages": 2},
                  {"warpgroups": 2, "n": 128, "k_steps": 4, "stages": 3}]
 

@@ -22,9 +22,8 @@ def _wgmma_sketches(ctx):
 
 
 def test_only_sm_90a_gets_wgmma_sketches():
-    # 10 with cp.async fetches (5 block tiles x K tiles of 32 and 64), 5 warp-specialised TMA ones and 2 in
-    # clusters of two blocks (the 128-row tiles: two block rows, raster group 2)
-    assert len(_wgmma_sketches(TuneContext.create(gemm_nt(256, 512, 256), "cuda -arch=sm_90a", seed=0))) == 17
+    # 10 with cp.async fetches (5 block tiles x K tiles of 32 and 64) and 5 warp-specialised TMA ones
+    assert len(_wgmma_sketches(TuneContext.create(gemm_nt(256, 512, 256), "cuda -arch=sm_90a", seed=0))) == 15
     assert not _wgmma_sketches(TuneContext.create(gemm_nt(256, 512, 256), "cuda -arch=sm_90", seed=0))
 
 
@@ -73,7 +72,7 @@ def test_fetches_are_spread_over_the_warpgroup_lanes():
 def test_bf16_gemms_get_wgmma_sketches():
     ctx = TuneContext.create(gemm_nt(256, 512, 256, in_dtype="bfloat16"), "cuda -arch=sm_90a", seed=0)
     sketches = _wgmma_sketches(ctx)
-    assert len(sketches) == 17 and all('"bf16"' in s.mod.script() for s in sketches)
+    assert len(sketches) == 15 and all('"bf16"' in s.mod.script() for s in sketches)
 
 
 def test_nn_gemms_get_wgmma_sketches_that_compute_the_gemm():
@@ -128,12 +127,16 @@ def _tma_sketches(ctx):
 
 
 def test_warp_specialised_tma_candidates_compute_the_gemm(tmp_path):
-    """The TMA sketches sample their buffer count and grid rasterization; candidates emulate to the GEMM and
-    build a producer/consumer kernel."""
+    """The TMA sketches sample their buffer count and grid rasterization (and, where asked for, come in clusters);
+    candidates emulate to the GEMM and build a producer/consumer kernel."""
+    from search.schedule_rule import default_rules
+
     M, N, K = 256, 512, 256
     ctx = TuneContext.create(gemm_nt(M, N, K), "cuda -arch=sm_90a", seed=0)
-    sketches = _tma_sketches(ctx)
-    assert len(sketches) == 7
+    rules = [MultiLevelTilingWGMMA(cluster_tiles=[(2, 256), (2, 128)]) if isinstance(r, MultiLevelTilingWGMMA)
+             else r for r in default_rules(ctx)]
+    sketches = [s for s in PostOrderApply(rules=rules).generate_design_space(ctx) if "ptx_tma_load" in s.mod.script()]
+    assert len(sketches) == 7  # 5 block tiles, and the two 128-row ones in clusters of two (raster group 2)
     rng = np.random.default_rng(0)
     a, b = rng.uniform(-1, 1, (M, K)).astype("float16"), rng.uniform(-1, 1, (N, K)).astype("float16")
     posts = default_postprocs(ctx)
