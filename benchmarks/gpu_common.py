@@ -8,7 +8,6 @@ import tempfile
 
 import numpy as np
 
-
 LAUNCHES = 10  # back-to-back calls per timing: each launch is issued while the previous kernel runs
 
 

@@ -37,9 +37,8 @@ from tensorize.transform.swizzle_shared import SWIZZLE
 from tensorize.transform.warp_specialize import WARP_SPECIALIZE, WARP_SPECIALIZE_CLUSTER
 
 from .cuda_tma import SWIZZLE_OF_COLS, TMA_ROWS, tma_intrin_name
-
-from .cuda_wgmma import (INPUT_TYPES, MN_ATOM, SCOPE, STORE_TYPES, SWIZZLE_OF_K_STEPS, WARPGROUP, acc_tile_map, b_tile_map,
-                         intrin_name, shared_tile_map, tile_intrin_name)
+from .cuda_wgmma import (INPUT_TYPES, MN_ATOM, SCOPE, STORE_TYPES, SWIZZLE_OF_K_STEPS, WARPGROUP, acc_tile_map,
+                         b_tile_map, intrin_name, shared_tile_map, tile_intrin_name)
 
 COOPERATIVE_FETCH = "meta_schedule.cooperative_fetch"
 PIPELINE_DEPTH = "meta_schedule.software_pipeline_depth"

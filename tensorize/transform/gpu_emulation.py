@@ -181,7 +181,8 @@ def _has_swizzled_tiles(mod) -> bool:
     found = []
     for func in ([mod] if isinstance(mod, PrimFunc) else mod.functions.values()):
         if isinstance(func, PrimFunc):
-            post_order_visit(func.body, lambda n: found.append(n) if (isinstance(n, S.Block) and SWIZZLE in n.annotations)
+            post_order_visit(func.body, lambda n: found.append(n) if (isinstance(n, S.Block) and SWIZZLE in
+                                                                      n.annotations)
                              or (isinstance(n, E.Call) and n.op.name == "tir.ptx_tma_load") else None)
     return bool(found)
 

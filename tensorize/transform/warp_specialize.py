@@ -20,6 +20,13 @@ barrier arrays live in shared memory (``uint64``, ``2 S`` of them) and are initi
 a block-wide barrier; the region is marked ``pipeline_explicit_sync`` so the code generator adds no
 ``__syncthreads()`` inside it (a barrier inside one side of the split would never be reached by the other).
 
+With ``warp_specialize_cluster = C`` (``schedule_wgmma_gemm(cluster=2)``) the ``C`` consecutive blocks of
+``blockIdx.x`` form a thread block cluster: a copy whose tile is the same for all of them (found by evaluating
+its offsets for the first block pairs) is split among them, each copying its share and multicasting it to
+all; a consumer frees a buffer on every block's ``empty`` barrier (``C W`` arrivals), and a cluster-wide
+barrier follows the barriers' initialisation and precedes the exit (no block may leave while another still
+arrives on its barriers). The kernel gets ``__cluster_dims__`` from the ``cluster_dims`` attribute.
+
 The pass runs in the CUDA code generator (``tensorize.codegen.cuda.split_kernels``), not in the common
 lowering: a serial emulation of the threads cannot run a producer and its consumers concurrently, so
 ``run_warp_emulated`` runs the loop as written (copy, then multiply, per iteration), which computes the
@@ -29,12 +36,13 @@ Loops it cannot rewrite raise a ``TVMError`` that names what is missing.
 """
 from __future__ import annotations
 
+from ..arith import Analyzer
 from ..errors import TVMError
 from ..ir import dtype as dt
 from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.buffer import Buffer
-from ..ir.functor import post_order_visit
+from ..ir.functor import post_order_visit, substitute
 from ..ir.mutator import StmtExprMutator
 from .inject_software_pipeline import EXPLICIT_SYNC, _Versioned
 
@@ -210,9 +218,6 @@ def _offsets(stmt):
 def _shared_by_pairs(fetch, block_x) -> bool:
     """Whether the CTAs ``2c`` and ``2c + 1`` of ``blockIdx.x`` copy the same tiles in ``fetch`` (its offsets
     evaluated with every other variable at 0, for the first block pairs)."""
-    from ..arith import Analyzer
-    from ..ir.functor import substitute
-
     analyzer = Analyzer()
     variables = set()
     for offset in _offsets(fetch):
@@ -246,8 +251,6 @@ def _halved(fetch, rank, cluster):
         return S.Evaluate(E.Call(call.dtype, call.op, (dst, src, E.add(offset, E.mul(rank, E.mul(ld, _int(part)))),
                                                        ld, _int(part), cols, *rest, mask)))
     if isinstance(fetch, S.For) and isinstance(fetch.extent, E.IntImm) and int(fetch.extent.value) % cluster == 0:
-        from ..ir.functor import substitute
-
         part = int(fetch.extent.value) // cluster
         inner = E.Var(fetch.loop_var.name, fetch.loop_var.dtype)
         body = substitute(fetch.body, {fetch.loop_var: E.add(E.mul(rank, _int(part)), inner)})
@@ -270,16 +273,8 @@ class _Multicast(StmtExprMutator):
         return op
 
 
-def _specialize(ty_loop, k_loop, block_x=None):
-    stages = _ann_int(k_loop, WARP_SPECIALIZE)
-    cluster = _ann_int(k_loop, WARP_SPECIALIZE_CLUSTER, 1)
-    if stages < 2:
-        raise TVMError(f"{WARP_SPECIALIZE} = {stages}: the producer needs at least 2 buffers")
-    if not isinstance(ty_loop.extent, E.IntImm) or not isinstance(k_loop.extent, E.IntImm) \
-            or not (isinstance(k_loop.min, E.IntImm) and k_loop.min.value == 0):
-        raise TVMError("the warp-specialised loop and the warpgroup loop need constant extents (and the loop a "
-                       "zero start)")
-    consumers, n = int(ty_loop.extent.value), int(k_loop.extent.value)
+def _split_body(k_loop):
+    """(hoisted allocations, TMA copy statements, compute statements) of the warp-specialised loop's body."""
     allocs, body = [], k_loop.body
     while isinstance(body, (S.Allocate, S.DeclBuffer)):
         allocs.append(body)
@@ -291,6 +286,31 @@ def _specialize(ty_loop, k_loop, block_x=None):
         raise TVMError(f"the warp-specialised loop {k_loop.loop_var.name} must hold its TMA tile copies "
                        "(ptx_tma_load statements, or constant loops of them, in its body) and the compute that reads "
                        "them")
+    return allocs, fetches, computes
+
+
+def _cluster_fetches(fetches, block_x, rank, cluster):
+    """The copies of one block of a cluster: the tiles its blocks share split among them and multicast."""
+    if block_x is None or not isinstance(block_x.extent, E.IntImm) or int(block_x.extent.value) % cluster:
+        raise TVMError(f"a cluster of {cluster} CTAs needs a blockIdx.x extent it divides")
+    shared = [_shared_by_pairs(fetch, block_x) for fetch in fetches]
+    if not any(shared):
+        raise TVMError("no tile is the same for neighbouring CTAs of blockIdx.x, so a cluster has nothing to "
+                       "multicast; walk the grid in an even number of block rows (schedule_wgmma_gemm group=8)")
+    return [_halved(f, rank, cluster) if sh else f for f, sh in zip(fetches, shared)]
+
+
+def _specialize(ty_loop, k_loop, block_x=None):
+    stages = _ann_int(k_loop, WARP_SPECIALIZE)
+    cluster = _ann_int(k_loop, WARP_SPECIALIZE_CLUSTER, 1)
+    if stages < 2:
+        raise TVMError(f"{WARP_SPECIALIZE} = {stages}: the producer needs at least 2 buffers")
+    if not isinstance(ty_loop.extent, E.IntImm) or not isinstance(k_loop.extent, E.IntImm) \
+            or not (isinstance(k_loop.min, E.IntImm) and k_loop.min.value == 0):
+        raise TVMError("the warp-specialised loop and the warpgroup loop need constant extents (and the loop a "
+                       "zero start)")
+    consumers, n = int(ty_loop.extent.value), int(k_loop.extent.value)
+    allocs, fetches, computes = _split_body(k_loop)
     lanes = _thread_loops(S.SeqStmt(computes), "threadIdx.x")
     if not lanes:
         raise TVMError("the warp-specialised compute has no loop bound to threadIdx.x (the warpgroup's lanes)")
@@ -318,18 +338,12 @@ def _specialize(ty_loop, k_loop, block_x=None):
     nbytes = sum(_tma_bytes(fetch) for fetch in fetches)
     rank = E.Var("cta_rank", _I32)
     if cluster > 1:
-        if block_x is None or not isinstance(block_x.extent, E.IntImm) or int(block_x.extent.value) % cluster:
-            raise TVMError(f"a cluster of {cluster} CTAs needs a blockIdx.x extent it divides")
-        shared = [_shared_by_pairs(fetch, block_x) for fetch in fetches]
-        if not any(shared):
-            raise TVMError("no tile is the same for neighbouring CTAs of blockIdx.x, so a cluster has nothing to "
-                           "multicast; walk the grid in an even number of block rows (schedule_wgmma_gemm group=8)")
-        fetches = [_halved(f, rank, cluster) if sh else f for f, sh in zip(fetches, shared)]
+        fetches = _cluster_fetches(fetches, block_x, rank, cluster)
     copies = [_WithBarrier(bar, slot).visit(_Versioned(versions, k).visit(fetch)) for fetch in fetches]
     free = S.IfThenElse(E.GE(k, _int(stages)), _call("ptx_mbarrier_wait", bar, E.add(slot, _int(stages)),
                                                       E.floormod(E.add(E.floordiv(k, _int(stages)), _int(1)), _int(2))))
-    produce = S.For(k, _int(0), _int(n), S.ForKind.SERIAL,
-                    S.SeqStmt([free, _call("ptx_mbarrier_arrive_expect_tx", bar, slot, _int(nbytes)), *copies]), None, {})
+    announce = _call("ptx_mbarrier_arrive_expect_tx", bar, slot, _int(nbytes))
+    produce = S.For(k, _int(0), _int(n), S.ForKind.SERIAL, S.SeqStmt([free, announce, *copies]), None, {})
     producer = lane_loop(lambda tx: S.SeqStmt([_call("ptx_setmaxnreg", _int(0), _int(PRODUCER_REGISTERS)),
                                               S.IfThenElse(E.EQ(tx, _int(0)), produce)]))
 

@@ -26,10 +26,10 @@ from ...ir import expr as E
 from ...ir import stmt as S
 from ...ir.functor import calls_op, post_order_visit, uses_any
 from .expr import CudaExprPrinter, c_type
+from .tma import install_tma_calls
 from .vector import WIDE_TYPES, aligned_ramp, lane
 from .warp import FragmentInfo, install_warp_calls
 from .warp_memory import WarpMemoryLowering
-from .tma import install_tma_calls
 from .wgmma import barrier_prefix, install_wgmma_calls
 
 # (dtype, lanes) -> (vector type, constructor from the lanes' f32 values) of a store from registers

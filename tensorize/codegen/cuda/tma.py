@@ -34,7 +34,8 @@ __device__ __forceinline__ void tz_mbar_arrive(unsigned long long* bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" :: "r"(tz_smem_u32(bar)) : "memory");
 }
 __device__ __forceinline__ void tz_mbar_expect_tx(unsigned long long* bar, unsigned bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(tz_smem_u32(bar)), "r"(bytes) : "memory");
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;"
+               :: "r"(tz_smem_u32(bar)), "r"(bytes) : "memory");
 }
 __device__ __forceinline__ void tz_mbar_wait(unsigned long long* bar, unsigned parity) {
   unsigned done = 0;
@@ -44,7 +45,8 @@ __device__ __forceinline__ void tz_mbar_wait(unsigned long long* bar, unsigned p
   }
 }
 __device__ __forceinline__ void tz_tma_load_2d(void* dst, const TmaDesc* map, unsigned long long* bar, int x, int y) {
-  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];"
+  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+               " [%0], [%1, {%3, %4}], [%2];"
                :: "r"(tz_smem_u32(dst)), "l"(map), "r"(tz_smem_u32(bar)), "r"(x), "r"(y) : "memory");
 }
 __device__ __forceinline__ void tz_tma_load_2d_multicast(void* dst, const TmaDesc* map, unsigned long long* bar, int x,
@@ -66,8 +68,12 @@ __device__ __forceinline__ int tz_cluster_rank() {
   asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
   return (int)rank;
 }
-template <int N> __device__ __forceinline__ void tz_setmaxnreg_inc() { asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\\n" :: "n"(N)); }
-template <int N> __device__ __forceinline__ void tz_setmaxnreg_dec() { asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\\n" :: "n"(N)); }
+template <int N> __device__ __forceinline__ void tz_setmaxnreg_inc() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\\n" :: "n"(N));
+}
+template <int N> __device__ __forceinline__ void tz_setmaxnreg_dec() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\\n" :: "n"(N));
+}
 """
 
 
