@@ -263,8 +263,9 @@ def schedule_wgmma_gemm(func_or_sch, block="C", warpgroups=2, n=256, k_steps=4, 
         ``"bind"`` (spread the fetches here), ``"annotate"`` (leave them to the search's postproc) or ``"tma"``
         (warp-specialised: one more warpgroup, the producer, copies each tile with the tensor memory accelerator
         into ``stages`` shared buffers, and the others multiply as the tiles land; transaction barriers order
-        the two sides, ``tensorize.transform.warp_specialize``). ``"tma"`` takes K-major A and B (an NT GEMM),
-        ``k_steps=4``, ``swizzle=True``, no batch axis, and ``stages`` >= 2 buffers.
+        the two sides, ``tensorize.transform.warp_specialize``). ``"tma"`` takes ``k_steps=4``,
+        ``swizzle=True`` and ``stages`` >= 2 buffers; a B stored K x N is copied one 64-column block at a time,
+        a batched operand as one 2-D view whose rows run over the batch.
     swizzle : bool
         Row-major shared tiles in the swizzled layout of ``SWIZZLE_OF_K_STEPS[k_steps]`` bytes (the fast
         path), or the unswizzled core-matrix layout.
@@ -364,9 +365,8 @@ def schedule_wgmma_gemm(func_or_sch, block="C", warpgroups=2, n=256, k_steps=4, 
 
 
 def _check_tma(b_mn_major, batched, swizzle, k_steps, stages, warpgroups, n) -> None:
-    if batched or not swizzle or k_steps != 4:
-        raise ValueError("fetch='tma' copies 2-D tiles of 64 columns swizzled by 128 bytes: a GEMM without a batch "
-                         "axis, swizzle=True, k_steps=4")
+    if not swizzle or k_steps != 4:
+        raise ValueError("fetch='tma' copies tiles of 64 columns swizzled by 128 bytes: swizzle=True, k_steps=4")
     if isinstance(stages, int) and stages < 2:  # (a sampled count is checked by the search's verifier)
         raise ValueError(f"fetch='tma' needs stages >= 2 shared buffers (the producer fills one while the "
                          f"consumers read another), got {stages}")

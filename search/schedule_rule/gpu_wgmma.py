@@ -10,8 +10,8 @@ conflicts. The software-pipeline depth of the fetches is a sampled decision, mut
 other; the fetches are spread over the threads by the ``rewrite_cooperative_fetch`` postproc, which also
 turns the sampled depth into pipeline stages.
 
-Block tiles the tensor memory accelerator can copy (rows and ``n`` among 64, 128, 256; K tiles of 64; no
-batch axis; a B stored K x N in 64-column blocks) get a second, warp-specialised sketch (``fetch="tma"``): a
+Block tiles the tensor memory accelerator can copy (rows and ``n`` among 64, 128, 256; K tiles of 64; a B
+stored K x N in 64-column blocks; a batch axis folded into the rows) get a second, warp-specialised sketch (``fetch="tma"``): a
 producer warpgroup copies the tiles with TMA into a sampled number of shared buffers while the others
 multiply, and the thread blocks
 walk the grid in a sampled number of block rows at a time (L2 reuse); ``cluster_tiles`` may add a third, in
@@ -114,13 +114,13 @@ class MultiLevelTilingWGMMA(ScheduleRule):
                              blk.name_hint, err)
                 continue
             out.append(branch)
-        if len(blk.iter_vars) == 3 and self.tma_stages:
+        if self.tma_stages:
             out += self._tma_sketches(sch, block, blk)
         return out + [sch]
 
     def _tma_sketches(self, sch, block, blk) -> list:
         out = []
-        M = int(blk.iter_vars[0].dom.extent)
+        M = int(blk.iter_vars[-3].dom.extent)
         tiles = [(t, 1) for t in self.block_tiles] + [(t, 2) for t in self.cluster_tiles if t in self.block_tiles]
         for (warpgroups, n), cluster in tiles:
             if 64 * warpgroups not in TMA_ROWS or n not in TMA_ROWS:

@@ -111,7 +111,7 @@ def test_f16_output_sketches_fuse_the_rounding():
 def test_batched_gemms_get_wgmma_sketches():
     ctx = TuneContext.create(gemm_nt(128, 256, 128, batch=4), "cuda -arch=sm_90a", seed=0)
     sketches = _wgmma_sketches(ctx)
-    assert len(sketches) == 10  # no warp-specialised TMA sketches: its copies are 2-D
+    assert len(sketches) == 15 and len(_tma_sketches(ctx)) == 5  # TMA sketches see (batch x rows) x K operands
     M, N, K = 128, 256, 128
     rng = np.random.default_rng(0)
     a, b = rng.uniform(-1, 1, (4, M, K)).astype("float16"), rng.uniform(-1, 1, (4, N, K)).astype("float16")
