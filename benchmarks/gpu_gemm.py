@@ -50,6 +50,7 @@ SCHEDULES = {"wmma": wmma_gemm, "mma.sync": mma_gemm}
 # warp-specialised TMA producer first (`stages` buffers, `group` block rows walked together), then cp.async
 # fetches
 WGMMA_CONFIGS = [{"warpgroups": 2, "n": 256, "k_steps": 4, "stages": 4, "fetch": "tma", "group": 8},
+                 {"warpgroups": 2, "n": 256, "k_steps": 4, "stages": 4, "fetch": "tma", "group": 8, "persistent": 132},
                  {"warpgroups": 2, "n": 256, "k_steps": 4, "stages": 2},
                  {"warpgroups": 2, "n": 128, "k_steps": 4, "stages": 3}]
 

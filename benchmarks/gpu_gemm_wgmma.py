@@ -46,6 +46,10 @@ TARGET = "cuda -arch=sm_90a"
 CONFIGS = [
     {"warpgroups": 2, "n": 256, "k_steps": 4, "stages": 4, "fetch": "tma", "group": 8},
     {"warpgroups": 2, "n": 256, "k_steps": 4, "stages": 4, "fetch": "tma", "group": 8, "out_dtype": "float16"},
+    # persistent: at most one block per SM (132 on an H100/H200), each walking its tiles
+    {"warpgroups": 2, "n": 256, "k_steps": 4, "stages": 4, "fetch": "tma", "group": 8, "persistent": 132},
+    {"warpgroups": 2, "n": 256, "k_steps": 4, "stages": 4, "fetch": "tma", "group": 8, "persistent": 132,
+     "out_dtype": "float16"},
     {"warpgroups": 2, "n": 256, "k_steps": 4, "stages": 4, "fetch": "tma"},
     {"warpgroups": 2, "n": 256, "k_steps": 4, "stages": 3, "fetch": "tma", "group": 4},
     {"warpgroups": 2, "n": 128, "k_steps": 4, "stages": 6, "fetch": "tma", "group": 8},

@@ -34,7 +34,8 @@ from tensorize.ir.functor import post_order_visit
 from tensorize.schedule import Schedule
 from tensorize.transform.inject_software_pipeline import ASYNC_STAGES, COMPUTE_LAG, ORDER, STAGE
 from tensorize.transform.swizzle_shared import SWIZZLE
-from tensorize.transform.warp_specialize import WARP_SPECIALIZE, WARP_SPECIALIZE_CLUSTER
+from tensorize.transform.warp_specialize import (WARP_SPECIALIZE, WARP_SPECIALIZE_CLUSTER,
+                                                 WARP_SPECIALIZE_PERSISTENT)
 
 from .cuda_tma import SWIZZLE_OF_COLS, TMA_ROWS, tma_intrin_name
 from .cuda_wgmma import (INPUT_TYPES, MN_ATOM, SCOPE, STORE_TYPES, SWIZZLE_OF_K_STEPS, WARPGROUP, acc_tile_map,
@@ -239,7 +240,7 @@ def _fetch(sch, block, index, anchor, warpgroups, fetch, swizzle, mn_major=False
 
 
 def schedule_wgmma_gemm(func_or_sch, block="C", warpgroups=2, n=256, k_steps=4, stages=2, tensorize=True,
-                        fetch="bind", swizzle=True, group=0, cluster=1):
+                        fetch="bind", swizzle=True, group=0, cluster=1, persistent=0):
     """Schedule the NT GEMM ``block`` onto ``wgmma.mma_async.m64n{n}k16``.
 
     Parameters
@@ -277,6 +278,11 @@ def schedule_wgmma_gemm(func_or_sch, block="C", warpgroups=2, n=256, k_steps=4, 
         With ``fetch="tma"``: thread block clusters of this many consecutive blocks (1 or 2), which share their
         tile of B (their rows of A differ: ``group`` must be even) and copy it once, each CTA a part multicast
         to all. It halves the L2 traffic of B.
+    persistent : int
+        With ``fetch="tma"``: launch at most this many thread blocks (e.g. the GPU's SM count; 0: one per tile),
+        each walking its tiles in a serial loop (the largest count that divides the tiles is taken; the
+        warp-specialisation pass builds the loop). The producer then copies the next tile's first K tiles while
+        the consumers store the last one's result.
 
     Returns
     -------
@@ -303,6 +309,8 @@ def schedule_wgmma_gemm(func_or_sch, block="C", warpgroups=2, n=256, k_steps=4, 
     batched = len(sch.get(block).iter_vars) == 4
     if fetch == "tma":
         _check_tma(b_mn_major, batched, swizzle, k_steps, stages, warpgroups, n)
+    if persistent and (fetch != "tma" or not isinstance(cluster, int) or cluster > 1):
+        raise ValueError("persistent thread blocks take fetch='tma' without clusters")
     if not isinstance(cluster, int) or cluster > 1:
         if fetch != "tma" or (isinstance(group, int) and (group < 2 or group % 2)):
             raise ValueError("clusters share B's tile by TMA multicast between blocks of neighbouring rows: use "
@@ -325,7 +333,7 @@ def schedule_wgmma_gemm(func_or_sch, block="C", warpgroups=2, n=256, k_steps=4, 
     sch.reorder(i0, j0, i1, k0, i2, j1, k1)
     if batch:  # one grid plane per batch entry
         sch.bind(batch[0], "blockIdx.z")
-    _rasterize(sch, i0, j0, group, cluster if isinstance(cluster, int) else 2)
+    _rasterize(sch, i0, j0, group, cluster if isinstance(cluster, int) else 2, one_axis=bool(persistent))
     sch.bind(i1, "threadIdx.y")
     acc = sch.cache_write(block, 0, SCOPE)
     sch.reverse_compute_at(acc, i1)
@@ -353,6 +361,8 @@ def schedule_wgmma_gemm(func_or_sch, block="C", warpgroups=2, n=256, k_steps=4, 
         sch.annotate(k0, WARP_SPECIALIZE, stages)
         if not isinstance(cluster, int) or cluster > 1:
             sch.annotate(k0, WARP_SPECIALIZE_CLUSTER, cluster)
+        if persistent:
+            sch.annotate(k0, WARP_SPECIALIZE_PERSISTENT, persistent)
     elif fetch == "annotate":
         sch.annotate(k0, PIPELINE_DEPTH, stages)
     elif stages:
@@ -376,15 +386,19 @@ def _check_tma(b_mn_major, batched, swizzle, k_steps, stages, warpgroups, n) -> 
     assert 16 * k_steps in SWIZZLE_OF_COLS
 
 
-def _rasterize(sch, i0, j0, group, cluster_size=1):
-    """Bind the block-row and block-column loops to one ``blockIdx.x`` that walks ``group`` block rows at a time."""
+def _rasterize(sch, i0, j0, group, cluster_size=1, one_axis=False):
+    """Bind the block-row and block-column loops to one ``blockIdx.x`` that walks ``group`` block rows at a time
+    (to ``blockIdx.y``/``blockIdx.x`` without a group, unless ``one_axis``)."""
     rows = int(sch.get(i0).extent)
     if cluster_size > 1 and isinstance(group, int) and rows % group:
         raise ValueError(f"a cluster pairs blocks of neighbouring rows within a raster group: the group ({group}) "
                          f"must divide the {rows} block rows")
     if isinstance(group, int) and (group <= 1 or rows % group):
-        sch.bind(i0, "blockIdx.y")
-        sch.bind(j0, "blockIdx.x")
+        if one_axis:
+            sch.bind(sch.fuse(i0, j0), "blockIdx.x")
+        else:
+            sch.bind(i0, "blockIdx.y")
+            sch.bind(j0, "blockIdx.x")
         return
     outer, inner = sch.split(i0, [None, group])  # a sampled group (ExprRV) divides the rows
     sch.reorder(outer, j0, inner)

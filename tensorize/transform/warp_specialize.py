@@ -27,6 +27,11 @@ all; a consumer frees a buffer on every block's ``empty`` barrier (``C W`` arriv
 barrier follows the barriers' initialisation and precedes the exit (no block may leave while another still
 arrives on its barriers). The kernel gets ``__cluster_dims__`` from the ``cluster_dims`` attribute.
 
+With ``warp_specialize_persistent = P`` the grid shrinks to the largest divisor ``B`` of the tiles not above ``P``
+and each side walks its block's tiles ``t * B + blockIdx.x`` in a serial loop, the buffers and barrier phases
+running on over the tiles (step ``t * n + k``): the producer copies the next tile's first K tiles while the
+consumers still store the previous tile's result.
+
 The pass runs in the CUDA code generator (``tensorize.codegen.cuda.split_kernels``), not in the common
 lowering: a serial emulation of the threads cannot run a producer and its consumers concurrently, so
 ``run_warp_emulated`` runs the loop as written (copy, then multiply, per iteration), which computes the
@@ -48,6 +53,7 @@ from .inject_software_pipeline import EXPLICIT_SYNC, _Versioned
 
 WARP_SPECIALIZE = "warp_specialize_stages"
 WARP_SPECIALIZE_CLUSTER = "warp_specialize_cluster"  # CTAs of blockIdx.x that share a tile by TMA multicast
+WARP_SPECIALIZE_PERSISTENT = "warp_specialize_persistent"  # at most this many CTAs, each walking several tiles
 CLUSTER_DIMS = "cluster_dims"  # the attribute telling the code generator the kernel's cluster (x)
 TMA_LOAD = "tir.ptx_tma_load"
 PRODUCER_REGISTERS = 40  # the producer only issues copies
@@ -168,14 +174,20 @@ class _Specializer(StmtExprMutator):
 
     def __init__(self):
         self.block_x = None  # the enclosing loop bound to blockIdx.x
+        self.blocks = None  # the blocks a persistent rewrite inside it launches
 
     def visit_for_(self, op):
         if op.kind == S.ForKind.THREAD_BINDING and _tag(op) == "blockIdx.x":
-            outer, self.block_x = self.block_x, op
+            outer = self.block_x, self.blocks
+            self.block_x, self.blocks = op, None
             try:
-                return super().visit_for_(op)
+                new = super().visit_for_(op)
+                if self.blocks is not None:  # persistent: fewer blocks, each walking its tiles
+                    new = S.For(new.loop_var, new.min, _int(self.blocks), new.kind, new.body, new.thread_binding,
+                                new.annotations)
+                return new
             finally:
-                self.block_x = outer
+                self.block_x, self.blocks = outer
         if op.kind == S.ForKind.THREAD_BINDING and _tag(op) == "threadIdx.y":
             loops = []
             post_order_visit(op.body, lambda n: loops.append(n) if isinstance(n, S.For)
@@ -184,7 +196,10 @@ class _Specializer(StmtExprMutator):
                 if len(loops) > 1:
                     raise TVMError("one warp-specialised loop per warpgroup loop is supported; found "
                                    f"{[loop.loop_var.name for loop in loops]}")
-                return _specialize(op, loops[0], self.block_x)
+                new, blocks = _specialize(op, loops[0], self.block_x)
+                if blocks is not None:
+                    self.blocks = blocks
+                return new
         if WARP_SPECIALIZE in (op.annotations or {}):
             raise TVMError(f"the loop {op.loop_var.name} is annotated {WARP_SPECIALIZE} but is not inside a loop "
                            "bound to threadIdx.y (the consumer warpgroups); bind the warpgroup loop to threadIdx.y")
@@ -303,6 +318,7 @@ def _cluster_fetches(fetches, block_x, rank, cluster):
 def _specialize(ty_loop, k_loop, block_x=None):
     stages = _ann_int(k_loop, WARP_SPECIALIZE)
     cluster = _ann_int(k_loop, WARP_SPECIALIZE_CLUSTER, 1)
+    persistent = _ann_int(k_loop, WARP_SPECIALIZE_PERSISTENT, 0)
     if stages < 2:
         raise TVMError(f"{WARP_SPECIALIZE} = {stages}: the producer needs at least 2 buffers")
     if not isinstance(ty_loop.extent, E.IntImm) or not isinstance(k_loop.extent, E.IntImm) \
@@ -325,9 +341,12 @@ def _specialize(ty_loop, k_loop, block_x=None):
         raise TVMError("the tiles the TMA copies write must be allocated in the warp-specialised loop's body")
     bar = E.Var("tz_mbar", E.PointerType("uint64", "shared"))
     k = k_loop.loop_var
-    slot = E.floormod(k, _int(stages))
-    phase = E.floormod(E.floordiv(k, _int(stages)), _int(2))
+    tiles, blocks, walk = _persistence(block_x, persistent, cluster)
+    step = E.add(E.mul(walk, _int(n)), k) if walk is not None else k  # the buffer sequence runs over all tiles
+    slot = E.floormod(step, _int(stages))
+    phase = E.floormod(E.floordiv(step, _int(stages)), _int(2))
     ty = ty_loop.loop_var
+    tile_of = {} if walk is None else {block_x.loop_var: E.add(E.mul(walk, _int(blocks)), block_x.loop_var)}
 
     def lane_loop(make_body):
         tx = E.Var("tx", _I32)
@@ -339,28 +358,31 @@ def _specialize(ty_loop, k_loop, block_x=None):
     rank = E.Var("cta_rank", _I32)
     if cluster > 1:
         fetches = _cluster_fetches(fetches, block_x, rank, cluster)
-    copies = [_WithBarrier(bar, slot).visit(_Versioned(versions, k).visit(fetch)) for fetch in fetches]
-    free = S.IfThenElse(E.GE(k, _int(stages)), _call("ptx_mbarrier_wait", bar, E.add(slot, _int(stages)),
-                                                      E.floormod(E.add(E.floordiv(k, _int(stages)), _int(1)), _int(2))))
+    copies = [substitute(_WithBarrier(bar, slot).visit(_Versioned(versions, step).visit(fetch)), tile_of)
+              for fetch in fetches]
+    free = S.IfThenElse(E.GE(step, _int(stages)), _call(
+        "ptx_mbarrier_wait", bar, E.add(slot, _int(stages)),
+        E.floormod(E.add(E.floordiv(step, _int(stages)), _int(1)), _int(2))))
     announce = _call("ptx_mbarrier_arrive_expect_tx", bar, slot, _int(nbytes))
-    produce = S.For(k, _int(0), _int(n), S.ForKind.SERIAL, S.SeqStmt([free, announce, *copies]), None, {})
+    produce = _walk(walk, tiles, S.For(k, _int(0), _int(n), S.ForKind.SERIAL, S.SeqStmt([free, announce, *copies]),
+                                       None, {}))
     producer = lane_loop(lambda tx: S.SeqStmt([_call("ptx_setmaxnreg", _int(0), _int(PRODUCER_REGISTERS)),
                                               S.IfThenElse(E.EQ(tx, _int(0)), produce)]))
 
     # the consumers: wait for the tile, multiply, free the previous iteration's buffer once its wgmma are done
     def release(tx):
-        last = E.floormod(E.sub(k, _int(1)), _int(stages))
+        last = E.floormod(E.sub(step, _int(1)), _int(stages))
         arrive = ([_call("ptx_mbarrier_arrive", bar, E.add(last, _int(stages)))] if cluster == 1 else
                   [_call("ptx_mbarrier_arrive", bar, E.add(last, _int(stages)), _int(cta)) for cta in range(cluster)])
         return S.SeqStmt([_call("ptx_wgmma_wait_group", _int(groups)),
-                          S.IfThenElse(E.And(E.EQ(tx, _int(0)), E.GT(k, _int(0))), S.SeqStmt(arrive))])
+                          S.IfThenElse(E.And(E.EQ(tx, _int(0)), E.GT(step, _int(0))), S.SeqStmt(arrive))])
 
     consume = S.For(k, _int(0), _int(n), S.ForKind.SERIAL, S.SeqStmt([
         lane_loop(lambda tx: _call("ptx_mbarrier_wait", bar, slot, phase)),
-        *(_Versioned(versions, k).visit(s) for s in computes),
+        *(_Versioned(versions, step).visit(s) for s in computes),
         lane_loop(release)]), None, {})
     consumer = S.SeqStmt([lane_loop(lambda tx: _call("ptx_setmaxnreg", _int(1), _int(CONSUMER_REGISTERS))),
-                          _Replace(k_loop, consume).visit(ty_loop.body)])
+                          _walk(walk, tiles, substitute(_Replace(k_loop, consume).visit(ty_loop.body), tile_of))])
 
     def init(tx):
         inits = [_call("ptx_mbarrier_init", bar, _int(s), _int(1)) for s in range(stages)]
@@ -382,7 +404,26 @@ def _specialize(ty_loop, k_loop, block_x=None):
         new_body = wrap(new_body)
     new_body = S.Allocate(bar, "uint64", [_int(2 * stages)], E.IntImm("bool", 1), new_body)
     return S.For(ty, ty_loop.min, _int(consumers + 1), ty_loop.kind, new_body, ty_loop.thread_binding,
-                 ty_loop.annotations)
+                 ty_loop.annotations), (blocks if walk is not None else None)
+
+
+def _persistence(block_x, persistent, cluster):
+    """(tiles per block, blocks, the loop variable walking a block's tiles) of a persistent rewrite, or
+    (1, None, None) without one: the blocks are the largest divisor of the tiles not above ``persistent``."""
+    if not persistent:
+        return 1, None, None
+    if cluster > 1 or block_x is None or not isinstance(block_x.extent, E.IntImm):
+        raise TVMError("persistent thread blocks need a constant blockIdx.x loop of tiles and no cluster")
+    count = int(block_x.extent.value)
+    blocks = max(d for d in range(1, min(count, persistent) + 1) if count % d == 0)
+    return count // blocks, blocks, E.Var("tile_step", _I32)
+
+
+def _walk(walk, tiles, body):
+    """``body`` inside the loop over a persistent block's tiles (``body`` itself without one)."""
+    if walk is None:
+        return body
+    return S.For(walk, _int(0), _int(tiles), S.ForKind.SERIAL, body, None, {})
 
 
 def inject_warp_specialization(func):

@@ -107,6 +107,26 @@ def test_batched_operands_are_copied_as_one_2d_view(workload, shape):
 
 
 @pytest.mark.parametrize("workload", [gemm_nt, gemm_nn])
+def test_persistent_blocks_walk_their_tiles(workload, tmp_path):
+    """At most 6 blocks for 16 tiles: 4 blocks of 4 tiles each, both sides looping over them."""
+    M, N, K = 512, 1024, 192
+    sch = schedule_wgmma_gemm(workload(M, N, K), warpgroups=2, n=256, stages=3, fetch="tma", group=2, persistent=6)
+    a, b = _inputs(M, N, K)
+    c = np.zeros((M, N), "float32")
+    run_warp_emulated(sch.mod, a, b if workload is gemm_nt else np.ascontiguousarray(b.T), c)
+    np.testing.assert_allclose(c, a.astype("float64") @ b.astype("float64").T, rtol=1e-4, atol=1e-4)
+    rt = tvm.build(sch.mod, target=TARGET)
+    assert rt.launches()[0].grid == (4, 1, 1)
+    kernel = rt.imported_modules[0].get_source()
+    kernel = kernel[kernel.index('extern "C"'):]
+    assert kernel.count("for (int tile_step = 0; tile_step < 4; ++tile_step)") == 2  # producer and consumers
+    if shutil.which("nvcc"):
+        nvcc_ptx(rt.imported_modules[0].get_source(), "sm_90a", tmp_path)
+    with pytest.raises(ValueError, match="without clusters"):
+        schedule_wgmma_gemm(workload(M, N, K), fetch="tma", stages=3, group=2, cluster=2, persistent=6)
+
+
+@pytest.mark.parametrize("workload", [gemm_nt, gemm_nn])
 def test_clusters_multicast_the_shared_tile(workload, tmp_path):
     """Two blocks of neighbouring rows share B's tile: each copies half of it (half the box rows, or half the
     64-column blocks) to both, and frees a buffer on both blocks' barriers."""
@@ -205,7 +225,8 @@ def test_runs_on_the_gpu():
     if int(cupy.cuda.Device().compute_capability) != 90:
         pytest.skip("TMA and wgmma need an sm_90 GPU (H100/H200)")
     for (M, N, K), kw in (((512, 768, 1024), {"stages": 4, "group": 2}), ((300, 500, 260), {"stages": 3}),
-                          ((512, 768, 1024), {"stages": 4, "group": 4, "cluster": 2})):
+                          ((512, 768, 1024), {"stages": 4, "group": 4, "cluster": 2}),
+                          ((512, 768, 1024), {"stages": 4, "group": 2, "persistent": 5})):
         a, b = _inputs(M, N, K)
         for workload, b_stored in ((gemm_nt, b), (gemm_nn, np.ascontiguousarray(b.T))):
             sch = schedule_wgmma_gemm(workload(M, N, K), warpgroups=2, n=256, fetch="tma", **kw)

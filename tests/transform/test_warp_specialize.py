@@ -80,7 +80,8 @@ class Agent:
     def __init__(self, machine, cta, env, body, expected_boxes):
         self.m, self.cta, self.expected_boxes = machine, cta, expected_boxes
         self.groups, self.open_group = [], []
-        self.iteration = None  # the consumer's K iteration (its reads must see this tag)
+        self.iteration = None  # (tile, K iteration) of a consumer: its reads must see this tag
+        self.tile = 0  # a persistent block's tile step
         self.steps = self.run(body, dict(env))
         self.blocked = None
         self.done = False
@@ -97,8 +98,10 @@ class Agent:
                 return
             assert not tag, f"unexpected thread loop {tag}"
             for i in range(_value(s.min, env), _value(s.min, env) + _value(s.extent, env)):
+                if s.loop_var.name == "tile_step":
+                    self.tile = i
                 if s.loop_var.name.startswith("k_"):
-                    self.iteration = i
+                    self.iteration = (self.tile, i)
                 yield from self.run(s.body, {**env, s.loop_var: i})
         elif isinstance(s, S.IfThenElse):
             if _value(s.condition, env):
@@ -230,6 +233,16 @@ def _block_x(func):
 @pytest.mark.parametrize("K, stages", [(64 * 5, 2), (64 * 7, 3), (64 * 2, 4), (64 * 9, 4)])
 def test_every_read_sees_its_own_tile(workload, K, stages):
     func = _specialized(workload, K, stages)
+    for seed in range(3):
+        _simulate(func, seed=seed)
+
+
+@pytest.mark.parametrize("K, stages", [(64 * 3, 2), (64 * 3, 4), (64 * 5, 3)])
+def test_persistent_blocks_carry_the_buffers_over_their_tiles(K, stages):
+    """Each block walks 2 tiles; the buffer sequence and the barrier phases run on across the tiles (K tiles
+    not a multiple of the buffers, or fewer), so the producer fills the next tile's buffers early."""
+    func = _specialized(gemm_nt, K, stages, group=2, persistent=3)
+    assert int(_block_x(func).extent.value) == 2  # 4 tiles of 128 x 256: 2 blocks (the divisor of 4 up to 3)
     for seed in range(3):
         _simulate(func, seed=seed)
 
