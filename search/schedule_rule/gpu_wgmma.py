@@ -11,12 +11,13 @@ other; the fetches are spread over the threads by the ``rewrite_cooperative_fetc
 turns the sampled depth into pipeline stages.
 
 Block tiles the tensor memory accelerator can copy (rows and ``n`` among 64, 128, 256; K tiles of 64; a B
-stored K x N in 64-column blocks; a batch axis folded into the rows) get a second, warp-specialised sketch (``fetch="tma"``): a
-producer warpgroup copies the tiles with TMA into a sampled number of shared buffers while the others
-multiply, and the thread blocks
+stored K x N in 64-column blocks; a batch axis folded into the rows) get a second, warp-specialised sketch
+(``fetch="tma"``): a producer warpgroup copies the tiles with TMA into a sampled number of shared buffers while
+the others multiply, and the thread blocks
 walk the grid in a sampled number of block rows at a time (L2 reuse); ``cluster_tiles`` may add a third, in
 clusters of two blocks that copy their common tile of B once, by TMA multicast. Other blocks, and the
-untensorized branch, are left to the next rules.
+untensorized branch, are left to the next rules. ``persistent_blocks`` may add persistent variants (each block
+walking several tiles).
 """
 from __future__ import annotations
 
@@ -71,6 +72,9 @@ class MultiLevelTilingWGMMA(ScheduleRule):
     raster_groups : sequence of int
         Candidate block rows walked together by the warp-specialised sketches (1: row by row); those that do
         not divide the block rows are left out.
+    persistent_blocks : sequence of int
+        Block counts of persistent variants of the warp-specialised sketches (each block walks its tiles; e.g.
+        ``(132,)``, the SMs of an H100/H200); none by default until measured.
     cluster_tiles : sequence of (int, int)
         Block tiles that also get a warp-specialised sketch in clusters of two blocks sharing B's tile by TMA
         multicast (even raster groups only). None by default: on an H100 the clustered kernel computed right but
@@ -79,13 +83,14 @@ class MultiLevelTilingWGMMA(ScheduleRule):
 
     def __init__(self, block_tiles=((2, 256), (2, 128), (1, 256), (1, 128), (2, 64)), k_steps=(2, 4),
                  pipeline_depths=(0, 1, 2, 3, 4), tma_stages=(2, 3, 4, 5), raster_groups=(1, 2, 4, 8),
-                 cluster_tiles=()):
+                 cluster_tiles=(), persistent_blocks=()):
         self.block_tiles = tuple(tuple(t) for t in block_tiles)
         self.k_steps = tuple(k_steps)
         self.pipeline_depths = tuple(pipeline_depths)
         self.tma_stages = tuple(tma_stages)
         self.raster_groups = tuple(raster_groups)
         self.cluster_tiles = tuple(tuple(t) for t in cluster_tiles)
+        self.persistent_blocks = tuple(persistent_blocks)
         for _, n in self.block_tiles:
             if n not in wg.WGMMA_N:
                 raise ValueError(f"wgmma has no N of {n}; choose from {wg.WGMMA_N}")
@@ -121,8 +126,9 @@ class MultiLevelTilingWGMMA(ScheduleRule):
     def _tma_sketches(self, sch, block, blk) -> list:
         out = []
         M = int(blk.iter_vars[-3].dom.extent)
-        tiles = [(t, 1) for t in self.block_tiles] + [(t, 2) for t in self.cluster_tiles if t in self.block_tiles]
-        for (warpgroups, n), cluster in tiles:
+        tiles = [(t, 1, 0) for t in self.block_tiles] + [(t, 2, 0) for t in self.cluster_tiles if t in self.block_tiles]
+        tiles += [(t, 1, p) for t in self.block_tiles for p in self.persistent_blocks]
+        for (warpgroups, n), cluster, persistent in tiles:
             if 64 * warpgroups not in TMA_ROWS or n not in TMA_ROWS:
                 continue
             rows = -(-M // (64 * warpgroups))
@@ -137,7 +143,7 @@ class MultiLevelTilingWGMMA(ScheduleRule):
                     self.tma_stages))
                 group = branch.sample_categorical(groups, [1.0 / len(groups)] * len(groups))
                 schedule_wgmma_gemm(branch, block, warpgroups=warpgroups, n=n, k_steps=4, stages=stages,
-                                    fetch="tma", group=group, cluster=cluster)
+                                    fetch="tma", group=group, cluster=cluster, persistent=persistent)
             except (ScheduleError, ValueError) as err:
                 logger.debug("warp-specialised wgmma %dx%d does not apply to %s: %s", 64 * warpgroups, n,
                              blk.name_hint, err)

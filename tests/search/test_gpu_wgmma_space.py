@@ -158,3 +158,23 @@ def test_warp_specialised_tma_candidates_compute_the_gemm(tmp_path):
         assert "tz_tma_load_2d(" in source and "tz_setmaxnreg_dec<" in source
         assert ("__cluster_dims__(2, 1, 1)" in source) == (sketch is clustered[0])
         assert [m.arg for m in rt.launches()[0].tensor_maps] == [0, 1]  # descriptors of A and B
+
+
+def test_persistent_tma_sketches_when_asked_for():
+    from search.schedule_rule import default_rules
+
+    ctx = TuneContext.create(gemm_nt(256, 512, 256), "cuda -arch=sm_90a", seed=0)
+    rules = [MultiLevelTilingWGMMA(persistent_blocks=(3,)) if isinstance(r, MultiLevelTilingWGMMA) else r
+             for r in default_rules(ctx)]
+    sketches = [s for s in PostOrderApply(rules=rules).generate_design_space(ctx)
+                if "warp_specialize_persistent" in s.mod.script()]
+    assert len(sketches) == 5  # one per block tile
+    from search.postproc.base import PostprocError
+
+    for seed in range(20):  # too many buffers for the shared memory are the verifier's to drop
+        try:
+            sch = sample_candidate(ctx, sketches[0], default_postprocs(ctx), seed=seed)
+            break
+        except PostprocError as err:
+            assert "shared memory" in str(err)
+    assert tvm.build(sch.mod, target="cuda -arch=sm_90a").launches()[0].grid[0] <= 3
