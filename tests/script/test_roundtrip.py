@@ -146,3 +146,13 @@ def test_random_expressions_round_trip(expression):
     out = decl_buffer((1,), "int32", name="out")
     func = P.func([_I, _J, out], BufferStore(out, E.convert(expression), [0]), attrs={})
     assert_round_trip(func)
+
+
+@pytest.mark.parametrize("fetch", ["bind", "tma"])
+def test_tensorized_wgmma_schedules_round_trip(fetch):
+    """Symbolic strides and offsets of match buffers, declared together (``s0, s1 = T.int32(), T.int32()``),
+    keep their names when read back; the TMA copies' calls print and parse."""
+    from intrinsics.cuda_wgmma_schedule import gemm_nt, schedule_wgmma_gemm
+
+    sch = schedule_wgmma_gemm(gemm_nt(256, 512, 256), stages=3, fetch=fetch, group=2)
+    assert_round_trip(sch.mod)

@@ -144,6 +144,8 @@ class AssignStatements:
             for name, v in zip(names, values):
                 if isinstance(v, PrimExpr) and not isinstance(v, Var):
                     raise self.error(node, "tuple assignment of expressions is not supported; assign them one by one")
+                if isinstance(v, Var) and v.name == "":  # ``m, n = T.int32(), T.int32()``: the vars take the names
+                    v = Var(name, v.dtype, v.type_annotation)
                 self.bind(name, v)
             return None
         name = self.target_name(target)
