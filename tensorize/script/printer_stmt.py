@@ -105,8 +105,9 @@ class StmtPrinter:
     def _free_buffer(self, buffer: Buffer) -> str:
         """A buffer used but not defined (a standalone statement): ``A = T.Buffer(...)`` at the top."""
         saved, self.local_defs = self.local_defs, None
-        try:
-            call = buffer_decl_call(self, buffer, "T.Buffer", dtype_always=True)
+        try:  # a view of a defined buffer's data (a flattened parameter) names it: ``data=A.data``
+            call = buffer_decl_call(self, buffer, "T.Buffer", dtype_always=True,
+                                    with_data=self.names.is_defined(buffer.data))
             name = self.names.define(buffer, buffer.name, outermost=True)
             self._alias_parts(buffer, name)
         finally:

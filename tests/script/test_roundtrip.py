@@ -156,3 +156,17 @@ def test_tensorized_wgmma_schedules_round_trip(fetch):
 
     sch = schedule_wgmma_gemm(gemm_nt(256, 512, 256), stages=3, fetch=fetch, group=2)
     assert_round_trip(sch.mod)
+
+
+def test_lowered_programs_round_trip():
+    """A lowered program's flattened views of its parameters print as ``A_1 = T.Buffer((4096,), data=A.data)``
+    and read back as views of the same data."""
+    import tensorize as tvm
+    from intrinsics.cuda_wgmma_schedule import gemm_nt, schedule_wgmma_gemm
+
+    A = te.placeholder((64, 64), name="A")
+    B = te.compute((64, 64), lambda i, j: A[i, j] * 2.0, name="B")
+    lowered = tvm.lower(te.create_prim_func([A, B]))
+    assert 'A_1 = T.Buffer((4096,), "float32", data=A.data)' in lowered.script()
+    assert_round_trip(lowered)
+    assert_round_trip(tvm.lower(schedule_wgmma_gemm(gemm_nt(256, 512, 256), stages=3, fetch="tma").mod))
