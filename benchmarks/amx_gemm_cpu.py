@@ -11,7 +11,8 @@ search's own runner, that packing is split out and run once per weight, ``search
 searched and the hand kernels both take B pre-packed), and AMX competes with AVX-512/VNNI and plain code in the same search (``--amx-only``: AMX sketches
 only). The row names the intrinsic the best program uses. Ours, hand: ``intrinsics.x86_amx_schedule`` (2 x 2
 accumulator tiles, the K loop inside the intrinsic, B pre-packed, blocks of C parallel; the conv2d as an im2col
-GEMM). PyTorch: ``torch._int_mm`` (s8 x s8: the u8 operand shifted by -128 and corrected), bf16
+GEMM; bf16 also with 1 x 2 tiles and 16 K-steps per call, the fastest blocking of the bf16 probe in
+``results/amx_gemm.md``). PyTorch: ``torch._int_mm`` (s8 x s8: the u8 operand shifted by -128 and corrected), bf16
 ``torch.matmul``, and for the conv2d the quantized oneDNN conv where it runs, else an f32 channels-last one
 (timing only). The AMX peak: a TensorIR kernel of 4 accumulator tiles x ``tdpbusd`` on register-resident tiles
 per thread, checked against the same kernel in C (``benchmarks/c_peaks.py``): equal results, close rates.
@@ -290,6 +291,15 @@ def gemm_bf16_rows(a_bf, b_bf, torch_res: dict, opts, emulate: bool) -> list:
     base_s = base[0] if base else None
     rows = [("bf16->f32 GEMM, hand: AMX 2x2 tiles", time_call(lambda: fb(Ab, Bb, Cb), opts.repeat),
              2.0 * M * N * K, base_s, "bf16 matmul")]
+    # the fastest blocking of the bf16 probe (results/amx_gemm.md): 1 x 2 accumulator tiles, 16 K-steps per call
+    k_steps = 16 if K % (16 * 32) == 0 else None  # 16 steps of 32 bf16 where K holds them
+    f12 = tvm.build(schedule_amx_gemm(amx_gemm(M, N, K, "bfloat16", "bfloat16"), m_tiles=1, n_tiles=2,
+                                      k_steps=k_steps, emulate=emulate).mod, target=TARGET)
+    Cb.copyfrom(np.zeros((M, N), np.float32))
+    f12(Ab, Bb, Cb)
+    np.testing.assert_allclose(Cb.numpy(), ref, atol=tol)
+    rows.append(("bf16->f32 GEMM, hand: AMX 1x2 tiles, 16 K-steps", time_call(lambda: f12(Ab, Bb, Cb), opts.repeat),
+                 2.0 * M * N * K, base_s, "bf16 matmul"))
     fs, args, used = searched(amx_gemm(M, N, K, "bfloat16", "bfloat16"), opts, "gemm_bf16",
                               [Ab, tvm.nd.array(b_bf, dtype="bfloat16")])
     fs(*args, Cb)
