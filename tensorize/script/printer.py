@@ -168,10 +168,11 @@ class _Printer(StmtPrinter):
         body_start = len(self.lines)
         if attrs:
             self.emit(f"T.func_attr({self.ex.dict_text(attrs)})")
-        self.top_insert_at = len(self.lines)
         self.top_depth = self.depth
         for param, buffer in late_buffers:
             self.buffer_definition(buffer, "T.match_buffer", first_args=[self.ex.var(param)])
+        # hoisted definitions go after the parameters' match_buffers: a flattened view names their data and shape
+        self.top_insert_at = len(self.lines)
         self.function_body(func)
         self.end_top_level()
         if len(self.lines) == body_start:
