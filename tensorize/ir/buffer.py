@@ -117,7 +117,7 @@ class Buffer(Node):
             begin[-1] = Ramp(begin[-1], 1, lanes)
         return BufferLoad(self, begin, predicate)
 
-    def vstore(self, begin: Sequence, value):
+    def vstore(self, begin: Sequence, value, predicate=None):
         """A (vector) store of ``value`` starting at ``begin``.
 
         Parameters
@@ -126,6 +126,8 @@ class Buffer(Node):
             The indices of the first element.
         value : PrimExpr
             The stored value.
+        predicate : PrimExpr, optional
+            A lane mask (TVM's predicated store).
 
         Returns
         -------
@@ -137,7 +139,7 @@ class Buffer(Node):
         lanes = dt.lanes_of(value.dtype) // dt.lanes_of(self.dtype)
         if lanes > 1:
             begin[-1] = Ramp(begin[-1], 1, lanes)
-        return BufferStore(self, value, begin)
+        return BufferStore(self, value, begin, predicate)
 
     def access_ptr(self, access_mask="r", ptr_type: str = "handle", content_lanes: int = 1, offset=0, extent=None):
         """A ``tvm_access_ptr`` call: the address of element ``elem_offset + offset``.

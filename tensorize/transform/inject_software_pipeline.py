@@ -39,6 +39,7 @@ from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.buffer import Buffer
 from ..ir.functor import StmtExprMutator, post_order_visit, substitute
+from ..ir.renew_defs import renew_defs
 from .pass_infra import func_pass
 
 logger = logging.getLogger(__name__)
@@ -206,7 +207,7 @@ class _Pipeliner(StmtExprMutator):
         def instance(i, iteration):
             """Statement ``i`` working on (0-based) iteration ``iteration``."""
             stmt = substitute(items[i], {var: E.add(iteration, lo) if lo else iteration})
-            stmt = _Versioned(versions, iteration).visit(stmt)
+            stmt = renew_defs(_Versioned(versions, iteration).visit(stmt))  # each copy defines its own loops
             if stages[i] in async_stages:
                 stmt = S.AttrStmt(E.StringImm("default"), "async_scope", E.IntImm("int32", 1), stmt)
             return stmt

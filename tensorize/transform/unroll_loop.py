@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import logging
 
-from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.expr import IntImm
 from ..ir.functor import StmtExprMutator, StmtExprVisitor, substitute
+from ..ir.renew_defs import renew_defs
 from .pass_infra import PassContext, func_pass
 
 AUTO_UNROLL_KEY = "pragma_auto_unroll_max_step"
@@ -48,34 +48,6 @@ def _leaf_count(stmt) -> int:
     return counter[0]
 
 
-class _FreshDefinitions(StmtExprMutator):
-    """A copy of a statement whose loops and lets define new variables (same names), so that the copies of an
-    unrolled body do not define one variable twice in a function."""
-
-    _methods: dict = {}
-
-    def __init__(self):
-        self.renamed: dict = {}
-
-    def visit_var_(self, op):
-        return self.renamed.get(op, op)
-
-    def visit_for_(self, op):
-        var = E.Var(op.loop_var.name, op.loop_var.dtype)
-        self.renamed[op.loop_var] = var
-        binding = op.thread_binding
-        if binding is not None:  # as the parser gives each thread-bound loop its own thread variable
-            binding = binding.replace(var=E.Var(binding.var.name, binding.var.dtype))
-        return S.For(var, self.visit_expr(op.min), self.visit_expr(op.extent), op.kind, self.visit_stmt(op.body),
-                     binding, op.annotations)
-
-    def visit_let_stmt_(self, op):
-        value = self.visit_expr(op.value)
-        var = E.Var(op.var.name, op.var.dtype, op.var.type_annotation)
-        self.renamed[op.var] = var
-        return S.LetStmt(var, value, self.visit_stmt(op.body))
-
-
 def unroll(loop: S.For) -> S.Stmt:
     """The body of ``loop`` repeated once per iteration with the loop variable replaced by its value; every copy
     after the first defines fresh variables for the loops and lets inside it.
@@ -92,7 +64,7 @@ def unroll(loop: S.For) -> S.Stmt:
     """
     start, extent = loop.min, loop.extent.value
     copies = [substitute(loop.body, {loop.loop_var: start + k}) for k in range(extent)]
-    return S.SeqStmt.flatten([c if k == 0 else _FreshDefinitions().visit_stmt(c) for k, c in enumerate(copies)])
+    return S.SeqStmt.flatten([c if k == 0 else renew_defs(c) for k, c in enumerate(copies)])
 
 
 class _Unroller(StmtExprMutator):

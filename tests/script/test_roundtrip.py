@@ -172,7 +172,8 @@ def test_lowered_programs_round_trip():
     assert_round_trip(tvm.lower(schedule_wgmma_gemm(gemm_nt(256, 512, 256), stages=3, fetch="tma").mod))
 
 
-@pytest.mark.parametrize("builder", [b for b in P.BUILDERS if b.__name__ != "expression_zoo"], ids=lambda b: b.__name__)
+@pytest.mark.parametrize("builder", [b for b in P.BUILDERS if b.__name__ != "expression_zoo"],
+                         ids=lambda b: b.__name__)
 def test_lowered_hand_built_programs_round_trip(builder):
     """Lowered, the printer's programs read back as themselves: unrolled copies define their own loop, let and
     thread variables, as the parser gives each its own. (The expression zoo's ``if_then_else`` on a constant
@@ -184,3 +185,11 @@ def test_lowered_hand_built_programs_round_trip(builder):
     except Exception as err:  # noqa: BLE001 - programs made to test printing need not lower
         pytest.skip(f"does not lower: {err}")
     assert_round_trip(lowered)
+
+
+def test_predicated_vector_stores_parse():
+    """``B.vstore([i], value, predicate=mask)``, as the printer writes a predicated store, reads back."""
+    A = decl_buffer((16,), "float32", name="A")
+    i = E.Var("i", "int32")
+    store = A.vstore([i], E.Broadcast(E.FloatImm("float32", 1.0), 4), predicate=E.Broadcast(E.IntImm("bool", 1), 4))
+    assert store.predicate is not None and store.indices[0].lanes == 4

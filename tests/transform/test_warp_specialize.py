@@ -289,3 +289,13 @@ def test_loops_it_cannot_rewrite_are_refused():
 
     with pytest.raises(TVMError, match="threadIdx.y"):
         inject_warp_specialization(func.with_body(ir_transform(func.body, None, strip_threads, ["tir.For"])))
+
+
+def test_copied_statements_define_their_own_variables():
+    """The software pipeline's and the unroller's copies of a statement define fresh loop variables: a lowered
+    pipelined GEMM defines no variable twice (it reads back structurally equal)."""
+    from tensorize.ir.structural import assert_structural_equal
+    from tensorize.script import from_source
+
+    lowered = tvm.lower(schedule_wgmma_gemm(gemm_nt(128, 256, 256), stages=2).mod)
+    assert_structural_equal(from_source(lowered.script()), lowered)

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...ir.expr import StringImm
+
 
 class Spec:
     """Base of the records; ``__repr__`` names the construct for error messages."""
@@ -150,7 +152,9 @@ class AttrStmtSpec(Spec):
     construct = "T.attr"
 
     def __init__(self, node, key: str, value):
-        self.node, self.key, self.value = node, key, value
+        # a string node is a StringImm in the IR the passes build (``T.attr("default", "async_scope", 1)``)
+        self.node = StringImm(node) if isinstance(node, str) else node
+        self.key, self.value = key, value
 
 
 class LaunchThreadSpec(Spec):
