@@ -49,12 +49,8 @@ def gpu_available() -> bool:
     return cupy_or_none() is not None
 
 
-_CUPY: list = [None]  # cupy, once a launch has found it usable
-
-
 def _require_cupy():
     cupy = cupy_or_none()
-    _CUPY[0] = cupy
     if cupy is None:
         raise TVMError("running CUDA kernels needs cupy (pip install cupy-cuda13x) and an NVIDIA GPU; none is "
                        "available here. Read the generated code with mod.imported_modules[0].get_source(), or "
@@ -102,7 +98,8 @@ def cuda_include_dir() -> str | None:
 class KernelLaunch:
     """One kernel launch of a host function: its name, grid, block, dynamic shared memory (bytes; a
     kernel above the 48 KB static limit keeps its shared buffers in one ``extern __shared__`` array) and the
-    TMA descriptors it takes after its arguments (``tensor_map.TensorMapSpec``, encoded at each launch)."""
+    TMA descriptors it takes after its arguments (``tensor_map.TensorMapSpec``, encoded from the arguments at
+    the first launch on them)."""
 
     name: str
     grid: tuple
@@ -244,6 +241,7 @@ class CUDAFunction:
         # (dtype, shape as ints or None for a scalar) per parameter
         self._expected = [(dtype, None if shape is None else tuple(int(s) for s in shape)) for dtype, shape in params]
         self._kernels = None  # [(launch, kernel)] once compiled
+        self._cupy = None  # cupy, once a call has found it usable
 
     def _workspace(self, cupy) -> list:
         if self._workspace_arrays is None:
@@ -281,7 +279,7 @@ class CUDAFunction:
         return self._kernels
 
     def __call__(self, *args) -> None:
-        cupy = _CUPY[0] or _require_cupy()
+        cupy = self._cupy = self._cupy or _require_cupy()
         arguments = self._arguments(args, cupy) + self._workspace(cupy)
         for launch, kernel in self._compiled():
             kernel_args = tuple(arguments)
