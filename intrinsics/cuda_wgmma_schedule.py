@@ -37,7 +37,7 @@ from tensorize.transform.swizzle_shared import SWIZZLE
 from tensorize.transform.warp_specialize import (WARP_SPECIALIZE, WARP_SPECIALIZE_CLUSTER,
                                                  WARP_SPECIALIZE_PERSISTENT)
 
-from .cuda_tma import SWIZZLE_OF_COLS, TMA_ROWS, tma_intrin_name
+from .cuda_tma import TMA_ROWS, tma_intrin_name
 from .cuda_wgmma import (INPUT_TYPES, MN_ATOM, SCOPE, STORE_TYPES, SWIZZLE_OF_K_STEPS, WARPGROUP, acc_tile_map,
                          b_tile_map, intrin_name, shared_tile_map, tile_intrin_name)
 
@@ -383,7 +383,6 @@ def _check_tma(b_mn_major, batched, swizzle, k_steps, stages, warpgroups, n) -> 
     if 64 * warpgroups not in TMA_ROWS or n not in TMA_ROWS:
         raise ValueError(f"fetch='tma' copies tiles of {TMA_ROWS} rows: 64 * warpgroups = {64 * warpgroups} and "
                          f"n = {n} must be among them")
-    assert 16 * k_steps in SWIZZLE_OF_COLS
 
 
 def _rasterize(sch, i0, j0, group, cluster_size=1, one_axis=False):

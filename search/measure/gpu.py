@@ -203,8 +203,8 @@ def load_artifact(path: str):
     device = CUDASourceModule(plan["source"], target)
     functions = {}
     for name, spec in plan["functions"].items():
-        launches = [KernelLaunch(n, tuple(g), tuple(b), int(s), tuple(TensorMapSpec(**m) for m in maps))
-                    for n, g, b, s, *rest in spec["launches"] for maps in [rest[0] if rest else []]]
+        launches = [KernelLaunch(name, tuple(grid), tuple(block), int(shared), tuple(TensorMapSpec(**m) for m in maps))
+                    for name, grid, block, shared, maps in spec["launches"]]
         params = [(d, None if s is None else tuple(s)) for d, s in spec["params"]]
         functions[name] = (launches, params, [tuple(w) for w in spec["workspaces"]])
     return CUDAHostModule(functions, device, target)

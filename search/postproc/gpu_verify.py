@@ -29,7 +29,8 @@ class VerifyGPUCode(Postproc):
         from tensorize.codegen.cuda import split_kernels
         from tensorize.codegen.cuda.resources import kernel_resources
         from tensorize.driver import lower
-        from tensorize.ir.function import PrimFunc
+        from tensorize.ir.function import IRModule, PrimFunc
+        from tensorize.transform.warp_specialize import inject_warp_specialization
 
         limits = GPULimits.of(ctx.target)
         for func_name in sch.mod.function_names():  # threads per block read off the IR: no lowering needed
@@ -39,6 +40,9 @@ class VerifyGPUCode(Postproc):
                                     f"{limits.max_threads_per_block}")
         try:
             lowered = lower(sch.mod)
+            # split warp-specialised loops once: the kernel split and the resource count below then find none
+            lowered = IRModule({gv: inject_warp_specialization(f) if isinstance(f, PrimFunc) else f
+                                for gv, f in lowered.functions.items()}, lowered.attrs, lowered.global_infos)
             for gv, func in lowered.functions.items():
                 if isinstance(func, PrimFunc):
                     split_kernels(gv.name_hint, func)

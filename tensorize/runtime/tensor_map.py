@@ -17,13 +17,12 @@ import ctypes
 from dataclasses import dataclass
 
 from ..errors import TVMError
+from ..ir import dtype as dt
 
 _DATA_TYPES = {"uint8": 0, "uint16": 1, "uint32": 2, "int32": 3, "uint64": 4, "int64": 5, "float16": 6,
                "float32": 7, "float64": 8, "bfloat16": 9, "int8": 0}  # CUtensorMapDataType (int8 as its bytes)
 _SWIZZLES = {0: 0, 32: 1, 64: 2, 128: 3}  # CUtensorMapSwizzle
 _L2_PROMOTION_256B = 3
-_BYTES = {"float16": 2, "bfloat16": 2, "float32": 4, "float64": 8, "int8": 1, "uint8": 1, "int32": 4, "uint32": 4,
-          "uint16": 2, "int64": 8, "uint64": 8}
 
 
 @dataclass(frozen=True)
@@ -62,9 +61,9 @@ def tensor_map_geometry(spec: TensorMapSpec, size: int, address: int):
     TVMError
         When the hardware's limits are not met (alignment, box size, swizzle span).
     """
-    elem = _BYTES.get(spec.dtype)
-    if elem is None or spec.swizzle not in _SWIZZLES:
+    if spec.dtype not in _DATA_TYPES or spec.swizzle not in _SWIZZLES:
         raise TVMError(f"no TMA descriptor for {spec.dtype} with a {spec.swizzle}-byte swizzle")
+    elem = dt.bits_of(spec.dtype) // 8
     if size % spec.ld:
         raise TVMError(f"a TMA source of {size} elements is not whole rows of {spec.ld}")
     if address % 16 or (spec.ld * elem) % 16:

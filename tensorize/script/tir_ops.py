@@ -20,10 +20,10 @@ from ..ir import dtype as _dt
 from ..ir import expr as _E
 from ..ir.expr import Call as _Call
 from ..ir.expr import Op as _Op
-from ..ir.expr import StringImm as _StringImm
 from ..ir.expr_build import call_intrin as _call_intrin
 from .tir_ops_gpu import *  # noqa: F401,F403  (T.tvm_storage_sync, T.ptx_wgmma, T.ptx_tma_load, ...)
 from .tir_ops_gpu import __all__ as _gpu_all
+from .tir_ops_gpu import _call  # one builder of intrinsic calls for both modules
 
 __all__ = [
     "let", "q_multiply_shift", "q_multiply_shift_per_axis", "Add", "Sub", "Mul", "Div", "Mod", "FloorDiv",
@@ -37,14 +37,6 @@ Add, Sub, Mul, Div, Mod = _E.Add, _E.Sub, _E.Mul, _E.Div, _E.Mod
 FloorDiv, FloorMod, Min, Max = _E.FloorDiv, _E.FloorMod, _E.Min, _E.Max
 EQ, NE, LT, LE, GT, GE = _E.EQ, _E.NE, _E.LT, _E.LE, _E.GT, _E.GE
 And, Or, Not = _E.And, _E.Or, _E.Not
-
-
-def _call(dtype: str, name: str, *args) -> _Call:
-    return _Call(dtype, _Op.get("tir." + name), tuple(_str_or_expr(a) for a in args))
-
-
-def _str_or_expr(value):
-    return _StringImm(value) if isinstance(value, str) else value
 
 
 # -- packed calls and memory hints ------------------------------------------------------------

@@ -177,7 +177,9 @@ def emulate_warp_calls(mod):
     return IRModule(functions, mod.attrs, mod.global_infos)
 
 
-def _has_swizzled_tiles(mod) -> bool:
+def _stores_hardware_layouts(mod) -> bool:
+    """Whether ``mod`` has shared tiles stored in the hardware's swizzled layout (a copy block annotated
+    ``swizzle_bytes``, or a TMA copy): the model then reads them after lowering, as the GPU does."""
     found = []
     for func in ([mod] if isinstance(mod, PrimFunc) else mod.functions.values()):
         if isinstance(func, PrimFunc):
@@ -208,7 +210,7 @@ def run_warp_emulated(mod, *arrays) -> WarpModel:
     from ..codegen.python import run_prim_func
 
     mod = getattr(mod, "mod", mod)
-    if _has_swizzled_tiles(mod):  # swizzled tiles are read as the hardware does: after the layout pass
+    if _stores_hardware_layouts(mod):  # swizzled tiles are read as the hardware does: after the layout pass
         from .pipeline import run_lowering_phases
 
         mod = run_lowering_phases(mod if isinstance(mod, IRModule) else IRModule({"main": mod}))

@@ -242,7 +242,7 @@ class WarpModel:
         size = dst.array.itemsize
         byte = (dst.offset + r * int(cols) + c) * size
         if int(swizzle):
-            byte = byte ^ (((byte >> 7) & (int(swizzle) // 16 - 1)) << 4)
+            byte = _swizzled_bytes(byte, int(swizzle))
         dst.array[byte // size] = values
         return 0
 
@@ -302,9 +302,13 @@ def _swizzled_gather(ptr, elements, swizzle: int):
     """``ptr``'s array at the logical element offsets ``elements`` as the hardware stores them: each byte
     address's 16-byte chunk bits ``[4, 4 + B)`` XORed with its bits ``[7, 7 + B)``, ``B = log2(swizzle / 16)``."""
     size = ptr.array.itemsize
-    byte = elements * size
-    byte = byte ^ (((byte >> 7) & (swizzle // 16 - 1)) << 4)
-    return ptr.array[byte // size]
+    return ptr.array[_swizzled_bytes(elements * size, swizzle) // size]
+
+
+def _swizzled_bytes(byte, swizzle: int):
+    """Where the hardware stores byte address ``byte`` of a ``swizzle``-byte swizzled tile: its 16-byte chunk bits
+    ``[4, 4 + B)`` XORed with its bits ``[7, 7 + B)``, ``B = log2(swizzle / 16)`` (an involution)."""
+    return byte ^ (((byte >> 7) & (swizzle // 16 - 1)) << 4)
 
 
 def _accumulator_positions(n: int):

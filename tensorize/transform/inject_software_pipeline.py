@@ -122,6 +122,75 @@ class _Versioned(StmtExprMutator):
         return op
 
 
+def hoisted_allocations(body):
+    """``(allocations, inner body)``: the Allocate/DeclBuffer nodes wrapping ``body``, outermost first.
+
+    Parameters
+    ----------
+    body : Stmt
+        A loop body.
+
+    Returns
+    -------
+    tuple
+        The wrapping nodes and the statement inside them.
+    """
+    allocs = []
+    while isinstance(body, (S.Allocate, S.DeclBuffer)):
+        allocs.append(body)
+        body = body.body
+    return allocs, body
+
+
+def versioned_allocations(allocs, counts: dict):
+    """The hoisted allocations ``allocs`` re-created with ``counts[data var]`` versions of their buffers.
+
+    Parameters
+    ----------
+    allocs : list of Allocate or DeclBuffer
+        As ``hoisted_allocations`` gives them.
+    counts : dict
+        Data var -> versions (1 or absent: kept as it is).
+
+    Returns
+    -------
+    tuple
+        ``(wraps, versions)``: functions re-creating the allocations around a body (outermost first), and
+        data var -> (grown declared buffer, elements of one version, versions) for ``_Versioned``.
+
+    Raises
+    ------
+    ValueError
+        For a versioned buffer of symbolic size or without a declared buffer.
+    """
+    versions, growing, wraps = {}, {}, []
+    for node in allocs:
+        if isinstance(node, S.Allocate):
+            extents, count = node.extents, counts.get(node.buffer_var, 1)
+            if count > 1:
+                if not all(isinstance(e, E.IntImm) for e in extents):
+                    raise ValueError(f"{node.buffer_var.name} has a symbolic size")
+                size = 1
+                for extent in extents:
+                    size *= int(extent.value)
+                growing[node.buffer_var] = (size, count)
+                extents = [E.IntImm("int32", size * count)]
+            wraps.append(lambda body, a=node, ext=extents: S.Allocate(a.buffer_var, a.dtype, ext, a.condition, body,
+                                                                      a.annotations))
+        else:
+            buf = node.buffer
+            if buf.data in growing:
+                size, count = growing[buf.data]
+                buf = Buffer(buf.data, buf.dtype, [E.IntImm("int32", size * count)], name=buf.name,
+                             data_alignment=buf.data_alignment, offset_factor=buf.offset_factor)
+                versions[buf.data] = (buf, E.IntImm("int32", size), count)
+            wraps.append(lambda body, b=buf: S.DeclBuffer(b, body))
+    undeclared = [data.name for data in growing if data not in versions]
+    if undeclared:
+        raise ValueError(f"the versioned buffers {undeclared} have no declared buffer")
+    return wraps, versions
+
+
 def _sync():
     return S.Evaluate(E.Call("int32", E.Op.get("tir.tvm_storage_sync"), (E.StringImm("shared"),)))
 
@@ -159,10 +228,7 @@ class _Pipeliner(StmtExprMutator):
         if op.kind not in (S.ForKind.SERIAL, S.ForKind.UNROLLED):
             raise ValueError(f"the loop is {op.kind}, not serial")
         # hoist the allocations around the body: they become the versioned buffers
-        allocs, body = [], op.body
-        while isinstance(body, (S.Allocate, S.DeclBuffer)):
-            allocs.append(body)
-            body = body.body
+        allocs, body = hoisted_allocations(op.body)
         items = list(body.seq) if isinstance(body, S.SeqStmt) else [body]
         if len(items) != len(stages) or sorted(order) != list(range(len(stages))):
             raise ValueError(f"{len(stages)} stages for a body of {len(items)} statements")
@@ -171,36 +237,14 @@ class _Pipeliner(StmtExprMutator):
         if depth == 0 or n <= depth:
             raise ValueError(f"{n} iterations for a pipeline of depth {depth}")
         access = [_accesses(item) for item in items]
-        # versioned buffers: data var -> (grown declared buffer, elements of one version, versions);
-        # ``wraps`` re-creates the hoisted allocations around the pipelined code, outermost first
-        versions, growing, wraps = {}, {}, []
+        counts = {}
         for node in allocs:
             if isinstance(node, S.Allocate):
-                extents = node.extents
                 written = [stages[i] for i, (w, _) in enumerate(access) if node.buffer_var in w]
                 read = [stages[i] for i, (_, r) in enumerate(access) if node.buffer_var in r]
-                count = (max(read) - min(written) + 1 + lag) if written and read else 1
-                if count > 1:
-                    if not all(isinstance(e, E.IntImm) for e in extents):
-                        raise ValueError(f"{node.buffer_var.name} has a symbolic size")
-                    size = 1
-                    for extent in extents:
-                        size *= int(extent.value)
-                    growing[node.buffer_var] = (size, count)
-                    extents = [E.IntImm("int32", size * count)]
-                wraps.append(lambda body, a=node, ext=extents: S.Allocate(a.buffer_var, a.dtype, ext, a.condition,
-                                                                          body, a.annotations))
-            else:
-                buf = node.buffer
-                if buf.data in growing:
-                    size, count = growing[buf.data]
-                    buf = Buffer(buf.data, buf.dtype, [E.IntImm("int32", size * count)], name=buf.name,
-                                 data_alignment=buf.data_alignment, offset_factor=buf.offset_factor)
-                    versions[buf.data] = (buf, E.IntImm("int32", size), count)
-                wraps.append(lambda body, b=buf: S.DeclBuffer(b, body))
-        undeclared = [data.name for data in growing if data not in versions]
-        if undeclared:
-            raise ValueError(f"the versioned buffers {undeclared} have no declared buffer")
+                if written and read:
+                    counts[node.buffer_var] = max(read) - min(written) + 1 + lag
+        wraps, versions = versioned_allocations(allocs, counts)
         uses_async = any(stages[i] in async_stages for i in range(len(items)))
         var = op.loop_var
 

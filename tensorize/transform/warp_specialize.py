@@ -46,10 +46,9 @@ from ..errors import TVMError
 from ..ir import dtype as dt
 from ..ir import expr as E
 from ..ir import stmt as S
-from ..ir.buffer import Buffer
-from ..ir.functor import post_order_visit, substitute
+from ..ir.functor import calls_op, ir_transform, post_order_visit, substitute
 from ..ir.mutator import StmtExprMutator
-from .inject_software_pipeline import EXPLICIT_SYNC, _Versioned
+from .inject_software_pipeline import EXPLICIT_SYNC, _Versioned, hoisted_allocations, versioned_allocations
 
 WARP_SPECIALIZE = "warp_specialize_stages"
 WARP_SPECIALIZE_CLUSTER = "warp_specialize_cluster"  # CTAs of blockIdx.x that share a tile by TMA multicast
@@ -89,25 +88,15 @@ def _is_tma(stmt) -> bool:
     return _tma_bytes(stmt) is not None
 
 
-class _WithBarrier(StmtExprMutator):
-    """Gives every TMA copy the barrier ``bar[index]`` it completes on."""
-
-    _methods: dict = {}
-
-    def __init__(self, bar, index):
-        self.bar, self.index = bar, index
-
-    def visit_call_(self, op):
-        op = super().visit_call_(op)
-        if op.op.name == TMA_LOAD:  # (dst, src, offset, ld, rows, cols, swizzle[, mask]) -> barrier before the mask
-            return E.Call(op.dtype, op.op, (*op.args[:7], self.bar, self.index, *op.args[7:]))
-        return op
+def _extend_copies(stmt, extend):
+    """``stmt`` with the arguments of every TMA copy in it replaced by ``extend(args)``."""
+    return ir_transform(stmt, None, lambda n: E.Call(n.dtype, n.op, extend(n.args)) if n.op.name == TMA_LOAD else None,
+                        ["tir.Call"])
 
 
-def _has_tma(stmt) -> bool:
-    found = []
-    post_order_visit(stmt, lambda n: found.append(n) if isinstance(n, E.Call) and n.op.name == TMA_LOAD else None)
-    return bool(found)
+def _with_barrier(stmt, bar, index):
+    """Every TMA copy of ``stmt`` completing on ``bar[index]`` (placed before a multicast mask)."""
+    return _extend_copies(stmt, lambda args: (*args[:7], bar, index, *args[7:]))
 
 
 def _tag(loop) -> str:
@@ -139,34 +128,6 @@ def _commit_groups(stmt) -> int:
         return max(_commit_groups(stmt.then_case), _commit_groups(stmt.else_case) if stmt.else_case else 0)
     body = getattr(stmt, "body", None)
     return _commit_groups(body) if body is not None else 0
-
-
-def _grown(allocs, fetched, stages):
-    """The hoisted allocations, those the copies write grown to ``stages`` versions: (wrappers, versions)."""
-    versions, sizes, wraps = {}, {}, []
-    for node in allocs:
-        if isinstance(node, S.Allocate):
-            extents = node.extents
-            if node.buffer_var in fetched:
-                size = 1
-                for extent in extents:
-                    if not isinstance(extent, E.IntImm):
-                        raise TVMError(f"the shared tile {node.buffer_var.name} has a symbolic size; the "
-                                       "warp-specialised loop versions constant-size tiles")
-                    size *= int(extent.value)
-                sizes[node.buffer_var] = size
-                extents = [_int(size * stages)]
-            wraps.append(lambda body, a=node, ext=extents: S.Allocate(a.buffer_var, a.dtype, ext, a.condition, body,
-                                                                      a.annotations))
-        else:
-            buf = node.buffer
-            if buf.data in sizes:
-                size = sizes[buf.data]
-                buf = Buffer(buf.data, buf.dtype, [_int(size * stages)], name=buf.name,
-                             data_alignment=buf.data_alignment, offset_factor=buf.offset_factor)
-                versions[buf.data] = (buf, _int(size), stages)
-            wraps.append(lambda body, b=buf: S.DeclBuffer(b, body))
-    return wraps, versions
 
 
 class _Specializer(StmtExprMutator):
@@ -206,18 +167,6 @@ class _Specializer(StmtExprMutator):
         return super().visit_for_(op)
 
 
-class _Replace(StmtExprMutator):
-    _methods: dict = {}
-
-    def __init__(self, old, new):
-        self.old, self.new = old, new
-
-    def visit_for_(self, op):
-        if op is self.old:
-            return self.new
-        return super().visit_for_(op)
-
-
 def _ann_int(loop, key, default=0) -> int:
     value = (loop.annotations or {}).get(key, default)
     return int(getattr(value, "value", value))
@@ -249,6 +198,11 @@ def _shared_by_pairs(fetch, block_x) -> bool:
     return True
 
 
+def _replaced(stmt, old, new):
+    """``stmt`` with the statement ``old`` in it replaced by ``new``."""
+    return ir_transform(stmt, lambda n: new if n is old else None, None, ["tir.For"])
+
+
 def _halved(fetch, rank, cluster):
     """``fetch`` split among the ``cluster`` CTAs: CTA ``rank`` copies its share of the tile (half of a single box's
     rows, or of a loop's boxes) and multicasts it to all of them."""
@@ -269,35 +223,18 @@ def _halved(fetch, rank, cluster):
         part = int(fetch.extent.value) // cluster
         inner = E.Var(fetch.loop_var.name, fetch.loop_var.dtype)
         body = substitute(fetch.body, {fetch.loop_var: E.add(E.mul(rank, _int(part)), inner)})
-        return S.For(inner, _int(0), _int(part), fetch.kind, _Multicast(mask).visit(body), None, {})
+        return S.For(inner, _int(0), _int(part), fetch.kind, _extend_copies(body, lambda args: (*args, mask)), None,
+                     {})
     raise TVMError("a cluster shares a single TMA box or a loop of boxes whose count the cluster divides")
-
-
-class _Multicast(StmtExprMutator):
-    """Appends the multicast mask to every TMA copy."""
-
-    _methods: dict = {}
-
-    def __init__(self, mask):
-        self.mask = mask
-
-    def visit_call_(self, op):
-        op = super().visit_call_(op)
-        if op.op.name == TMA_LOAD:
-            return E.Call(op.dtype, op.op, (*op.args, self.mask))
-        return op
 
 
 def _split_body(k_loop):
     """(hoisted allocations, TMA copy statements, compute statements) of the warp-specialised loop's body."""
-    allocs, body = [], k_loop.body
-    while isinstance(body, (S.Allocate, S.DeclBuffer)):
-        allocs.append(body)
-        body = body.body
+    allocs, body = hoisted_allocations(k_loop.body)
     items = list(body.seq) if isinstance(body, S.SeqStmt) else [body]
     fetches = [s for s in items if _is_tma(s)]
     computes = [s for s in items if not _is_tma(s)]
-    if not fetches or not computes or any(_has_tma(s) for s in computes):
+    if not fetches or not computes or any(calls_op(s, TMA_LOAD) for s in computes):
         raise TVMError(f"the warp-specialised loop {k_loop.loop_var.name} must hold its TMA tile copies "
                        "(ptx_tma_load statements, or constant loops of them, in its body) and the compute that reads "
                        "them")
@@ -336,7 +273,10 @@ def _specialize(ty_loop, k_loop, block_x=None):
     for fetch in fetches:
         post_order_visit(fetch, lambda n: fetched.add(n.args[0].args[1]) if isinstance(n, E.Call)
                          and n.op.name == TMA_LOAD else None)
-    wraps, versions = _grown(allocs, fetched, stages)
+    try:
+        wraps, versions = versioned_allocations(allocs, {data: stages for data in fetched})
+    except ValueError as err:
+        raise TVMError(f"the warp-specialised loop cannot version its tiles: {err}") from err
     if set(versions) != fetched:
         raise TVMError("the tiles the TMA copies write must be allocated in the warp-specialised loop's body")
     bar = E.Var("tz_mbar", E.PointerType("uint64", "shared"))
@@ -358,7 +298,7 @@ def _specialize(ty_loop, k_loop, block_x=None):
     rank = E.Var("cta_rank", _I32)
     if cluster > 1:
         fetches = _cluster_fetches(fetches, block_x, rank, cluster)
-    copies = [substitute(_WithBarrier(bar, slot).visit(_Versioned(versions, step).visit(fetch)), tile_of)
+    copies = [substitute(_with_barrier(_Versioned(versions, step).visit(fetch), bar, slot), tile_of)
               for fetch in fetches]
     free = S.IfThenElse(E.GE(step, _int(stages)), _call(
         "ptx_mbarrier_wait", bar, E.add(slot, _int(stages)),
@@ -382,7 +322,7 @@ def _specialize(ty_loop, k_loop, block_x=None):
         *(_Versioned(versions, step).visit(s) for s in computes),
         lane_loop(release)]), None, {})
     consumer = S.SeqStmt([lane_loop(lambda tx: _call("ptx_setmaxnreg", _int(1), _int(CONSUMER_REGISTERS))),
-                          _walk(walk, tiles, substitute(_Replace(k_loop, consume).visit(ty_loop.body), tile_of))])
+                          _walk(walk, tiles, substitute(_replaced(ty_loop.body, k_loop, consume), tile_of))])
 
     def init(tx):
         inits = [_call("ptx_mbarrier_init", bar, _int(s), _int(1)) for s in range(stages)]

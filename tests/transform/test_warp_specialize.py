@@ -182,7 +182,10 @@ def _simulate(func, ctas=1, seed=0, block_x=None):
         if isinstance(body, S.For):  # blockIdx loops: the cluster's blocks are 0 .. ctas - 1
             outer[body.loop_var] = body
         body = body.body if not isinstance(body, S.SeqStmt) else body.seq[0]
-    sizes, boxes = {}, {}
+    barriers = body.body  # the pass's allocation of 2 barriers per buffer wraps the warpgroups' body
+    assert isinstance(barriers, S.Allocate) and barriers.dtype == "uint64"
+    stages = int(barriers.extents[0].value) // 2
+    sizes, boxes = {}, {}  # shared tile -> elements of one version; tile -> its TMA copies
 
     def visit(n):
         if isinstance(n, S.Allocate) and n.buffer_var.name.endswith("_shared"):
@@ -190,10 +193,6 @@ def _simulate(func, ctas=1, seed=0, block_x=None):
         if isinstance(n, E.Call) and n.op.name == "tir.ptx_tma_load":
             boxes.setdefault(n.args[0].args[1], set()).add(n)
 
-    stages = sum(1 for _ in [0])  # set below from the barrier allocation
-    post_order_visit(body, lambda n: sizes.setdefault("bars", int(n.extents[0].value)) if isinstance(n, S.Allocate)
-                     and n.dtype == "uint64" else None)
-    stages = sizes.pop("bars") // 2
     post_order_visit(body, visit)
     rng = random.Random(seed)
     machine = Machine(ctas, sizes, rng)
