@@ -194,4 +194,5 @@ def load_module(path: str, fmt: str = "") -> Module:
                            target=target, resolve=resolve, entry_name=metadata.get("entry") or None,
                            error_message=error_message, keep_alive=lib)
     module.requires_amx = "amx-tile" in metadata.get("needs", ())  # runtime.amx asks the OS at the first call
+    module.features = list(metadata.get("features", ()))  # checked against this CPU before the first call
     return module

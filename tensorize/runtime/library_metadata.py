@@ -29,7 +29,8 @@ def metadata_json(module) -> str:
     return json.dumps({"format": FORMAT, "version": FORMAT_VERSION, "type_key": module.type_key,
                        "target": str(module.target) if module.target is not None else None,
                        "entry": module.entry_name, "functions": functions,
-                       "needs": ["amx-tile"] if getattr(module, "requires_amx", False) else []},
+                       "needs": ["amx-tile"] if getattr(module, "requires_amx", False) else [],
+                       "features": list(getattr(module, "features", ()))},
                       separators=(",", ":"))
 
 

@@ -60,6 +60,8 @@ class PackedFunc:
         if self._cfunc is None:
             raise TVMError(f"function {self.name!r} was compiled for {self.module.target} and cannot run in this "
                            "process; use export_library() and run it on a matching machine")
+        if self.module.features:
+            self.module.check_host_features(self.name)
         if self.module.requires_amx:  # the OS grants the tile registers on request (once per process)
             from .amx import request_amx_permission
 
@@ -119,6 +121,8 @@ class Module:
         self._funcs: dict[str, PackedFunc] = {}
         self.imported_modules: list[Module] = []
         self.requires_amx = False  # its code uses AMX tiles: runtime.amx asks the OS before the first call
+        self.features: list[str] = []  # instruction-set features its code was built for (checked before a call)
+        self._host_checked = False
         names = list(self._signatures)
         self.entry_name = entry_name or ("main" if "main" in self._signatures else (names[0] if names else ""))
 
@@ -151,6 +155,27 @@ class Module:
                 if imported.implements_function(name):
                     return imported.get_function(name)
         raise TVMAttributeError(f"module has no function {name!r}; it has {sorted(self._signatures)}")
+
+    def check_host_features(self, name: str) -> None:
+        """Raise ``TVMError`` when this CPU lacks an instruction-set feature the code was built for
+        (running it would kill the process with an illegal instruction); checked once per module.
+
+        Parameters
+        ----------
+        name : str
+            The function about to run (named in the error).
+        """
+        if self._host_checked:
+            return
+        from ..target.llvm import host_cpu, host_lacks
+
+        missing = host_lacks(self.features)
+        if missing:
+            raise TVMError(f"function {name!r} was built for {self.target}, whose code uses CPU features this "
+                           f"CPU ({host_cpu()[0]}) lacks: {', '.join(missing)}; running it would die with an "
+                           "illegal instruction (SIGILL). Build it for this CPU (target 'llvm -mcpu=native') or "
+                           "run it on a CPU that has them")
+        self._host_checked = True
 
     def implements_function(self, name: str, query_imports: bool = False) -> bool:
         """Whether the module (or, with ``query_imports``, an imported one) has function ``name``.

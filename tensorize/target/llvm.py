@@ -67,6 +67,68 @@ def host_cpu() -> tuple[str, frozenset]:
     return llvm.get_host_cpu_name(), frozenset(name for name, on in features.items() if on)
 
 
+# Feature families whose instructions compiled code may contain (vector and bit-manipulation ISAs, AMX).
+# Other features LLVM reports (mwaitx, rdpru, sgx, ...) are often hidden by hypervisors and never emitted.
+_CODE_FEATURE_PREFIXES = ("sse", "ssse3", "avx", "amx", "fma", "f16c", "bmi", "popcnt", "lzcnt", "gfni", "vaes",
+                          "vpclmulqdq", "xop", "sha", "aes", "pclmul", "movbe", "adx",
+                          "neon", "dotprod", "i8mm", "sve", "sme", "bf16", "fullfp16")
+
+
+def code_features(features) -> list[str]:
+    """The features among ``features`` that change which instructions compiled code may contain.
+
+    Parameters
+    ----------
+    features : iterable of str
+        Feature names without ``+`` (a target's ``features``).
+
+    Returns
+    -------
+    list of str
+        The instruction-set features, sorted.
+
+    Examples
+    --------
+    >>> code_features({"avx512f", "mwaitx", "prefer-256-bit", "fma"})
+    ['avx512f', 'fma']
+    """
+    return sorted(f for f in features if f.startswith(_CODE_FEATURE_PREFIXES))
+
+
+def host_lacks(features) -> list[str]:
+    """The instruction-set features among ``features`` that this process's CPU does not have: code using
+    them dies with an illegal instruction (SIGILL) here.
+
+    Parameters
+    ----------
+    features : iterable of str
+        Feature names without ``+``.
+
+    Returns
+    -------
+    list of str
+        The missing features, sorted (empty when the host has them all).
+
+    Examples
+    --------
+    >>> host_lacks(["sse2"])
+    []
+    """
+    host = _host_feature_table()
+    return [f for f in code_features(features) if host.get(f) is False]
+
+
+@lru_cache(maxsize=1)
+def _host_feature_table() -> dict:
+    import llvmlite.binding as llvm
+
+    try:
+        return dict(llvm.get_host_cpu_features())
+    except RuntimeError:  # LLVM cannot read this CPU's features: nothing is known to be missing
+        logger.debug("LLVM reports no host CPU features; skipping the host feature check")
+        return {}
+
+
 @lru_cache(maxsize=1)
 def host_triple() -> str:
     """The LLVM target triple of this process (``x86_64-unknown-linux-gnu``).

@@ -25,6 +25,7 @@ from ...runtime.library import num_threads
 from ...runtime.module import Module
 from ...runtime.signature import BufferParam, FunctionSignature, ScalarParam
 from ...target import Target
+from ...target.llvm import code_features
 from . import backend
 from .function import FunctionCodegen, scalar_param_type
 from .scalable import ScalableBridges, with_vscale_range
@@ -329,6 +330,7 @@ def build(mod, target: Target) -> Module:
     if not target.is_host:
         runtime_module = Module("llvm", signatures, target, sources=sources, object_code=object_code)
         runtime_module.requires_amx = requires_amx
+        runtime_module.features = code_features(target.features)
         logger.debug("cross-compiled %s for %s in %.1f ms", list(signatures), target, (time.perf_counter() - start) * 1e3)
         return runtime_module
 
@@ -352,5 +354,6 @@ def build(mod, target: Target) -> Module:
     runtime_module = Module("llvm", signatures, target, resolve=engine.function_address, sources=sources,
                             object_code=object_code, error_message=error_message, keep_alive=engine)
     runtime_module.requires_amx = requires_amx
+    runtime_module.features = code_features(target.features)
     logger.debug("compiled %s in %.1f ms", list(signatures), (time.perf_counter() - start) * 1e3)
     return runtime_module
