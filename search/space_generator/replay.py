@@ -5,6 +5,7 @@ from tensorize.schedule import Schedule
 from tensorize.schedule.trace import RESAMPLE, Trace
 
 from ..schedule_rule.gpu_limits import is_gpu_target
+from .cpu_tiles import register_budget, register_tile_provider
 from .gpu_tiles import joint_tile_provider
 
 __all__ = ["replay_candidate", "sample_candidate", "resample", "resample_provider"]
@@ -17,7 +18,8 @@ def resample(inst, decision):
 
 def resample_provider(ctx, trace: Trace, seed: int):
     """The ``decision_provider`` that draws every decision of ``trace`` afresh for ``ctx``: on a CUDA target
-    the spatial tilings jointly, within the per-block limits (``gpu_tiles``); otherwise ``resample``.
+    the spatial tilings jointly, within the per-block limits (``gpu_tiles``); on a CPU target each register
+    tile's spatial tilings jointly, within the vector register file (``cpu_tiles``); otherwise ``resample``.
 
     Parameters
     ----------
@@ -35,6 +37,9 @@ def resample_provider(ctx, trace: Trace, seed: int):
     """
     if ctx is not None and is_gpu_target(ctx.target):
         return joint_tile_provider(trace, seed)
+    budget = register_budget(ctx) if ctx is not None else 0
+    if budget:
+        return register_tile_provider(trace, seed, budget, ctx.vector_lanes("float32") * 32)
     return resample
 
 

@@ -26,6 +26,7 @@ import time
 import numpy as np
 
 from ..schedule_rule.gpu_limits import is_gpu_target
+from ..space_generator.cpu_tiles import register_budget, register_tile_fits
 from ..space_generator.gpu_tiles import tilings_fit
 from .base import Candidate, SearchStrategy
 from .diversity import decision_distance, decision_signature
@@ -141,6 +142,9 @@ class EvolutionarySearch(SearchStrategy):
         trace = mutator.apply(parent.trace, self.ctx, self.ctx.rng)
         if trace is not None and is_gpu_target(self.ctx.target) and not tilings_fit(trace):
             return None  # a thread block over the limits: dropped before the costly replay
+        if trace is not None and not register_tile_fits(trace, register_budget(self.ctx),
+                                                           self.ctx.vector_lanes("float32") * 32):
+            return None  # accumulators past the register file would spill on every reduction step
         return trace
 
     def _generation(self, population: list[Candidate], cumulative: np.ndarray) -> list[Candidate]:
