@@ -86,7 +86,8 @@ def _fma_vectors(intrin_name: str, vector_bits: int) -> int:
     leaves = [b for b in blocks if b.iter_vars]
     if not leaves or any(iv.iter_type == E.IterVar.CommReduce for b in leaves for iv in b.iter_vars):
         return 0
-    written = leaves[0].writes[0]
+    # the outermost block's write region is what one call accumulates (the leaf writes one element)
+    written = max((w for b in blocks for w in b.writes), key=lambda w: prod(int(r.extent) for r in w.region))
     elements = prod(int(r.extent) for r in written.region)
     return max(1, ceil(elements * bits_of(str(written.buffer.dtype)) / vector_bits))
 
