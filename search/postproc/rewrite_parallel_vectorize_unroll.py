@@ -22,8 +22,9 @@ UNROLL_CAP = 128
 class RewriteParallelVectorizeUnroll(Postproc):
     """For each loop nest under the root block:
 
-    * parallel: fuse the outermost loops that are spatial for every block of the nest, as long as
-      their product stays within ``meta_schedule.parallel`` (at least one), and ``parallel`` them;
+    * parallel: fuse the outermost loops that are spatial for every block of the nest until their product
+      exceeds ``meta_schedule.parallel`` (the loop that crosses it included, as TVM does), and ``parallel``
+      them;
     * vectorize: per computing block, the innermost spatial loop that holds only that block (with
       the unit loops under it fused in), if its extent is within ``meta_schedule.vectorize``;
     * unroll: per block, ``unroll`` the serial loops from the inside out (a vectorized loop counts as
@@ -96,12 +97,11 @@ class RewriteParallelVectorizeUnroll(Postproc):
         for i, loop in enumerate(top):
             if loop.kind != ForKind.SERIAL or kinds.get(id(loop.loop_var), {"S"}) - {"S"}:
                 break
-            extent = int(loop.extent)
-            if chosen and product * extent > max_par:
-                break
-            chosen, product = chosen + 1, product * extent
-            if not isinstance(loop.body, For):
-                break  # the next loop is not the only child
+            # TVM's rule: the loop that crosses the limit is fused in too, then fusing stops (else a nest
+            # whose first loop alone exceeds the limit, a 112-row conv, would get no parallel loop at all)
+            chosen, product = chosen + 1, product * int(loop.extent)
+            if product > max_par or not isinstance(loop.body, For):
+                break  # past the limit, or the next loop is not the only child
         if chosen == 0 or product == 1:
             return
         loops = sch.get_loops(sch.get_block(head_name, func_name))[:chosen]

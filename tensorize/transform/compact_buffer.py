@@ -67,9 +67,25 @@ def index_interval(index: E.PrimExpr, doms: dict, outer: dict | None = None) -> 
             lo, hi = (lo + first.scaled(coeff), hi + last.scaled(coeff)) if coeff >= 0 else \
                 (lo + last.scaled(coeff), hi + first.scaled(coeff))
         else:
-            part = LinearForm.term(_fold_outer(term, outer)).scaled(coeff)
+            unit = _unit_loop_min(term, outer)
+            if unit is not None:  # a loop of extent 1 around the allocation: its variable is its min
+                part = LinearForm.constant(unit * coeff, form.dtype)
+            else:
+                part = LinearForm.term(_fold_outer(term, outer)).scaled(coeff)
             lo, hi = lo + part, hi + part
     return lo, hi
+
+
+def _unit_loop_min(term, outer: dict | None) -> int | None:
+    """The constant value of ``term`` when it is the variable of an ``outer`` loop of extent 1 (a unit tile
+    level that the blocks under it bind, ``n_1`` in ``n_0 + n_1 + n_2``, while a block at the same place that
+    does not bind it leaves it out); None otherwise."""
+    if not outer or not isinstance(term, Var):
+        return None
+    dom = outer.get(id(term))
+    if dom is not None and isinstance(dom[0], IntImm) and isinstance(dom[1], IntImm) and dom[1].value == 1:
+        return dom[0].value
+    return None
 
 
 def _fold_outer(term, outer: dict):

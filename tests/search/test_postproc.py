@@ -52,6 +52,15 @@ def test_parallel_vectorize_unroll_make_the_register_tile_kernel():
     assert not any(k.startswith("meta_schedule.") for k in ann)
 
 
+def test_parallel_takes_a_loop_larger_than_the_budget_after_unit_loops():
+    """TVM's rule: the loop that crosses ``meta_schedule.parallel`` is fused in, so a nest whose first loop alone
+    exceeds it (unit tiles i0 and j0, then 64 rows in i1; budget 32) still runs in parallel."""
+    ctx, sch = _level2_candidate([[1, 64, 1, 1], [1, 4, 1, 16], [16, 4], 2])
+    RewriteParallelVectorizeUnroll().apply(sch, ctx)
+    first = sch.get(sch.get_loops(sch.get_block("C"))[0])
+    assert (int(first.extent), first.kind) == (64, ForKind.PARALLEL)
+
+
 def test_no_root_annotations_no_change():
     sch = Schedule(gemm_f32(8, 8, 8))
     sch.enter_postproc()

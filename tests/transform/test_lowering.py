@@ -274,3 +274,33 @@ def test_vectorize_blends_a_guarded_store_into_a_local_tile_instead_of_masking_i
     out = tvm.nd.array(np.zeros((5, 197), "float32"))
     tvm.build(sch.mod, target="llvm")(tvm.nd.array(a), tvm.nd.array(b), out)
     np.testing.assert_allclose(out.numpy(), a @ b, rtol=1e-5, atol=1e-5)
+
+
+@tvm.script.tir.prim_func
+def _unit_level_cache(A: tvm.script.tir.Buffer((64, 16), "float32"), C: tvm.script.tir.Buffer((64, 16), "float32")):
+    T = tvm.script.tir
+    B = T.alloc_buffer((64, 16))
+    for i0, i1 in T.grid(16, 1):
+        for i2, j in T.grid(4, 16):
+            with T.block("B"):
+                vi = T.axis.spatial(64, i0 * 4 + i1 * 4 + i2)
+                vj = T.axis.spatial(16, j)
+                B[vi, vj] = A[vi, vj] * T.float32(2)
+        for i2, j in T.grid(4, 16):
+            with T.block("C"):
+                vi = T.axis.spatial(64, i0 * 4 + i2)
+                vj = T.axis.spatial(16, j)
+                C[vi, vj] = B[vi, vj] + T.float32(1)
+
+
+def test_a_unit_loop_around_the_allocation_does_not_stop_compaction():
+    """A tile level of extent 1 (``i1``) that one block binds and the other does not: its variable is its min,
+    so both accesses cover one 4-row tile (the search's write caches, else a whole-size buffer per tile)."""
+    compacted = compact_buffer_allocation(convert_blocks_to_opaque(plan_buffer_allocation(_unit_level_cache)))
+    (alloc,) = [b for blk in nodes_of(compacted, S.Block) for b in blk.alloc_buffers]
+    assert [int(s) for s in alloc.shape] == [4, 16]
+    a = np.random.default_rng(3).standard_normal((64, 16)).astype("float32")
+    for func in (compacted, tvm.lower(_unit_level_cache)["main"]):
+        c = np.zeros((64, 16), "float32")
+        interpreter.run_prim_func(func, a, c)
+        np.testing.assert_allclose(c, a * 2 + 1)
