@@ -26,7 +26,7 @@ from tensorize.ir import expr as E
 from tensorize.ir.dtype import bits_of
 from tensorize.ir.functor import post_order_visit
 from tensorize.ir.stmt import Block
-from tensorize.schedule.primitives.sampling import innermost_choices, perfect_tilings
+from tensorize.schedule.primitives.sampling import draw_tiling
 from tensorize.schedule.trace import RESAMPLE, Trace
 
 from ..schedule_rule.analysis import AUTO_TENSORIZE, TILED
@@ -172,12 +172,10 @@ def register_tile_fits(trace: Trace, budget: int, vector_bits: int = 256) -> boo
                for tilings, per_register in register_tiles(trace, vector_bits))
 
 
-def _draw(rng: random.Random, inst) -> tuple[int, ...]:
-    """A tiling of ``inst``'s loop drawn as ``sample_perfect_tile`` draws it (innermost first)."""
-    extent, n = prod(int(d) for d in inst.decision), len(inst.decision)
-    innermost = rng.choice(innermost_choices(extent, int(inst.args.get("max_innermost_factor", 16)),
-                                             int(inst.args.get("innermost_multiple_of") or 0)))
-    return tuple(rng.choice(perfect_tilings(extent // innermost, n - 1, 0))) + (innermost,)
+def _draw(rng: random.Random, inst) -> list[int]:
+    """A tiling of ``inst``'s loop drawn as ``sample_perfect_tile`` draws it."""
+    return draw_tiling(rng, prod(int(d) for d in inst.decision), len(inst.decision),
+                       int(inst.args.get("max_innermost_factor", 16)), int(inst.args.get("innermost_multiple_of") or 0))
 
 
 def register_tile_provider(trace: Trace, seed: int, budget: int, vector_bits: int = 256, tries: int = 200):

@@ -7,18 +7,10 @@ from search.postproc import default_postprocs
 from search.space_generator import PostOrderApply, sample_candidate
 from search.space_generator.cpu_tiles import _fma_vectors, register_budget, register_tile_fits, register_tiles
 from search.space_generator.replay import replay_candidate, resample
-from tensorize.script import tir as T
+from tests.search.space_workloads import gemm_f32
 
 
-@T.prim_func
-def matmul(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32"), C: T.Buffer((64, 64), "float32")):
-    T.func_attr({"tir.noalias": True})
-    for i, j, k in T.grid(64, 64, 64):
-        with T.block("C"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                C[vi, vj] = T.float32(0)
-            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+matmul = gemm_f32(64, 64, 64)
 
 
 def _tile_sizes(ctx, sch):

@@ -89,9 +89,36 @@ def innermost_choices(extent: int, max_innermost_factor: int, innermost_multiple
     return divisors
 
 
-def _draw_tiling(rng, extent: int, n: int, max_innermost_factor: int, innermost_multiple_of: int = 0) -> list[int]:
+def draw_tiling(rng, extent: int, n: int, max_innermost_factor: int, innermost_multiple_of: int = 0) -> list[int]:
     """A tiling of ``extent`` into ``n`` factors: the innermost uniformly among the allowed divisors, the
-    others uniformly over the tilings of what is left (TVM's ``SamplePerfectTile``)."""
+    others uniformly over the tilings of what is left (TVM's ``SamplePerfectTile``; the search's joint tile
+    draws use it too).
+
+    Parameters
+    ----------
+    rng : random.Random
+        The random source.
+    extent : int
+        The loop extent.
+    n : int
+        The number of factors.
+    max_innermost_factor : int
+        The largest innermost factor (0 or less: no limit).
+    innermost_multiple_of : int
+        Prefer innermost factors that are multiples of this (see ``innermost_choices``).
+
+    Returns
+    -------
+    list of int
+        The factors, outermost first.
+
+    Examples
+    --------
+    >>> import random
+    >>> tiles = draw_tiling(random.Random(0), 32, 3, 16, 8)
+    >>> tiles[-1] in (8, 16) and tiles[0] * tiles[1] * tiles[2] == 32
+    True
+    """
     limit = max_innermost_factor if max_innermost_factor > 0 else extent
     if extent < 1:
         raise ScheduleError(f"cannot tile a loop of extent {extent}")
@@ -163,7 +190,7 @@ class Sampling(ScheduleBase):
             if len(decision) != n or prod != extent:
                 raise ScheduleError(f"decision {decision} is not a perfect tiling of extent {extent} into {n} factors")
         else:
-            decision = _draw_tiling(self._rng, extent, n, max_innermost_factor, int(innermost_multiple_of))
+            decision = draw_tiling(self._rng, extent, n, max_innermost_factor, int(innermost_multiple_of))
         self._record_decision(list(decision))
         return [ExprRV(d) for d in decision]
 
