@@ -61,8 +61,8 @@ def register_budget(ctx) -> int:
     ...         with T.block("A"):
     ...             vi = T.axis.spatial(8, i)
     ...             A[vi] = T.float32(0)
-    >>> register_budget(TuneContext.create(f, "llvm -mcpu=haswell")), register_budget(TuneContext.create(f, "llvm -mcpu=skylake-avx512"))
-    (12, 28)
+    >>> [register_budget(TuneContext.create(f, f"llvm -mcpu={cpu}")) for cpu in ("haswell", "skylake-avx512")]
+    [12, 28]
     """
     target = ctx.target
     if target.kind.name != "llvm":
