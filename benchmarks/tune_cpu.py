@@ -5,7 +5,8 @@ Run: ``python benchmarks/tune_cpu.py [--trials 64] [--workloads gemm,gemm_int8,c
 For each workload: ``search.tune_tir`` with the trial budget (evolutionary search, LightGBM ranking
 model, configs/search/evolutionary.yaml's parameters), then the best program is built, checked
 against numpy and timed next to PyTorch (oneDNN: ``mkldnn_linear`` for fp32 GEMM, ``_int_mm`` for
-int8 GEMM, channels-last ``conv2d``), numpy (OpenBLAS; this script unsets ``OPENBLAS_CORETYPE`` /
+int8 GEMM, channels-last ``conv2d``), onnxruntime's ``MatMulInteger`` for the int8 GEMM (MLAS: the fast int8
+GEMM on CPUs without VNNI, where ``_int_mm`` has none), numpy (OpenBLAS; this script unsets ``OPENBLAS_CORETYPE`` /
 ``OPENBLAS_L2_SIZE`` in its own process so OpenBLAS picks its best kernel) and, when ``apache-tvm`` is
 installed, TVM MetaSchedule with the same budget. Every row is timed the same way: blocks of calls
 per library with a pause between libraries (two spinning thread pools slow each other when they
@@ -138,6 +139,38 @@ def torch_call(name: str, inputs: list[np.ndarray], params: dict):
     return None
 
 
+def onnxruntime_int8_call(inputs: list[np.ndarray]):
+    """(label, callable) of onnxruntime's ``MatMulInteger`` (MLAS u8 x s8 -> s32, the int8 GEMM a user on a CPU
+    without VNNI would pick: PyTorch's ``_int_mm`` has no fast kernel there) with B as a constant weight, or
+    None when onnx/onnxruntime are missing."""
+    try:
+        import onnx
+        import onnxruntime as ort
+        from onnx import TensorProto, helper, numpy_helper
+    except ImportError:
+        return None
+    a, b = inputs
+    node = helper.make_node("MatMulInteger", ["a", "b"], ["out"])
+    graph = helper.make_graph([node], "gemm_int8", [helper.make_tensor_value_info("a", TensorProto.UINT8, list(a.shape))],
+                              [helper.make_tensor_value_info("out", TensorProto.INT32, [a.shape[0], b.shape[1]])],
+                              [numpy_helper.from_array(np.ascontiguousarray(b.astype(np.int8)), "b")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    onnx.checker.check_model(model)
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = int(os.environ.get("TVM_NUM_THREADS", 0)) or os.cpu_count() or 2
+    session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    # Without VNNI, MLAS sums pairs of u8 x s8 products in int16 (vpmaddubsw) and saturates: exact only for
+    # activations below 128 (ORT's quantizer's reduce_range). Checked on such a copy; timed on the real inputs
+    # (the speed does not depend on the values), and the label says so where it is inexact.
+    seven_bit = a >> 1
+    if not np.array_equal(session.run(["out"], {"a": seven_bit})[0], seven_bit.astype(np.int32) @ b.astype(np.int32)):
+        raise RuntimeError("onnxruntime's MatMulInteger disagrees with numpy on 7-bit activations")
+    feeds = {"a": a}
+    exact = np.array_equal(session.run(["out"], feeds)[0], a.astype(np.int32) @ b.astype(np.int32))
+    label = "onnxruntime MatMulInteger (MLAS)" + ("" if exact else ", inexact for u8 >= 128")
+    return label, lambda: session.run(["out"], feeds)
+
+
 def to_tvm027(text: str) -> str:
     """Our TVMScript (older TVM's spelling) in TVM 0.27's dialect: ``T.sblock``, ``s_tir=True``, ``tirx.noalias``."""
     text = re.sub(r"@T\.prim_func\((.*?)\)", r"@T.prim_func(s_tir=True, \1)", text)
@@ -210,19 +243,20 @@ def run_workload(name: str, trials: int, repeat: int, work_root: str, strategy_c
         return {"workload": name, "error": "the tuned program disagrees with numpy"}
     # Ours and PyTorch alternate over ROUNDS rounds (each a block_time): a drift of the machine's speed
     # during the run then moves both, not just whichever ran second.
-    torch_kernel = torch_call(name, inputs, w.params)
-    ours_rounds, torch_rounds = [], []
+    peers = [torch_call(name, inputs, w.params)] + ([onnxruntime_int8_call(inputs)] if name == "gemm_int8" else [])
+    peers = [p for p in peers if p is not None]
+    ours_rounds, peer_rounds = [], {label: [] for label, _ in peers}
     for _ in range(ROUNDS):
         ours_rounds.append(block_time(lambda: lib(*args, out), repeat))
-        if torch_kernel is not None:
-            torch_rounds.append(block_time(torch_kernel[1], repeat))
+        for label, call in peers:
+            peer_rounds[label].append(block_time(call, repeat))
     ours = float(np.median(ours_rounds))
     row = {"workload": name, "shape": w.shape_name, "flops": w.flops, "ours_s": ours, "trials": report.trials,
            "valid": report.valid, "tuning_s": report.seconds["total"], "split": dict(report.seconds),
            "trial_90": report.trial_reaching(0.9), "baselines": {}, "ours_rounds_s": ours_rounds}
-    if torch_kernel is not None:
-        row["baselines"][torch_kernel[0]] = float(np.median(torch_rounds))
-        row["torch_rounds_s"] = torch_rounds
+    for label, rounds in peer_rounds.items():
+        row["baselines"][label] = float(np.median(rounds))
+        row.setdefault("peer_rounds_s", {})[label] = rounds
     if name != "gemm_int8":  # OpenBLAS has no int8 GEMM; numpy's int32 matmul is not a fair peer
         row["baselines"]["numpy"] = numpy_time(lambda: w.reference(*inputs), repeat, num_threads)
     if with_tvm:

@@ -82,6 +82,14 @@ class LocalRunner(Runner):
         if target is not None and not getattr(target, "is_host", True):
             raise TVMError(f"the local runner runs code for this machine only, not for {target}; use the 'ray' "
                            "runner with a node of that architecture")
+        if target is not None and getattr(target, "is_host", False):
+            from tensorize.target.llvm import host_cpu, host_lacks
+
+            missing = host_lacks(target.features)
+            if missing:
+                raise TVMError(f"the local runner cannot run code for {target} here: this CPU ({host_cpu()[0]}) lacks "
+                               f"{', '.join(missing)}; tune for 'llvm -mcpu=native', or use the 'ray' runner with a "
+                               "node that has them")
         data = prepare_workload(mod, self.work_dir, self.seed, self._reference)
         self._workloads[id(mod)] = (mod, data)
         return data

@@ -59,3 +59,16 @@ def test_module_for_this_cpu_runs():
     a, b = np.arange(64, dtype="float32"), np.zeros(64, "float32")
     lib(a, b)
     np.testing.assert_array_equal(b, a + 1)
+
+
+def test_local_runner_refuses_a_target_this_cpu_cannot_run():
+    from search.context import TuneContext
+    from search.measure.runner import LocalRunner
+
+    feature = _missing_feature()
+    runner = LocalRunner()
+    try:
+        with pytest.raises(TVMError, match=rf"lacks {feature}.*'llvm -mcpu=native'"):
+            runner.workload(TuneContext.create(add_one, f"llvm -mattr=+{feature}"))
+    finally:
+        runner.close()
