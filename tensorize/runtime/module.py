@@ -60,12 +60,12 @@ class PackedFunc:
         if self._cfunc is None:
             raise TVMError(f"function {self.name!r} was compiled for {self.module.target} and cannot run in this "
                            "process; use export_library() and run it on a matching machine")
-        if self.module.features:
-            self.module.check_host_features(self.name)
         if self.module.requires_amx:  # the OS grants the tile registers on request (once per process)
             from .amx import request_amx_permission
 
-            request_amx_permission()
+            request_amx_permission()  # first: its error names AMX and the kernel's answer
+        if self.module.features:
+            self.module.check_host_features(self.name)
         c_args, finish, keep = self.signature.bind(args)
         cfunc, module = self._cfunc, self.module
 
