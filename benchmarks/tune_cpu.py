@@ -1,6 +1,7 @@
 """The auto-scheduler against the libraries a user would pick instead, side by side in one process.
 
 Run: ``python benchmarks/tune_cpu.py [--trials 64] [--workloads gemm,gemm_int8,conv2d,dep_conv] [--threads N]``
+(``gemm_int8_sat``: the int8 GEMM with the saturating int8 dots admitted, ``search.tune_tir(intrinsics=...)``)
 
 For each workload: ``search.tune_tir`` with the trial budget (evolutionary search, LightGBM ranking
 model, configs/search/evolutionary.yaml's parameters), then the best program is built, checked
@@ -237,12 +238,24 @@ def build_prepacked(mod, inputs: list):
 
 def run_workload(name: str, trials: int, repeat: int, work_root: str, strategy_config: dict, with_tvm: bool,
                  num_threads: int | None = None, seed: int = 0):
-    w = get_workload(name, SHAPES[name], "uint8" if name == "gemm_int8" else "float32")
-    func = te.create_prim_func(w.args).with_attr("layout_free_buffers", WEIGHTS[name])
+    # "gemm_int8_sat": the int8 GEMM with the int8 dots that saturate int16 pair sums admitted too (MLAS's
+    # contract on CPUs without VNNI; exact on this benchmark's inputs, whose weights are within [-4, 4])
+    base = name.removesuffix("_sat")
+    w = get_workload(base, SHAPES[base], "uint8" if base == "gemm_int8" else "float32")
+    func = te.create_prim_func(w.args).with_attr("layout_free_buffers", WEIGHTS[base])
     logging.info("tuning %s %s (%d trials)", name, w.shape_name, trials)
     work_dir = os.path.join(work_root, name)
+    intrinsics = None
+    if name.endswith("_sat"):
+        from search.context import available_intrinsics
+        from tensorize.ir.tensor_intrin import TensorIntrin
+
+        target = tvm.target.Target(TARGET)
+        intrinsics = list(available_intrinsics(target)) + [
+            n for n, intrin in TensorIntrin._registry.items()  # noqa: SLF001 - the registry is the list of intrinsics
+            if intrin.meta.extra.get("saturates_int16") and intrin.meta.supported_by(target)]
     db = search.tune_tir(func, TARGET, work_dir, max_trials_global=trials, num_trials_per_iter=16,
-                         strategy_config=strategy_config, seed=seed, num_threads=num_threads)
+                         strategy_config=strategy_config, seed=seed, num_threads=num_threads, intrinsics=intrinsics)
     report = db.tuning_report
     sch = search.compile_tir(db, func, TARGET)
     if sch is None:
@@ -256,7 +269,7 @@ def run_workload(name: str, trials: int, repeat: int, work_root: str, strategy_c
         return {"workload": name, "error": "the tuned program disagrees with numpy"}
     # Ours and PyTorch alternate over ROUNDS rounds (each a block_time): a drift of the machine's speed
     # during the run then moves both, not just whichever ran second.
-    peers = [torch_call(name, inputs, w.params)] + ([onnxruntime_int8_call(inputs)] if name == "gemm_int8" else [])
+    peers = [torch_call(base, inputs, w.params)] + ([onnxruntime_int8_call(inputs)] if base == "gemm_int8" else [])
     peers = [p for p in peers if p is not None]
     ours_rounds, peer_rounds = [], {label: [] for label, _ in peers}
     for _ in range(ROUNDS):
@@ -270,7 +283,7 @@ def run_workload(name: str, trials: int, repeat: int, work_root: str, strategy_c
     for label, rounds in peer_rounds.items():
         row["baselines"][label] = float(np.median(rounds))
         row.setdefault("peer_rounds_s", {})[label] = rounds
-    if name != "gemm_int8":  # OpenBLAS has no int8 GEMM; numpy's int32 matmul is not a fair peer
+    if base != "gemm_int8":  # OpenBLAS has no int8 GEMM; numpy's int32 matmul is not a fair peer
         row["baselines"]["numpy"] = numpy_time(lambda: w.reference(*inputs), repeat, num_threads)
     if with_tvm:
         got = tvm_metaschedule(func, trials, os.path.join(work_dir, "tvm"), inputs, w.output_shape(), w.output_dtype,

@@ -22,7 +22,7 @@ from tensorize.ir.tensor_intrin import TensorIntrin, load_plugins
 from tensorize.runtime.library import num_threads
 from tensorize.target import Target
 
-__all__ = ["TuneContext", "as_module", "available_intrinsics"]
+__all__ = ["TuneContext", "as_module", "available_intrinsics", "check_intrinsics"]
 
 
 def as_module(mod) -> IRModule:
@@ -40,6 +40,26 @@ def available_intrinsics(target: Target) -> tuple[str, ...]:
     load_plugins()
     return tuple(sorted(name for name, intrin in TensorIntrin._registry.items()
                         if intrin.meta.supported_by(target) and not intrin.meta.extra.get("saturates_int16")))
+
+
+def check_intrinsics(names, target: Target) -> tuple[str, ...]:
+    """``names`` as a tuple, or ``ValueError`` naming an intrinsic that is not registered or that ``target``
+    cannot run (a user's ``intrinsics=`` list for ``search.tune_tir``).
+
+    >>> check_intrinsics(["fma_8_f32f32f32_avx2"], Target("llvm -mcpu=haswell"))
+    ('fma_8_f32f32f32_avx2',)
+    """
+    load_plugins()
+    names = tuple(names)
+    for name in names:
+        intrin = TensorIntrin._registry.get(name)
+        if intrin is None:
+            raise ValueError(f"no tensor intrinsic is named {name!r}; the target's are "
+                             f"{list(available_intrinsics(target))}")
+        if not intrin.meta.supported_by(target):
+            raise ValueError(f"tensor intrinsic {name!r} needs {list(intrin.meta.features)}, which {target} "
+                             "does not have")
+    return names
 
 
 def host_threads(target: Target) -> int:

@@ -26,7 +26,7 @@ from tensorize.schedule.trace import Trace
 from tensorize.ir.structural import structural_hash
 from tensorize.target import Target
 
-from .context import TuneContext, as_module
+from .context import TuneContext, as_module, check_intrinsics
 from .database import Database, TuningRecord, target_key
 from .feature import FEATURES
 from .flops import estimate_flops
@@ -138,7 +138,7 @@ def tune_tir(mod, target, work_dir: str, max_trials_global: int = 64, num_trials
              space=None, strategy_config: dict | None = None, builder_config: dict | None = None,
              runner_config: dict | None = None, num_threads: int | None = None, remeasure_top_k: int = 3,
              task_name: str = "main", progress: bool = True, database: Database | None = None,
-             on_trial=None, baselines=()) -> Database:
+             on_trial=None, baselines=(), intrinsics=None) -> Database:
     """Search schedules of ``mod`` for ``target``; return the database of every measurement.
 
     Parameters
@@ -170,6 +170,12 @@ def tune_tir(mod, target, work_dir: str, max_trials_global: int = 64, num_trials
         Schedules of ``mod`` made some other way (e.g. a graph's default schedule), measured first as
         trials (once: a resumed database that holds their traces skips them), so the database's best
         is never worse than they are.
+    intrinsics : sequence of str, optional
+        The tensor intrinsics the space may use (default: every exact one the target supports,
+        ``search.context.available_intrinsics``); a list restricts the space, or admits an intrinsic that is
+        exact only for part of the input range (the ``_sat`` int8 dots, exact while int16 pair sums do not
+        saturate) when the inputs are known to stay in it. The runner checks every candidate's outputs on the
+        workload's inputs either way.
 
     Returns
     -------
@@ -180,7 +186,8 @@ def tune_tir(mod, target, work_dir: str, max_trials_global: int = 64, num_trials
     target = target if isinstance(target, Target) else Target(target)
     os.makedirs(work_dir, exist_ok=True)
     mod = as_module(mod)
-    ctx = TuneContext.create(mod, target, seed=seed, num_threads=num_threads, task_name=task_name)
+    ctx = TuneContext.create(mod, target, seed=seed, num_threads=num_threads, task_name=task_name,
+                             intrinsics=None if intrinsics is None else check_intrinsics(intrinsics, target))
     db = database if database is not None else Database(os.path.join(work_dir, "database.jsonl"))
     workload = db.commit_workload(mod)
     tkey = target_key(target)

@@ -142,3 +142,16 @@ def test_top_k_gives_distinct_programs_fastest_first(tmp_path):
     assert len(top) == 4 and len(set(texts)) == 4  # re-measured programs count once
     assert texts[0] == json.dumps(search.compile_tir(db, func, HOST).trace.as_json(), sort_keys=True)
     assert search.compile_tir_top_k(db, func, HOST, 0) == []
+
+
+def test_intrinsics_option_restricts_the_space_and_names_bad_entries(tmp_path):
+    """``intrinsics=[]`` leaves only plain vector code in the space; an unknown or unsupported name is an error."""
+    func = gemm_func(64)
+    db = search.tune_tir(func, HOST, str(tmp_path), max_trials_global=4, num_trials_per_iter=4, strategy="random",
+                         cost_model="random", seed=0, progress=False, remeasure_top_k=0, intrinsics=[])
+    traces = [json.dumps(r.trace_json) for r in db.get_all_tuning_records()]
+    assert traces and not any("meta_schedule.auto_tensorize" in t for t in traces)
+    with pytest.raises(ValueError, match="no tensor intrinsic is named 'no_such_dot'"):
+        search.tune_tir(func, HOST, str(tmp_path / "bad"), max_trials_global=1, intrinsics=["no_such_dot"])
+    with pytest.raises(ValueError, match="tensor intrinsic .dot_4x4_i8i8s32_sdot. needs"):
+        search.tune_tir(func, HOST, str(tmp_path / "arm"), max_trials_global=1, intrinsics=["dot_4x4_i8i8s32_sdot"])
