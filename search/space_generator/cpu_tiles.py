@@ -93,11 +93,11 @@ def _fma_vectors(intrin_name: str, vector_bits: int) -> int:
 
 
 def register_tiles(trace: Trace, vector_bits: int) -> list[tuple[list, list[int]]]:
-    """The register tiles of ``trace``'s CPU tilings: per tiled block, its innermost-level spatial
-    ``sample_perfect_tile`` instructions and, for each, how many elements share one vector register
-    (``lanes`` for the aligned vectorized loop, 1 for a loop of elementwise FMA intrinsic calls, which count
-    ``_fma_vectors`` registers each, 0 for the others: they multiply). Blocks whose vectorization is not known
-    (no aligned loop, no elementwise intrinsic) are left out.
+    """The register tiles of ``trace``'s CPU tilings: per tiled block, its spatial ``sample_perfect_tile``
+    instructions (their innermost factors make the tile) and, for each, how its factor counts: ``m > 1``, the
+    lanes of the aligned vectorized loop (``ceil(factor / m)`` registers); ``0``, as it is (a multiplier);
+    ``-r``, ``factor * r`` (a loop of elementwise FMA intrinsic calls of ``r`` registers each). Blocks whose
+    vectorization is not known (no aligned loop, no elementwise intrinsic) are left out.
 
     Parameters
     ----------
