@@ -86,6 +86,32 @@ def test_tap_loop_runs_only_inside_the_padding_guard():
     assert "if_then_else" not in func.script()  # both conjuncts hold inside the narrowed range
 
 
+@T.prim_func
+def conv1d_unit_tile(x: T.Buffer((64,), "float32"), w: T.Buffer((7, 16), "float32"),
+                     y: T.Buffer((32, 16), "float32")):
+    T.func_attr({"tir.noalias": True})
+    for i in range(32):
+        for c in range(16):
+            y[i, c] = T.float32(0)
+        for k in T.unroll(7):
+            for i1 in range(1):  # a tile level of extent 1, as the search's tilings leave
+                for c in T.vectorized(16):
+                    y[i + i1, c] = y[i + i1, c] + T.if_then_else(
+                        (i + i1) * 2 + k >= 3 and (i + i1) * 2 + k < 67, x[(i + i1) * 2 + k - 3], T.float32(0)) * w[k, c]
+
+
+def test_a_unit_loop_gets_one_branch_not_data_dependent_bounds():
+    func = skip_padded_taps(conv1d_unit_tile)
+    i1 = next(loop for loop in _loops(func) if loop.loop_var.name == "i1")
+    assert (str(i1.min), str(i1.extent)) == ("0", "1")  # the loop keeps its static range
+    assert isinstance(i1.body, S.IfThenElse) and "if_then_else" not in func.script()
+    rng = np.random.default_rng(1)
+    x, w = rng.standard_normal(64).astype("float32"), rng.standard_normal((7, 16)).astype("float32")
+    y = tvm.nd.array(np.zeros((32, 16), "float32"))
+    tvm.build(conv1d_unit_tile, target="llvm")(tvm.nd.array(x), tvm.nd.array(w), y)
+    np.testing.assert_allclose(y.numpy(), _reference(x, w), rtol=1e-5, atol=1e-5)
+
+
 def test_tile_loop_splits_into_borders_and_a_guard_free_interior():
     func = partition_padded_loops(conv1d_inline_pad)
     parts = [loop for loop in _loops(func) if loop.loop_var.name == "i0"]
