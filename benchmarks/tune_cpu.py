@@ -140,49 +140,47 @@ def torch_call(name: str, inputs: list[np.ndarray], params: dict):
     return None
 
 
-def onnxruntime_int8_call(inputs: list[np.ndarray]):
-    """(label, callable) of onnxruntime's ``MatMulInteger`` (MLAS u8 x s8 -> s32, the int8 GEMM a user on a CPU
-    without VNNI would pick: PyTorch's ``_int_mm`` has no fast kernel there) with B as a constant weight, or
-    None when onnx/onnxruntime are missing."""
+def _matmul_integer(a_shape, b: np.ndarray, threads: int | None = None):
+    """An onnxruntime session of ``MatMulInteger`` (u8 input ``a`` of ``a_shape`` times the s8 constant ``b``,
+    s32 out) and the session's run on a given ``a``; None when onnx/onnxruntime are missing."""
     try:
         import onnx
         import onnxruntime as ort
         from onnx import TensorProto, helper, numpy_helper
     except ImportError:
         return None
-    a, b = inputs
-    node = helper.make_node("MatMulInteger", ["a", "b"], ["out"])
-    graph = helper.make_graph([node], "gemm_int8", [helper.make_tensor_value_info("a", TensorProto.UINT8, list(a.shape))],
-                              [helper.make_tensor_value_info("out", TensorProto.INT32, [a.shape[0], b.shape[1]])],
+    graph = helper.make_graph([helper.make_node("MatMulInteger", ["a", "b"], ["out"])], "gemm_int8",
+                              [helper.make_tensor_value_info("a", TensorProto.UINT8, list(a_shape))],
+                              [helper.make_tensor_value_info("out", TensorProto.INT32, [a_shape[0], b.shape[1]])],
                               [numpy_helper.from_array(np.ascontiguousarray(b.astype(np.int8)), "b")])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     onnx.checker.check_model(model)
     options = ort.SessionOptions()
-    options.intra_op_num_threads = int(os.environ.get("TVM_NUM_THREADS", 0)) or os.cpu_count() or 2
+    if threads:
+        options.intra_op_num_threads = threads
     session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
-    feeds = {"a": a}
-    if not np.array_equal(session.run(["out"], feeds)[0], a.astype(np.int32) @ b.astype(np.int32)):
+    return lambda a: session.run(["out"], {"a": a})
+
+
+def onnxruntime_int8_call(inputs: list[np.ndarray]):
+    """(label, callable) of onnxruntime's ``MatMulInteger`` (MLAS u8 x s8 -> s32, the int8 GEMM a user on a CPU
+    without VNNI would pick: PyTorch's ``_int_mm`` has no fast kernel there) with B as a constant weight, or
+    None when onnx/onnxruntime are missing."""
+    a, b = inputs
+    run = _matmul_integer(a.shape, b, int(os.environ.get("TVM_NUM_THREADS", 0)) or os.cpu_count() or 2)
+    if run is None:
+        return None
+    if not np.array_equal(run(a)[0], a.astype(np.int32) @ b.astype(np.int32)):
         raise RuntimeError("onnxruntime's MatMulInteger disagrees with numpy on the benchmark's inputs")
     # Without VNNI, MLAS sums pairs of u8 x s8 products in int16 (vpmaddubsw) and saturates: exact only for
-    # activations below 128 or small weights (the benchmark's are within [-4, 4]). A full-range check says
-    # whether this machine's kernel is exact in general; the label says so where it is not.
-    label = "onnxruntime MatMulInteger (MLAS)" + ("" if _ort_int8_exact(ort, helper, numpy_helper, TensorProto)
-                                                 else ", saturates int16 on full-range inputs")
-    return label, lambda: session.run(["out"], feeds)
-
-
-def _ort_int8_exact(ort, helper, numpy_helper, TensorProto) -> bool:
-    """Whether onnxruntime's ``MatMulInteger`` is exact here on full-range u8 x s8 inputs (64 x 128 x 32)."""
+    # activations below 128 or small weights (the benchmark's are within [-4, 4]). A full-range check
+    # (64 x 128 x 32) says whether this machine's kernel is exact in general; the label says so where it is not.
     rng = np.random.default_rng(1)
-    a = rng.integers(0, 256, (64, 128), dtype=np.uint8)
-    b = rng.integers(-128, 128, (128, 32), dtype=np.int8)
-    graph = helper.make_graph([helper.make_node("MatMulInteger", ["a", "b"], ["out"])], "exact",
-                              [helper.make_tensor_value_info("a", TensorProto.UINT8, [64, 128])],
-                              [helper.make_tensor_value_info("out", TensorProto.INT32, [64, 32])],
-                              [numpy_helper.from_array(b, "b")])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    return bool(np.array_equal(session.run(["out"], {"a": a})[0], a.astype(np.int32) @ b.astype(np.int32)))
+    full_a, full_b = rng.integers(0, 256, (64, 128), dtype=np.uint8), rng.integers(-128, 128, (128, 32), dtype=np.int8)
+    exact = np.array_equal(_matmul_integer(full_a.shape, full_b)(full_a)[0],
+                           full_a.astype(np.int32) @ full_b.astype(np.int32))
+    label = "onnxruntime MatMulInteger (MLAS)" + ("" if exact else ", saturates int16 on full-range inputs")
+    return label, lambda: run(a)
 
 
 def to_tvm027(text: str) -> str:
@@ -248,12 +246,8 @@ def run_workload(name: str, trials: int, repeat: int, work_root: str, strategy_c
     intrinsics = None
     if name.endswith("_sat"):
         from search.context import available_intrinsics
-        from tensorize.ir.tensor_intrin import TensorIntrin
 
-        target = tvm.target.Target(TARGET)
-        intrinsics = list(available_intrinsics(target)) + [
-            n for n, intrin in TensorIntrin._registry.items()  # noqa: SLF001 - the registry is the list of intrinsics
-            if intrin.meta.extra.get("saturates_int16") and intrin.meta.supported_by(target)]
+        intrinsics = available_intrinsics(tvm.target.Target(TARGET), include_saturating=True)
     db = search.tune_tir(func, TARGET, work_dir, max_trials_global=trials, num_trials_per_iter=16,
                          strategy_config=strategy_config, seed=seed, num_threads=num_threads, intrinsics=intrinsics)
     report = db.tuning_report

@@ -34,12 +34,14 @@ def as_module(mod) -> IRModule:
     raise TypeError(f"expected an IRModule or a PrimFunc, got {type(mod).__name__}")
 
 
-def available_intrinsics(target: Target) -> tuple[str, ...]:
+def available_intrinsics(target: Target, include_saturating: bool = False) -> tuple[str, ...]:
     """Names of the registered tensor intrinsics the target can run (by kind, arch and features), sorted;
-    intrinsics that are exact only for part of the input range (``saturates_int16``) are left out."""
+    intrinsics that are exact only for part of the input range (``saturates_int16``) are left out unless
+    ``include_saturating``."""
     load_plugins()
     return tuple(sorted(name for name, intrin in TensorIntrin._registry.items()
-                        if intrin.meta.supported_by(target) and not intrin.meta.extra.get("saturates_int16")))
+                        if intrin.meta.supported_by(target)
+                        and (include_saturating or not intrin.meta.extra.get("saturates_int16"))))
 
 
 def check_intrinsics(names, target: Target) -> tuple[str, ...]:
@@ -106,13 +108,16 @@ class TuneContext:
                            available_intrinsics(target) if intrinsics is None else tuple(intrinsics),
                            num_threads, task_name)
 
-    def vector_lanes(self, dtype: str = "float32") -> int:
-        """Lanes of ``dtype`` in the target's widest vector register (AVX-512: 512 bits, AVX: 256, else 128)."""
+    def vector_bits(self) -> int:
+        """Bits of the target's widest vector register (AVX-512: 512, AVX: 256, else 128)."""
         has = self.target.has_feature
-        bits = 512 if has("avx512f") else 256 if (has("avx2") or has("avx")) else 128
+        return 512 if has("avx512f") else 256 if (has("avx2") or has("avx")) else 128
+
+    def vector_lanes(self, dtype: str = "float32") -> int:
+        """Lanes of ``dtype`` in the target's widest vector register (``vector_bits``)."""
         width = {"float64": 64, "int64": 64, "float32": 32, "int32": 32, "float16": 16, "bfloat16": 16,
                  "int16": 16, "int8": 8, "uint8": 8}.get(dtype, 32)
-        return bits // width
+        return self.vector_bits() // width
 
     def fork_rng(self) -> random.Random:
         """A new random source drawn from this context's (for a worker or one sampled schedule)."""

@@ -22,14 +22,13 @@ import random
 from functools import lru_cache
 from math import ceil, prod
 
-from tensorize.ir import expr as E
 from tensorize.ir.dtype import bits_of
 from tensorize.ir.functor import post_order_visit
 from tensorize.ir.stmt import Block
 from tensorize.schedule.primitives.sampling import draw_tiling
 from tensorize.schedule.trace import RESAMPLE, Trace
 
-from ..schedule_rule.analysis import AUTO_TENSORIZE, TILED
+from ..schedule_rule.analysis import AUTO_TENSORIZE, TILED, is_reduction_block
 
 __all__ = ["register_tile_provider", "register_tile_fits", "register_budget", "register_tiles"]
 
@@ -84,7 +83,7 @@ def _fma_vectors(intrin_name: str, vector_bits: int) -> int:
     blocks: list[Block] = []
     post_order_visit(desc.body, lambda node: blocks.append(node) if isinstance(node, Block) else None)
     leaves = [b for b in blocks if b.iter_vars]
-    if not leaves or any(iv.iter_type == E.IterVar.CommReduce for b in leaves for iv in b.iter_vars):
+    if not leaves or any(is_reduction_block(b) for b in leaves):
         return 0
     # the outermost block's write region is what one call accumulates (the leaf writes one element)
     written = max((w for b in blocks for w in b.writes), key=lambda w: prod(int(r.extent) for r in w.region))

@@ -39,7 +39,7 @@ def resample_provider(ctx, trace: Trace, seed: int):
         return joint_tile_provider(trace, seed)
     budget = register_budget(ctx) if ctx is not None else 0
     if budget:
-        return register_tile_provider(trace, seed, budget, ctx.vector_lanes("float32") * 32)
+        return register_tile_provider(trace, seed, budget, ctx.vector_bits())
     return resample
 
 

@@ -142,8 +142,7 @@ class EvolutionarySearch(SearchStrategy):
         trace = mutator.apply(parent.trace, self.ctx, self.ctx.rng)
         if trace is not None and is_gpu_target(self.ctx.target) and not tilings_fit(trace):
             return None  # a thread block over the limits: dropped before the costly replay
-        if trace is not None and not register_tile_fits(trace, register_budget(self.ctx),
-                                                           self.ctx.vector_lanes("float32") * 32):
+        if trace is not None and not register_tile_fits(trace, register_budget(self.ctx), self.ctx.vector_bits()):
             return None  # accumulators past the register file would spill on every reduction step
         return trace
 

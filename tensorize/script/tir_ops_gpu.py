@@ -26,6 +26,16 @@ def _call(dtype: str, name: str, *args) -> _Call:
     return _Call(dtype, _Op.get("tir." + name), tuple(_StringImm(a) if isinstance(a, str) else a for a in args))
 
 
+def _nullary(name: str, summary: str):
+    """A documented ``T.<name>()`` builder of an operand-less int32 intrinsic call."""
+    def build() -> _Call:
+        return _call("int32", name)
+
+    build.__name__ = build.__qualname__ = name
+    build.__doc__ = f"{summary}\n\n    Returns\n    -------\n    Call\n        The call.\n    "
+    return build
+
+
 # -- GPU synchronisation and warp-level matrix operations --------------------------------------
 
 def tvm_storage_sync(scope: str) -> _Call:
@@ -235,28 +245,6 @@ def ptx_wgmma(dtype: str, *args) -> _Call:
     return _call(dtype, "ptx_wgmma", *args)
 
 
-def ptx_wgmma_fence() -> _Call:
-    """``T.ptx_wgmma_fence()``: order the warpgroup's register accesses before the ``wgmma`` that follow.
-
-    Returns
-    -------
-    Call
-        The call.
-    """
-    return _call("int32", "ptx_wgmma_fence")
-
-
-def ptx_wgmma_commit_group() -> _Call:
-    """``T.ptx_wgmma_commit_group()``: close the group of the ``wgmma.mma_async`` issued so far.
-
-    Returns
-    -------
-    Call
-        The call.
-    """
-    return _call("int32", "ptx_wgmma_commit_group")
-
-
 def ptx_wgmma_wait_group(n) -> _Call:
     """``T.ptx_wgmma_wait_group(n)``: wait until at most ``n`` groups of ``wgmma.mma_async`` are pending.
 
@@ -271,17 +259,6 @@ def ptx_wgmma_wait_group(n) -> _Call:
         The call.
     """
     return _call("int32", "ptx_wgmma_wait_group", n)
-
-
-def ptx_commit_group() -> _Call:
-    """``T.ptx_commit_group()``: close the group of the ``cp.async`` copies issued so far (sm_80+).
-
-    Returns
-    -------
-    Call
-        The call.
-    """
-    return _call("int32", "ptx_commit_group")
 
 
 def ptx_wait_group(num: int) -> _Call:
@@ -371,28 +348,6 @@ def ptx_mbarrier_arrive(bar, index, *cta) -> _Call:
     return _call("int32", "ptx_mbarrier_arrive", bar, index, *cta)
 
 
-def ptx_cluster_sync() -> _Call:
-    """``T.ptx_cluster_sync()``: a barrier of all threads of the thread block cluster (``barrier.cluster``).
-
-    Returns
-    -------
-    Call
-        The call.
-    """
-    return _call("int32", "ptx_cluster_sync")
-
-
-def ptx_cluster_rank() -> _Call:
-    """``T.ptx_cluster_rank()``: this CTA's rank in its cluster (``%cluster_ctarank``).
-
-    Returns
-    -------
-    Call
-        The call.
-    """
-    return _call("int32", "ptx_cluster_rank")
-
-
 def ptx_mbarrier_arrive_expect_tx(bar, index, nbytes) -> _Call:
     """``T.ptx_mbarrier_arrive_expect_tx(bar, index, bytes)``: arrive at ``bar[index]`` and expect ``bytes`` of
     asynchronous copies before its phase completes.
@@ -446,3 +401,17 @@ def ptx_setmaxnreg(increase: bool, count: int) -> _Call:
         The call.
     """
     return _call("int32", "ptx_setmaxnreg", _E.IntImm("int32", int(bool(increase))), _E.IntImm("int32", count))
+
+
+# -- operand-less calls ------------------------------------------------------------------------
+
+ptx_wgmma_fence = _nullary("ptx_wgmma_fence", "``T.ptx_wgmma_fence()``: order the warpgroup's register accesses "
+                                              "before the ``wgmma`` that follow.")
+ptx_wgmma_commit_group = _nullary("ptx_wgmma_commit_group", "``T.ptx_wgmma_commit_group()``: close the group of "
+                                                            "the ``wgmma.mma_async`` issued so far.")
+ptx_commit_group = _nullary("ptx_commit_group", "``T.ptx_commit_group()``: close the group of the ``cp.async`` "
+                                                "copies issued so far (sm_80+).")
+ptx_cluster_sync = _nullary("ptx_cluster_sync", "``T.ptx_cluster_sync()``: a barrier of all threads of the thread "
+                                                "block cluster (``barrier.cluster``).")
+ptx_cluster_rank = _nullary("ptx_cluster_rank", "``T.ptx_cluster_rank()``: this CTA's rank in its cluster "
+                                                "(``%cluster_ctarank``).")

@@ -63,8 +63,7 @@ def host_cpu() -> tuple[str, frozenset]:
     """
     import llvmlite.binding as llvm
 
-    features = llvm.get_host_cpu_features()
-    return llvm.get_host_cpu_name(), frozenset(name for name, on in features.items() if on)
+    return llvm.get_host_cpu_name(), frozenset(name for name, on in _host_feature_table().items() if on)
 
 
 # Feature families whose instructions compiled code may contain (vector and bit-manipulation ISAs, AMX).
@@ -114,19 +113,20 @@ def host_lacks(features) -> list[str]:
     >>> host_lacks(["sse2"])
     []
     """
-    host = _host_feature_table()
+    try:
+        host = _host_feature_table()
+    except RuntimeError:  # LLVM cannot read this CPU's features: nothing is known to be missing
+        logger.debug("LLVM reports no host CPU features; skipping the host feature check")
+        return []
     return [f for f in code_features(features) if host.get(f) is False]
 
 
 @lru_cache(maxsize=1)
 def _host_feature_table() -> dict:
+    """Every feature LLVM knows for the host, enabled or not (one query per process)."""
     import llvmlite.binding as llvm
 
-    try:
-        return dict(llvm.get_host_cpu_features())
-    except RuntimeError:  # LLVM cannot read this CPU's features: nothing is known to be missing
-        logger.debug("LLVM reports no host CPU features; skipping the host feature check")
-        return {}
+    return dict(llvm.get_host_cpu_features())
 
 
 @lru_cache(maxsize=1)

@@ -28,6 +28,7 @@ from ..arith.expr_key import expr_key
 from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.functor import StmtExprMutator, collect_vars, post_order_visit
+from ..ir.op import all as tir_all
 from ..ir.op import max as tir_max
 from ..ir.op import min as tir_min
 from .guard_conditions import ReplaceWithTrue, always_true_bound, conjuncts, has_guards, is_op
@@ -127,9 +128,7 @@ class _Narrower(StmtExprMutator):
             # a unit loop (a tile level of extent 1): one scalar branch around the body, not a loop with
             # data-dependent bounds, which kept LLVM from unrolling and vectorizing the taps around it
             # (an inlined-padding depthwise conv ran at 30 GFLOPS against 55 with the guards left in place)
-            guard = None
-            for key in used:
-                guard = common[key] if guard is None else E.And(guard, common[key])
+            guard = tir_all(*(common[key] for key in used))
             return op.replace(body=S.IfThenElse(guard, ReplaceWithTrue(used).visit_stmt(op.body)))
         start, end = op.min, op.min + op.extent
         for lo in lows:

@@ -309,6 +309,7 @@ def build(mod, target: Target) -> Module:
     from ...runtime.amx import uses_amx
 
     requires_amx = uses_amx(text)
+    features = code_features(target.features)  # checked against the CPU before a call (Module.features)
     if ctx.uses_openmp and target.is_host:
         backend.load_openmp()
     llvm_module = backend.parse(text)
@@ -330,7 +331,7 @@ def build(mod, target: Target) -> Module:
     if not target.is_host:
         runtime_module = Module("llvm", signatures, target, sources=sources, object_code=object_code)
         runtime_module.requires_amx = requires_amx
-        runtime_module.features = code_features(target.features)
+        runtime_module.features = features
         logger.debug("cross-compiled %s for %s in %.1f ms", list(signatures), target, (time.perf_counter() - start) * 1e3)
         return runtime_module
 
@@ -354,6 +355,6 @@ def build(mod, target: Target) -> Module:
     runtime_module = Module("llvm", signatures, target, resolve=engine.function_address, sources=sources,
                             object_code=object_code, error_message=error_message, keep_alive=engine)
     runtime_module.requires_amx = requires_amx
-    runtime_module.features = code_features(target.features)
+    runtime_module.features = features
     logger.debug("compiled %s in %.1f ms", list(signatures), (time.perf_counter() - start) * 1e3)
     return runtime_module
