@@ -144,21 +144,17 @@ def _matmul_integer(a_shape, b: np.ndarray, threads: int | None = None):
     """An onnxruntime session of ``MatMulInteger`` (u8 input ``a`` of ``a_shape`` times the s8 constant ``b``,
     s32 out) and the session's run on a given ``a``; None when onnx/onnxruntime are missing."""
     try:
-        import onnx
-        import onnxruntime as ort
+        import onnxruntime  # noqa: F401 - the session below needs it
         from onnx import TensorProto, helper, numpy_helper
     except ImportError:
         return None
+    from experiments.framework_baselines import ort_session
+
     graph = helper.make_graph([helper.make_node("MatMulInteger", ["a", "b"], ["out"])], "gemm_int8",
                               [helper.make_tensor_value_info("a", TensorProto.UINT8, list(a_shape))],
                               [helper.make_tensor_value_info("out", TensorProto.INT32, [a_shape[0], b.shape[1]])],
                               [numpy_helper.from_array(np.ascontiguousarray(b.astype(np.int8)), "b")])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    onnx.checker.check_model(model)
-    options = ort.SessionOptions()
-    if threads:
-        options.intra_op_num_threads = threads
-    session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    session = ort_session(graph, threads)
     return lambda a: session.run(["out"], {"a": a})
 
 

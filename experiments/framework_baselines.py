@@ -18,7 +18,7 @@ import numpy as np
 
 log = logging.getLogger(__name__)
 
-__all__ = ["torch_suite_baseline", "onnxruntime_baseline"]
+__all__ = ["torch_suite_baseline", "onnxruntime_baseline", "ort_session"]
 
 
 def _to_first(x: np.ndarray) -> np.ndarray:
@@ -96,8 +96,7 @@ def _no_grad(torch, fn):
 def onnxruntime_baseline(workload, inputs, threads: int | None = None):
     """onnxruntime (CPU execution provider) for a suite workload's conv or GEMM; ``(run, to_nhwc)`` or None."""
     try:
-        import onnx
-        import onnxruntime as ort
+        import onnxruntime  # noqa: F401 - ort_session needs it
         from onnx import TensorProto, helper, numpy_helper
     except ImportError:
         log.warning("onnx/onnxruntime are not installed: skipping that baseline (pip install -e '.[baselines]')")
@@ -137,10 +136,32 @@ def onnxruntime_baseline(workload, inputs, threads: int | None = None):
     graph = helper.make_graph(nodes, f"{workload.name}_{workload.shape_name}",
                               [helper.make_tensor_value_info(k, elem, list(v.shape)) for k, v in feeds.items()],
                               [helper.make_tensor_value_info("out", TensorProto.FLOAT, out_shape)], inits)
+    session = ort_session(graph, threads)
+    return (lambda: session.run(["out"], feeds)[0]), to_nhwc
+
+
+def ort_session(graph, threads: int | None = None):
+    """An onnxruntime CPU session of the ONNX ``graph`` (opset 17, checked), with ``threads`` intra-op threads.
+
+    Parameters
+    ----------
+    graph : onnx.GraphProto
+        The graph.
+    threads : int, optional
+        Intra-op threads (onnxruntime's default when None).
+
+    Returns
+    -------
+    onnxruntime.InferenceSession
+        The session.
+    """
+    import onnx
+    import onnxruntime as ort
+    from onnx import helper
+
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     onnx.checker.check_model(model)
     options = ort.SessionOptions()
     if threads:
         options.intra_op_num_threads = threads
-    session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
-    return (lambda: session.run(["out"], feeds)[0]), to_nhwc
+    return ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
