@@ -17,8 +17,6 @@ the stream and reports the death.
 """
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import logging
 import os
 import sys
@@ -26,6 +24,8 @@ import threading
 import time
 import traceback
 from collections import OrderedDict
+
+from tensorize.runtime.library import pin_openmp_runtime
 
 from .inputs import load_arrays
 from .process import read_frame, write_frame
@@ -49,17 +49,6 @@ class _ArrayCache:
             while len(self._items) > self.size:
                 self._items.popitem(last=False)
         return self._items[path]
-
-
-def _preload_openmp() -> None:
-    """Keep libgomp loaded for the process's life, so unloading a candidate's library never unloads the
-    OpenMP runtime under its idle thread pool."""
-    for name in filter(None, [ctypes.util.find_library("gomp"), "libgomp.so.1"]):
-        try:
-            ctypes.CDLL(name, mode=ctypes.RTLD_GLOBAL)
-            return
-        except OSError:
-            continue
 
 
 def _exit_with_parent(period: float = 1.0) -> None:
@@ -105,7 +94,7 @@ def main() -> int:
     requests = sys.stdin.buffer
     logging.basicConfig(level=os.environ.get("TENSORIZE_WORKER_LOG", "WARNING"), stream=sys.stderr)
     _exit_with_parent()
-    _preload_openmp()
+    pin_openmp_runtime()  # before any candidate's library is loaded (and, later, unloaded)
     arrays = _ArrayCache()
     while True:
         message = read_frame(requests)

@@ -87,6 +87,27 @@ def test_round_trip_in_a_fresh_process(tmp_path):
     np.testing.assert_allclose(np.load(tmp_path / "c.npy"), a @ b, rtol=1e-4, atol=1e-4)
 
 
+def test_unloading_a_parallel_library_leaves_the_process_sound(tmp_path):
+    """A library whose parallel loop woke OpenMP's thread pool, unloaded: the process goes on and exits 0
+    (closing the last user of libgomp used to unload it under its parked threads: SIGSEGV at exit)."""
+    path = str(tmp_path / "gemm.so")
+    tvm.build(_parallel_gemm(), target="llvm").export_library(path)
+    script = textwrap.dedent(f"""
+        import numpy as np, tensorize as tvm
+        for _ in range(2):
+            mod = tvm.runtime.load_module({path!r})
+            a = np.ones((64, 64), "float32")
+            c = np.zeros((64, 64), "float32")
+            mod(a, a, c)
+            mod.unload()
+        print(float(c[3, 5]))
+    """)
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""), OMP_NUM_THREADS="2")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, f"exit status {done.returncode}: {done.stderr[-2000:]}"
+    assert done.stdout.strip() == "64.0"
+
+
 def test_loaded_module_checks_arguments_like_the_built_one(tmp_path):
     path = str(tmp_path / "add.so")
     built = tvm.build(add_scaled, target="llvm")
