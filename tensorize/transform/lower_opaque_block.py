@@ -2,7 +2,10 @@
 
 A ``BlockRealize`` becomes its body with block iterators replaced by their bindings, a non-trivial
 predicate becomes an ``IfThenElse``, and each ``alloc_buffer`` becomes ``Allocate`` + ``DeclBuffer``
-around the body. Loops (and their annotations, kinds and thread bindings) are kept.
+around the body. Loops (and their annotations, kinds and thread bindings) are kept, but for a loop of one
+iteration without annotations or thread binding, which becomes its body with the loop variable replaced by
+the loop's start, as TVM's pass does (the tile levels of extent 1 that a schedule leaves behind would
+otherwise reach the code generator as loops).
 """
 from __future__ import annotations
 
@@ -31,6 +34,12 @@ class _BlockLowerer(StmtExprMutator):
         if not (isinstance(predicate, E.IntImm) and predicate.value):
             body = S.IfThenElse(predicate, body)
         return body
+
+    def visit_for_(self, op):
+        if (isinstance(op.extent, E.IntImm) and op.extent.value == 1 and not op.annotations
+                and op.kind != S.ForKind.THREAD_BINDING):
+            return self.visit_stmt(substitute(op.body, {op.loop_var: op.min}))
+        return super().visit_for_(op)
 
     def visit_block_(self, op):  # a bare block (no realize) only happens at a function's root
         body = self.visit_stmt(op.body)

@@ -304,3 +304,34 @@ def test_a_unit_loop_around_the_allocation_does_not_stop_compaction():
         c = np.zeros((64, 16), "float32")
         interpreter.run_prim_func(func, a, c)
         np.testing.assert_allclose(c, a * 2 + 1)
+
+
+@tvm.script.tir.prim_func
+def _unit_tile_levels(A: tvm.script.tir.Buffer((64,), "float32"), B: tvm.script.tir.Buffer((64,), "float32")):
+    T = tvm.script.tir
+    for i0, i1 in T.grid(16, 1):
+        for i2 in T.unroll(1):
+            for i3 in range(4):
+                with T.block("B"):
+                    vi = T.axis.spatial(64, i0 * 4 + i1 * 4 + i2 * 4 + i3)
+                    B[vi] = A[vi] * T.float32(2)
+    for t in T.thread_binding(1, thread="threadIdx.x"):
+        for j in range(1):
+            with T.block("C"):
+                vj = T.axis.spatial(1, t + j)
+                B[vj] = B[vj] + T.float32(1)
+
+
+def test_unit_loops_become_their_bodies():
+    """A loop of one iteration without annotations is replaced by its body with the variable at the loop's
+    start, as TVM's LowerOpaqueBlock does (tile levels of extent 1 otherwise reach LLVM as loops, which
+    multiplied its optimisation time); a thread binding of extent 1 stays a loop."""
+    low = tvm.lower(_unit_tile_levels)["main"]
+    loops = {f.loop_var.name: (int(f.extent), f.kind) for f in nodes_of(low, S.For)}
+    assert loops == {"i0": (16, S.ForKind.SERIAL), "i3": (4, S.ForKind.SERIAL), "t": (1, S.ForKind.THREAD_BINDING)}
+    a = np.arange(64, dtype="float32")
+    b = np.zeros(64, "float32")
+    interpreter.run_prim_func(low, a, b)
+    want = a * 2
+    want[0] += 1
+    np.testing.assert_array_equal(b, want)

@@ -2,7 +2,8 @@
 ``memory.py``, calls in ``calls.py``).
 
 Semantics worth knowing:
-- ``floordiv``/``floormod`` round toward minus infinity (fixed up from ``sdiv``/``srem``);
+- ``floordiv``/``floormod`` round toward minus infinity (fixed up from ``sdiv``/``srem``; by a positive
+  constant the fix-up needs only the remainder's sign, and by a power of two they are ``ashr``/``and``);
   ``Div``/``Mod`` on integers truncate (C semantics).
 - Signed 32/64-bit ``+ - *`` carry ``nsw`` as in TVM (index arithmetic); narrower integers wrap.
 - ``fadd``/``fsub``/``fmul`` carry ``contract``: multiply-adds may fuse into FMA instructions.
@@ -16,6 +17,16 @@ import llvmlite.ir as ir
 from ...errors import TVMError
 from ...ir import dtype as dt
 from .types import F32, I16, I32, PTR, constant, element_type, is_floating, is_signed, llvm_type
+
+
+def _positive_constant(e) -> int | None:
+    """The value of ``e`` when it is a positive integer constant (or a broadcast of one), else None: floor
+    division and remainder by it need no sign fix-up of the divisor (index arithmetic divides by tile sizes)."""
+    while type(e).__name__ == "Broadcast":
+        e = e.value
+    if type(e).__name__ == "IntImm" and e.value > 0:
+        return int(e.value)
+    return None
 
 
 def _lanes(value: ir.Value) -> int:
@@ -274,6 +285,14 @@ class ExprCodegen:
         return q, r, bld.and_(nonzero, signs_differ)
 
     def emit_FloorDiv(self, e):
+        divisor = _positive_constant(e.b)
+        if divisor is not None and is_signed(e.dtype):
+            a = self.expr(e.a)
+            if divisor & (divisor - 1) == 0:  # a power of two: an arithmetic shift is floor division
+                return self.builder.ashr(a, self._like(a, divisor.bit_length() - 1)) if divisor > 1 else a
+            q, r = self.builder.sdiv(a, self._like(a, divisor)), self.builder.srem(a, self._like(a, divisor))
+            negative = self.builder.icmp_signed("<", r, ir.Constant(a.type, None))
+            return self.builder.sub(q, self.builder.zext(negative, q.type))
         a, b = self._operands(e)
         if not is_signed(e.dtype):
             return self.builder.udiv(a, b)
@@ -281,11 +300,26 @@ class ExprCodegen:
         return self.builder.sub(q, self.builder.zext(fix, q.type))
 
     def emit_FloorMod(self, e):
+        divisor = _positive_constant(e.b)
+        if divisor is not None and is_signed(e.dtype):
+            a = self.expr(e.a)
+            if divisor & (divisor - 1) == 0:  # a power of two: the low bits are the floor remainder
+                return self.builder.and_(a, self._like(a, divisor - 1))
+            r = self.builder.srem(a, self._like(a, divisor))
+            negative = self.builder.icmp_signed("<", r, ir.Constant(a.type, None))
+            return self.builder.add(r, self.builder.select(negative, self._like(a, divisor), ir.Constant(a.type, None)))
         a, b = self._operands(e)
         if not is_signed(e.dtype):
             return self.builder.urem(a, b)
         _, r, fix = self._floor_fixup(a, b)
         return self.builder.add(r, self.builder.select(fix, b, ir.Constant(b.type, None)))
+
+    @staticmethod
+    def _like(value: ir.Value, number: int) -> ir.Constant:
+        """The integer ``number`` in ``value``'s type (splatted over its lanes)."""
+        if isinstance(value.type, ir.VectorType):
+            return ir.Constant(value.type, [ir.Constant(value.type.element, number)] * value.type.count)
+        return ir.Constant(value.type, number)
 
     def _min_max(self, e, less: bool):
         a, b = self._operands(e)
