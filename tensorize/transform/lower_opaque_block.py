@@ -19,27 +19,40 @@ from .pass_infra import func_pass
 class _BlockLowerer(StmtExprMutator):
     _methods: dict = {}
 
+    def __init__(self):
+        self._unit_loops: dict = {}  # the variable of each enclosing unit loop -> the loop's start
+
+    def visit_var_(self, op):
+        return self._unit_loops.get(op, op)
+
+    visit_size_var_ = visit_var_
+
+    def visit_for_(self, op):
+        if (isinstance(op.extent, E.IntImm) and op.extent.value == 1 and not op.annotations
+                and op.kind != S.ForKind.THREAD_BINDING):
+            self._unit_loops[op.loop_var] = self.visit_expr(op.min)
+            try:
+                return self.visit_stmt(op.body)
+            finally:
+                del self._unit_loops[op.loop_var]
+        return super().visit_for_(op)
+
     def visit_block_realize_(self, op):
         block = op.block
         if block.init is not None:
             block = _InitLowerer().visit_block_(block)
         body = self.visit_stmt(block.body)
-        if block.iter_vars:
-            body = substitute(body, {iv.var: v for iv, v in zip(block.iter_vars, op.iter_values)})
-        predicate = op.predicate
-        if block.iter_vars:
-            predicate = substitute(predicate, {iv.var: v for iv, v in zip(block.iter_vars, op.iter_values)})
+        bindings = {iv.var: self.visit_expr(v) for iv, v in zip(block.iter_vars, op.iter_values)}
+        if bindings:
+            body = substitute(body, bindings)
+        predicate = self.visit_expr(op.predicate)
+        if bindings:
+            predicate = substitute(predicate, bindings)
         for buf in reversed(block.alloc_buffers):
             body = S.Allocate(buf.data, buf.dtype, buf.shape, True, S.DeclBuffer(buf, body))
         if not (isinstance(predicate, E.IntImm) and predicate.value):
             body = S.IfThenElse(predicate, body)
         return body
-
-    def visit_for_(self, op):
-        if (isinstance(op.extent, E.IntImm) and op.extent.value == 1 and not op.annotations
-                and op.kind != S.ForKind.THREAD_BINDING):
-            return self.visit_stmt(substitute(op.body, {op.loop_var: op.min}))
-        return super().visit_for_(op)
 
     def visit_block_(self, op):  # a bare block (no realize) only happens at a function's root
         body = self.visit_stmt(op.body)
