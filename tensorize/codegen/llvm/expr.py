@@ -16,15 +16,16 @@ import llvmlite.ir as ir
 
 from ...errors import TVMError
 from ...ir import dtype as dt
+from ...ir import expr as E
 from .types import F32, I16, I32, PTR, constant, element_type, is_floating, is_signed, llvm_type
 
 
 def _positive_constant(e) -> int | None:
     """The value of ``e`` when it is a positive integer constant (or a broadcast of one), else None: floor
     division and remainder by it need no sign fix-up of the divisor (index arithmetic divides by tile sizes)."""
-    while type(e).__name__ == "Broadcast":
+    while isinstance(e, E.Broadcast):
         e = e.value
-    if type(e).__name__ == "IntImm" and e.value > 0:
+    if isinstance(e, E.IntImm) and e.value > 0:
         return int(e.value)
     return None
 
