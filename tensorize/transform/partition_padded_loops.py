@@ -23,6 +23,7 @@ from ..arith.expr_key import expr_key
 from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.functor import StmtExprMutator, post_order_visit
+from ..ir.renew_defs import renew_defs
 from .guard_conditions import ReplaceWithTrue, always_true_bound, conjuncts, has_guards, is_op
 from .pass_infra import PassContext, func_pass, register_config_option
 
@@ -89,7 +90,8 @@ class _Partitioner(StmtExprMutator):
                                 body=ReplaceWithTrue(used).visit_stmt(op.body)))
         if hi < end:
             parts.append(op.replace(min=E.IntImm(op.min.dtype, hi), extent=E.IntImm(op.extent.dtype, end - hi)))
-        return S.SeqStmt.flatten(parts)
+        # each copy defines its own loop and inner variables: a function defines a variable once
+        return S.SeqStmt.flatten([part if k == 0 else renew_defs(part) for k, part in enumerate(parts)])
 
 
 def partition_padded_loops(func, max_statements: int | None = None):

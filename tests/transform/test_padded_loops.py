@@ -97,7 +97,8 @@ def conv1d_unit_tile(x: T.Buffer((64,), "float32"), w: T.Buffer((7, 16), "float3
             for i1 in range(1):  # a tile level of extent 1, as the search's tilings leave
                 for c in T.vectorized(16):
                     y[i + i1, c] = y[i + i1, c] + T.if_then_else(
-                        (i + i1) * 2 + k >= 3 and (i + i1) * 2 + k < 67, x[(i + i1) * 2 + k - 3], T.float32(0)) * w[k, c]
+                        (i + i1) * 2 + k >= 3 and (i + i1) * 2 + k < 67, x[(i + i1) * 2 + k - 3],
+                        T.float32(0)) * w[k, c]
 
 
 def test_a_unit_loop_gets_one_branch_not_data_dependent_bounds():
@@ -118,6 +119,20 @@ def test_tile_loop_splits_into_borders_and_a_guard_free_interior():
     assert [(int(p.min), int(p.extent)) for p in parts] == [(0, 1), (1, 6), (7, 1)]
     assert "if_then_else" not in parts[1].script()
     assert "if_then_else" in parts[0].script() and "if_then_else" in parts[2].script()
+
+
+def test_the_partitioned_copies_define_their_own_variables():
+    """Border and interior copies of a loop each define their loop (and inner) variables, so the lowered
+    function is well formed and ``tvm.build`` takes it as it is, as TVM's does."""
+    func = partition_padded_loops(conv1d_inline_pad)
+    loops = _loops(func)
+    assert len({id(loop.loop_var) for loop in loops}) == len(loops)
+    lowered = tvm.lower(conv1d_inline_pad)
+    rng = np.random.default_rng(1)
+    x, w = rng.standard_normal(64).astype("float32"), rng.standard_normal((7, 16)).astype("float32")
+    y = np.zeros((32, 16), "float32")
+    tvm.build(lowered, target="llvm")(x, w, y)
+    np.testing.assert_allclose(y, _reference(x, w), rtol=1e-5, atol=1e-5)
 
 
 def test_partition_respects_the_statement_limit():
