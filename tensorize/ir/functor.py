@@ -271,6 +271,37 @@ def collect_vars(node) -> list:
     return list(seen.values())
 
 
+class _Found(Exception):
+    """Ends a variable search at the first match."""
+
+
+class _VarSearch(StmtExprVisitor):
+    _methods: dict = {}
+
+    def __init__(self, hit: Callable[[E.Var], bool]):
+        self.hit = hit
+
+    def visit_var_(self, op):
+        if self.hit(op):
+            raise _Found
+
+    visit_size_var_ = visit_var_
+
+
+def _mentions(node, hit: Callable[[E.Var], bool]) -> bool:
+    """Whether ``node`` uses a variable for which ``hit`` holds; stops at the first (the schedule primitives ask
+    this of every statement they rebuild, so it runs thousands of times per candidate)."""
+    if isinstance(node, E.Var):
+        return bool(hit(node))
+    if isinstance(node, (E.IntImm, E.FloatImm)):
+        return False
+    try:
+        _VarSearch(hit).visit(node)
+    except _Found:
+        return True
+    return False
+
+
 def uses_var(node, predicate: Callable[[E.Var], bool]) -> bool:
     """Whether ``node`` uses a variable for which ``predicate`` holds.
 
@@ -286,14 +317,7 @@ def uses_var(node, predicate: Callable[[E.Var], bool]) -> bool:
     bool
         True when some used variable satisfies ``predicate``.
     """
-    found = []
-
-    def f(n):
-        if not found and isinstance(n, E.Var) and predicate(n):
-            found.append(n)
-
-    post_order_visit(node, f)
-    return bool(found)
+    return _mentions(node, predicate)
 
 
 def uses_any(node, ids: set[int]) -> bool:
@@ -313,14 +337,7 @@ def uses_any(node, ids: set[int]) -> bool:
     """
     if not ids:
         return False
-    found = []
-
-    def f(n):
-        if not found and isinstance(n, E.Var) and id(n) in ids:
-            found.append(n)
-
-    post_order_visit(node, f)
-    return bool(found)
+    return _mentions(node, lambda v: id(v) in ids)
 
 
 __all__ = ["StmtExprVisitor", "StmtExprMutator", "ExprVisitor", "ExprMutator", "StmtVisitor", "StmtMutator",

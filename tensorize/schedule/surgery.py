@@ -15,8 +15,8 @@ from typing import Mapping
 
 from ..ir import expr as E
 from ..ir.buffer import Buffer
-from ..ir.functor import StmtExprMutator, post_order_visit
-from ..ir.stmt import Block, BlockRealize, BufferRegion, Evaluate, For, SeqStmt, Stmt, stmt_list
+from ..ir.functor import StmtExprMutator, uses_any
+from ..ir.stmt import Block, BlockRealize, BufferRegion, For, SeqStmt, Stmt, stmt_list
 from .analysis import simplify
 from .tree import StmtIndex, replace_many, replace_stmt
 
@@ -386,19 +386,15 @@ def uses_any_var(stmt: Stmt, table: dict[int, E.PrimExpr]) -> bool:
     bool
         True when one of the variables occurs.
     """
-    found = []
-
-    def visit(node):
-        if not found and isinstance(node, E.Var) and id(node) in table:
-            found.append(node)
-
-    post_order_visit(stmt, visit)
-    if not found and isinstance(stmt, Block):  # regions are not visited as expressions
-        for region in list(stmt.reads) + list(stmt.writes):
-            for r in region.region:
-                post_order_visit(Evaluate(r.min), visit)
-                post_order_visit(Evaluate(r.extent), visit)
-    return bool(found)
+    if not table:
+        return False
+    ids = table.keys()
+    if uses_any(stmt, ids):
+        return True
+    if isinstance(stmt, Block):  # regions are not visited as expressions
+        return any(uses_any(r.min, ids) or uses_any(r.extent, ids)
+                   for region in list(stmt.reads) + list(stmt.writes) for r in region.region)
+    return False
 
 
 def substitute_in_nest(stmt: Stmt, vmap: Mapping[E.Var, E.PrimExpr]) -> Stmt:
