@@ -24,7 +24,8 @@ def _method_for(cls: type, table: dict) -> str:
     name = table.get(cls)
     if name is None:
         for base in cls.__mro__:
-            if base.__module__.endswith(("ir.expr_scalar", "ir.expr_compound", "ir.stmt")) and base not in (E.PrimExpr, S.Stmt, Node, E.BinaryOpExpr, E.CmpOpExpr):
+            if (base.__module__.endswith(("ir.expr_scalar", "ir.expr_compound", "ir.stmt"))
+                    and base not in (E.PrimExpr, S.Stmt, Node, E.BinaryOpExpr, E.CmpOpExpr)):
                 name = "visit_" + _snake(base.__name__) + "_"
                 break
         else:
@@ -39,6 +40,11 @@ class _NodeDispatch:
 
     _methods: dict = {}
     _verb = "visit"  # what an error says this functor could not do
+    _functions: dict = {}  # node class -> the (unbound) method of this functor class; one dict per class
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls._functions = {}
 
     def __call__(self, node):
         return self.visit(node)
@@ -50,11 +56,20 @@ class _NodeDispatch:
             return self.visit_stmt(node)
         raise TypeError(f"cannot {self._verb} {type(node).__name__}")
 
+    def _function(self, node_cls: type):
+        """The method of this functor's class for ``node_cls`` (found once per pair: the functors run in the
+        search's inner loop)."""
+        fn = getattr(type(self), _method_for(node_cls, self._methods))
+        type(self)._functions[node_cls] = fn
+        return fn
+
     def visit_stmt(self, stmt: S.Stmt):
-        return getattr(self, _method_for(type(stmt), self._methods))(stmt)
+        fn = self._functions.get(type(stmt))
+        return (fn or self._function(type(stmt)))(self, stmt)
 
     def visit_expr(self, expr: PrimExpr):
-        return getattr(self, _method_for(type(expr), self._methods))(expr)
+        fn = self._functions.get(type(expr))
+        return (fn or self._function(type(expr)))(self, expr)
 
 
 class StmtExprVisitor(_NodeDispatch):
