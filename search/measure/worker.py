@@ -25,7 +25,7 @@ import time
 import traceback
 from collections import OrderedDict
 
-from tensorize.runtime.library import pin_openmp_runtime
+from tensorize.runtime.openmp import pin_openmp_runtime
 
 from .inputs import load_arrays
 from .process import read_frame, write_frame

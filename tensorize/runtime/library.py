@@ -28,6 +28,7 @@ from typing import Any
 
 from ..errors import TVMError
 from .module import Module
+from .openmp import pin_openmp_runtime
 from .library_metadata import FORMAT as _FORMAT, METADATA_SYMBOL, metadata_json, metadata_object
 from .signature_json import FORMAT_VERSION, signature_from_json
 
@@ -57,35 +58,6 @@ def num_threads() -> int:
         return os.cpu_count() or 1
 
 
-_OPENMP_RUNTIME: list = []  # the pinned libgomp handle (kept for the process's life)
-
-
-def pin_openmp_runtime() -> None:
-    """Keep the OpenMP runtime (libgomp) loaded for the rest of the process.
-
-    A library with parallel loops brings libgomp in, and its worker threads stay parked inside libgomp after
-    the parallel region. Closing the last library that needs it (``LibraryModule.unload``) would unload
-    libgomp under those threads and crash the process when they next wake (at exit at the latest); a
-    reference of our own keeps it. Called before every ``dlclose``; a no-op once it holds, or where no
-    libgomp is installed.
-
-    Examples
-    --------
-    >>> pin_openmp_runtime()
-    >>> pin_openmp_runtime()      # idempotent
-    """
-    if _OPENMP_RUNTIME:
-        return
-    import ctypes.util
-
-    for name in filter(None, [ctypes.util.find_library("gomp"), "libgomp.so.1"]):
-        try:
-            _OPENMP_RUNTIME.append(ctypes.CDLL(name, mode=ctypes.RTLD_GLOBAL))
-            return
-        except OSError:
-            continue
-
-
 class LibraryModule(Module):
     """A ``Module`` backed by a loaded shared library (``library_path``); exporting it copies the file."""
 
@@ -105,7 +77,7 @@ class LibraryModule(Module):
         handle, self._handle, self._keep_alive = self._handle._handle, None, None  # noqa: SLF001
         self._funcs.clear()
         self._resolve = lambda name: None
-        pin_openmp_runtime()
+        pin_openmp_runtime()  # the library may be the last user of libgomp, whose threads stay parked
         _ctypes.dlclose(handle)
 
     def export_library(self, path: str, fcompile=None, cc=None, **kwargs) -> None:

@@ -14,6 +14,7 @@ from functools import lru_cache
 import llvmlite.binding as llvm
 
 from ...errors import TVMError
+from ...runtime.openmp import pin_openmp_runtime
 from ...target import Target
 from ...target.llvm import initialize  # LLVM's one-time set-up, shared with target parsing
 
@@ -30,16 +31,12 @@ def load_openmp() -> str:
     str
         The loaded library's name.
     """
-    candidates = [ctypes.util.find_library("gomp"), "libgomp.so.1", "libgomp.so", "libgomp.1.dylib"]
-    for name in filter(None, candidates):
-        try:
-            ctypes.CDLL(name, mode=ctypes.RTLD_GLOBAL)
-            llvm.load_library_permanently(name)
-            return name
-        except (OSError, RuntimeError):
-            continue
-    raise TVMError("parallel loops need the OpenMP runtime libgomp, which was not found; "
-                   "install it (Debian/Ubuntu: apt-get install libgomp1)")
+    name = pin_openmp_runtime()
+    if name is None:
+        raise TVMError("parallel loops need the OpenMP runtime libgomp, which was not found; "
+                       "install it (Debian/Ubuntu: apt-get install libgomp1)")
+    llvm.load_library_permanently(name)
+    return name
 
 
 # Conversions to and from float16 that LLVM lowers to library calls on CPUs without F16C (the plain
