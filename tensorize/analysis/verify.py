@@ -65,8 +65,6 @@ class _Frame:
 
 
 class _Checker(StmtExprVisitor):
-    _methods: dict = {}
-
     def __init__(self, func: PrimFunc, func_name: str, check_affine: bool):
         self.func, self.func_name, self.check_affine = func, func_name, check_affine
         self.check_binding_range = True

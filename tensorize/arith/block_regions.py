@@ -115,8 +115,6 @@ def _union(ranges: list[tuple[E.PrimExpr, E.PrimExpr]], full: E.PrimExpr) -> E.R
 
 
 class _AccessCollector(StmtExprVisitor):
-    _methods: dict = {}
-
     def __init__(self):
         self.dom: dict[int, tuple[int, int]] = {}
         self.reads: dict[int, tuple[Buffer, list]] = {}

@@ -31,8 +31,6 @@ ExprMutator = StmtMutator = StmtExprMutator
 
 
 class _PostOrderVisitor(StmtExprVisitor):
-    _methods: dict = {}
-
     def __init__(self, fvisit: Callable):
         self.fvisit = fvisit
 
@@ -74,8 +72,6 @@ def _type_key_matches(node, keys: frozenset | None) -> bool:
 
 
 class _IRTransformer(StmtExprMutator):
-    _methods: dict = {}
-
     def __init__(self, preorder, postorder, keys):
         self.preorder, self.postorder, self.keys = preorder, postorder, keys
 
@@ -125,8 +121,6 @@ def ir_transform(stmt, preorder: Callable | None, postorder: Callable | None, on
 
 
 class _Substituter(StmtExprMutator):
-    _methods: dict = {}
-
     def __init__(self, lookup: Callable):
         self.lookup = lookup
 
@@ -276,8 +270,6 @@ class _Found(Exception):
 
 
 class _VarSearch(StmtExprVisitor):
-    _methods: dict = {}
-
     def __init__(self, hit: Callable[[E.Var], bool]):
         self.hit = hit
 
@@ -286,20 +278,6 @@ class _VarSearch(StmtExprVisitor):
             raise _Found
 
     visit_size_var_ = visit_var_
-
-
-def _mentions(node, hit: Callable[[E.Var], bool]) -> bool:
-    """Whether ``node`` uses a variable for which ``hit`` holds; stops at the first (the schedule primitives ask
-    this of every statement they rebuild, so it runs thousands of times per candidate)."""
-    if isinstance(node, E.Var):
-        return bool(hit(node))
-    if isinstance(node, (E.IntImm, E.FloatImm)):
-        return False
-    try:
-        _VarSearch(hit).visit(node)
-    except _Found:
-        return True
-    return False
 
 
 def uses_var(node, predicate: Callable[[E.Var], bool]) -> bool:
@@ -317,7 +295,16 @@ def uses_var(node, predicate: Callable[[E.Var], bool]) -> bool:
     bool
         True when some used variable satisfies ``predicate``.
     """
-    return _mentions(node, predicate)
+    # the schedule primitives ask this of every statement they rebuild: the search stops at the first match
+    if isinstance(node, E.Var):
+        return bool(predicate(node))
+    if isinstance(node, (E.IntImm, E.FloatImm)):
+        return False
+    try:
+        _VarSearch(predicate).visit(node)
+    except _Found:
+        return True
+    return False
 
 
 def uses_any(node, ids: set[int]) -> bool:
@@ -337,7 +324,7 @@ def uses_any(node, ids: set[int]) -> bool:
     """
     if not ids:
         return False
-    return _mentions(node, lambda v: id(v) in ids)
+    return uses_var(node, lambda v: id(v) in ids)
 
 
 __all__ = ["StmtExprVisitor", "StmtExprMutator", "ExprVisitor", "ExprMutator", "StmtVisitor", "StmtMutator",

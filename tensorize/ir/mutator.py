@@ -14,7 +14,6 @@ class StmtExprMutator(_NodeDispatch):
     """Rebuilds statements and expressions bottom-up. Override ``visit_<node>_`` to return a
     replacement; the default rebuilds a node only if a child changed."""
 
-    _methods: dict = {}
     _verb = "mutate"
 
     def _exprs(self, items) -> tuple:

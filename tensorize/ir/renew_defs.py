@@ -19,8 +19,6 @@ from .mutator import StmtExprMutator
 class _FreshDefinitions(StmtExprMutator):
     """The copier: each definition gets a new variable of the same name, its uses follow."""
 
-    _methods: dict = {}
-
     def __init__(self):
         self.renamed: dict = {}  # old variable -> new
         self.buffers: dict = {}  # id(old buffer) -> the buffer over the new data variable

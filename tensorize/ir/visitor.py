@@ -5,6 +5,7 @@ shared with the mutator (``mutator.py``); the helpers built on both are in ``fun
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from . import expr as E
 from . import stmt as S
@@ -20,25 +21,20 @@ def _snake(name: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 
 
-def _method_for(cls: type, table: dict) -> str:
-    name = table.get(cls)
-    if name is None:
-        for base in cls.__mro__:
-            if (base.__module__.endswith(("ir.expr_scalar", "ir.expr_compound", "ir.stmt"))
-                    and base not in (E.PrimExpr, S.Stmt, Node, E.BinaryOpExpr, E.CmpOpExpr)):
-                name = "visit_" + _snake(base.__name__) + "_"
-                break
-        else:
-            raise TypeError(f"no visitor method for node type {cls.__name__}")
-        table[cls] = name
-    return name
+@lru_cache(maxsize=None)
+def _method_for(cls: type) -> str:
+    """The ``visit_<snake_name>_`` method name for a node class (the same for every functor)."""
+    for base in cls.__mro__:
+        if (base.__module__.endswith(("ir.expr_scalar", "ir.expr_compound", "ir.stmt"))
+                and base not in (E.PrimExpr, S.Stmt, Node, E.BinaryOpExpr, E.CmpOpExpr)):
+            return "visit_" + _snake(base.__name__) + "_"
+    raise TypeError(f"no visitor method for node type {cls.__name__}")
 
 
 class _NodeDispatch:
     """The dispatch the visitor and the mutator share: a node goes to ``visit_<snake_name>_``
-    (looked up once per node class in ``_methods``)."""
+    (looked up once per functor class and node class, in ``_functions``)."""
 
-    _methods: dict = {}
     _verb = "visit"  # what an error says this functor could not do
     _functions: dict = {}  # node class -> the (unbound) method of this functor class; one dict per class
 
@@ -59,7 +55,7 @@ class _NodeDispatch:
     def _function(self, node_cls: type):
         """The method of this functor's class for ``node_cls`` (found once per pair: the functors run in the
         search's inner loop)."""
-        fn = getattr(type(self), _method_for(node_cls, self._methods))
+        fn = getattr(type(self), _method_for(node_cls))
         type(self)._functions[node_cls] = fn
         return fn
 
@@ -75,8 +71,6 @@ class _NodeDispatch:
 class StmtExprVisitor(_NodeDispatch):
     """Walks statements and expressions in program order. Override ``visit_<node>_`` and call
     ``super()`` (or ``self.visit_stmt``/``self.visit_expr`` on children) to keep walking."""
-
-    _methods: dict = {}
 
     # -- expressions ----------------------------------------------------------------------
     def visit_var_(self, op):

@@ -149,8 +149,6 @@ def contains(index: StmtIndex, ancestor: Stmt, stmt: Stmt) -> bool:
 class BufferReplacer(StmtExprMutator):
     """Replaces buffers (by identity) everywhere: loads, stores, regions, allocations, match_buffers."""
 
-    _methods: dict = {}
-
     def __init__(self, buffer_map: Mapping[int, Buffer]):
         self.buffer_map = buffer_map
 
@@ -349,8 +347,6 @@ class _NestSubstituter(StmtExprMutator):
     """Substitutes loop variables in a loop nest: in loop bounds, non-block statements and the
     bindings/predicates of block realizes, and inside a block only where it uses the variables
     directly (an opaque block; other blocks see outer loop variables through their bindings)."""
-
-    _methods: dict = {}
 
     def __init__(self, table: dict[int, E.PrimExpr]):
         self.table = table

@@ -49,8 +49,6 @@ def _simplify(expr: PrimExpr) -> PrimExpr:
 class _ProducerToBuffer(StmtExprMutator):
     """ProducerLoad of a te Tensor -> BufferLoad of the tensor's buffer."""
 
-    _methods: dict = {}
-
     def __init__(self, buffers: dict[Tensor, Buffer]):
         self.buffers = buffers
 
@@ -218,8 +216,6 @@ def _reduction_stmts(reduce: Reduce, buffers: list[Buffer], indices: list[PrimEx
 class _FillAccess(StmtExprMutator):
     """Give every generated block its read/write regions."""
 
-    _methods: dict = {}
-
     def visit_block_(self, op):
         op = super().visit_block_(op)
         # The same inference the TVMScript parser uses, so te and parsed programs get identical regions.
@@ -234,8 +230,6 @@ def _layout_free_attr(body: Stmt, params: list[Var], buffer_map: dict) -> tuple[
     found: set[int] = set()
 
     class Rewrite(StmtExprMutator):
-        _methods: dict = {}
-
         def visit_block_(self, op):
             op = super().visit_block_(op)
             value = op.annotations.get(_LAYOUT_FREE)

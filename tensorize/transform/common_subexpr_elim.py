@@ -39,8 +39,6 @@ def expr_key(e):
 
 
 class _Counter(StmtExprVisitor):
-    _methods: dict = {}
-
     def __init__(self, shapes: ExprShapes):
         self.shapes = shapes
         self.table: dict[int, list] = {}  # shape id -> [expr, count, size], in first-visit order
@@ -57,8 +55,6 @@ class _Counter(StmtExprVisitor):
 
 
 class _Replacer(StmtExprMutator):
-    _methods: dict = {}
-
     def __init__(self, shapes: ExprShapes, target_id: int, var):
         self.shapes, self.target_id, self.var = shapes, target_id, var
 
@@ -69,8 +65,6 @@ class _Replacer(StmtExprMutator):
 
 
 class _CSE(StmtExprMutator):
-    _methods: dict = {}
-
     def __init__(self):
         self.counter = 0
 

@@ -139,8 +139,6 @@ class _RegionCollector(StmtExprVisitor):
     ``threadIdx`` around its allocation are relaxed too (TVM's rule for thread-visible storage).
     """
 
-    _methods: dict = {}
-
     def __init__(self):
         self.buffers: dict[int, Buffer] = {}
         self.depth: dict[int, int] = {}
@@ -237,8 +235,6 @@ class _RegionCollector(StmtExprVisitor):
 
 class _Rewriter(StmtExprMutator):
     """Points accesses at the compacted buffers, with each axis shifted by its new origin."""
-
-    _methods: dict = {}
 
     def __init__(self, new: dict[int, tuple[Buffer, Buffer, list]]):
         self.new = new

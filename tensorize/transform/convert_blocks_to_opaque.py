@@ -11,8 +11,6 @@ from .pass_infra import func_pass
 
 
 class _OpaqueConverter(StmtExprMutator):
-    _methods: dict = {}
-
     def visit_block_realize_(self, op):
         op = super().visit_block_realize_(op)
         block = op.block

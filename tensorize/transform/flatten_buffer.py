@@ -57,8 +57,6 @@ def flat_offset(indices, strides, base) -> E.PrimExpr:
 
 
 class _Flattener(StmtExprMutator):
-    _methods: dict = {}
-
     def __init__(self):
         self.views: dict[int, Buffer] = {}
 

@@ -115,8 +115,6 @@ class _BarrierWaits(StmtExprMutator):
     statement that writes shared memory (outside a software pipeline, whose barriers are explicit), and
     before a pipeline's explicit barriers, leaving its ``pipeline_compute_lag`` groups in flight."""
 
-    _methods: dict = {}
-
     def __init__(self):
         self.lag, self.explicit = 0, False
 

@@ -169,8 +169,6 @@ class ReplaceWithTrue(StmtExprMutator):
         ``expr_key`` of the comparisons known to hold.
     """
 
-    _methods: dict = {}
-
     def __init__(self, keys: set):
         self.keys = keys
 

@@ -80,8 +80,6 @@ def _accesses(stmt):
 class _Versioned(StmtExprMutator):
     """Points the accesses of versioned buffers at version ``(iteration) % versions``."""
 
-    _methods: dict = {}
-
     def __init__(self, versions: dict, iteration):
         self.versions = versions  # data var -> (new buffer, element count of one version, versions)
         self.iteration = iteration
@@ -204,8 +202,6 @@ def _wait(n: int):
 
 
 class _Pipeliner(StmtExprMutator):
-    _methods: dict = {}
-
     def visit_for_(self, op):
         op = super().visit_for_(op)
         if STAGE not in (op.annotations or {}):

@@ -15,8 +15,6 @@ from .pass_infra import func_pass
 
 
 class _InitLowerer(StmtExprMutator):
-    _methods: dict = {}
-
     def visit_block_(self, op):
         op = super().visit_block_(op)
         if op.init is None:

@@ -44,8 +44,6 @@ def _offset(origin, index):
 
 
 class _MatchLowerer(StmtExprMutator):
-    _methods: dict = {}
-
     def __init__(self):
         self.views: dict[int, tuple[Buffer, list]] = {}  # id(view buffer) -> (source buffer, region mins)
         self.var_map: dict[int, E.PrimExpr] = {}

@@ -17,8 +17,6 @@ from .pass_infra import func_pass
 
 
 class _BlockLowerer(StmtExprMutator):
-    _methods: dict = {}
-
     def __init__(self):
         self._unit_loops: dict = {}  # the variable of each enclosing unit loop -> the loop's start
 

@@ -57,8 +57,6 @@ def _guards_and_ranges(body):
 
 
 class _Partitioner(StmtExprMutator):
-    _methods: dict = {}
-
     def __init__(self, max_statements: int):
         self.max_statements = max_statements
 

@@ -26,8 +26,6 @@ from .pass_infra import func_pass
 class _UseCollector(StmtExprVisitor):
     """Records, per allocated buffer (by data var), the ancestor path of each use."""
 
-    _methods: dict = {}
-
     def __init__(self):
         self.path: list = []          # enclosing For / Block nodes
         self.block_scope: list = []   # (block, realize) of the enclosing blocks
@@ -88,8 +86,6 @@ class _UseCollector(StmtExprVisitor):
 
 
 class _Placer(StmtExprMutator):
-    _methods: dict = {}
-
     def __init__(self, at_node: dict[int, list], moved: set[int]):
         self.at_node, self.moved = at_node, moved
 

@@ -30,8 +30,6 @@ _NOP = S.Evaluate(0)
 
 
 class _NoOpRemover(StmtExprMutator):
-    _methods: dict = {}
-
     def visit_for_(self, op):
         op = super().visit_for_(op)
         if is_no_op(op.body) or (isinstance(op.extent, IntImm) and op.extent.value <= 0):

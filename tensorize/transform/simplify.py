@@ -30,8 +30,6 @@ def _make_analyzer():
 
 
 class _Simplifier(StmtExprMutator):
-    _methods: dict = {}
-
     def __init__(self):
         self.analyzer = _make_analyzer()
         self.shapes = ExprShapes()

@@ -93,8 +93,6 @@ def _body_facts(body):
 
 
 class _Narrower(StmtExprMutator):
-    _methods: dict = {}
-
     def __init__(self):
         self.analyzer = Analyzer()
 

@@ -58,8 +58,6 @@ def aligned_strides(shape, aligns: dict[int, tuple[int, int]]) -> list[E.PrimExp
 class _AlignCollector(StmtExprVisitor):
     """``{id(data var): {axis: (factor, offset)}}`` from every block's ``buffer_dim_align``."""
 
-    _methods: dict = {}
-
     def __init__(self):
         self.aligns: dict[int, dict[int, tuple[int, int]]] = {}
 
@@ -75,8 +73,6 @@ class _AlignCollector(StmtExprVisitor):
 
 
 class _StrideSetter(StmtExprMutator):
-    _methods: dict = {}
-
     def __init__(self, aligns):
         self.aligns = aligns
         self.new: dict[int, Buffer] = {}  # id(old buffer) -> strided buffer

@@ -34,8 +34,6 @@ def _uses(stmt, data) -> tuple[int, int, bool]:
 
 
 class _ScalarPromoter(StmtExprMutator):
-    _methods: dict = {}
-
     def visit_allocate_(self, op):
         op = super().visit_allocate_(op)
         if len(op.extents) != 1 or not isinstance(op.extents[0], IntImm) or op.extents[0].value != 1:

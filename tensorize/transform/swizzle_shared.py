@@ -62,8 +62,6 @@ def swizzled_offset(offset: int, element_bytes: int, swizzle_bytes: int) -> int:
 class _Collector(StmtExprVisitor):
     """``{id(data var): (buffer, swizzle bytes)}`` from the blocks annotated ``swizzle_bytes``."""
 
-    _methods: dict = {}
-
     def __init__(self):
         self.swizzled: dict = {}
 
@@ -139,8 +137,6 @@ def swizzle_indices(buf: Buffer, indices, swizzle_bytes: int) -> list:
 
 
 class _Rewriter(StmtExprMutator):
-    _methods: dict = {}
-
     def __init__(self, swizzled):
         self.swizzled = swizzled
 

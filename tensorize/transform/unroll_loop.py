@@ -30,8 +30,6 @@ def _leaf_count(stmt) -> int:
     counter = [0]
 
     class Count(StmtExprVisitor):
-        _methods: dict = {}
-
         def visit_for_(self, op):
             before = counter[0]
             self.visit_stmt(op.body)
@@ -68,8 +66,6 @@ def unroll(loop: S.For) -> S.Stmt:
 
 
 class _Unroller(StmtExprMutator):
-    _methods: dict = {}
-
     def __init__(self, auto_max_step: int, auto_max_extent: int, explicit_max_steps: int):
         self.max_step = [auto_max_step]
         self.auto_max_extent = auto_max_extent

@@ -141,8 +141,6 @@ _ELEMENTWISE_CALLS = {"tir.exp", "tir.exp2", "tir.log", "tir.log2", "tir.log10",
 class _Vectorizer(StmtExprMutator):
     """Rewrites one loop body with ``var`` standing for ``ramp``."""
 
-    _methods: dict = {}
-
     def __init__(self, var: E.Var, ramp: E.Ramp, local_in_bounds):
         self.var, self.ramp, self.n = var, ramp, ramp.lanes
         self.let_vars: dict[int, E.Var] = {}
@@ -325,8 +323,6 @@ def _reads_memory(expr) -> bool:
 class _MaskLoads(StmtExprMutator):
     """Vector loads (an index that varies across lanes) get ``mask`` as their predicate."""
 
-    _methods: dict = {}
-
     def __init__(self, mask, local_in_bounds):
         self.mask, self.local_in_bounds = mask, local_in_bounds
 
@@ -340,8 +336,6 @@ class _MaskLoads(StmtExprMutator):
 
 
 class _LoopVectorizer(StmtExprMutator):
-    _methods: dict = {}
-
     def __init__(self, disabled: bool):
         self.disabled = disabled
         self.loops: list = []        # the enclosing loops, outermost first

@@ -131,8 +131,6 @@ def _commit_groups(stmt) -> int:
 
 
 class _Specializer(StmtExprMutator):
-    _methods: dict = {}
-
     def __init__(self):
         self.block_x = None  # the enclosing loop bound to blockIdx.x
         self.blocks = None  # the blocks a persistent rewrite inside it launches

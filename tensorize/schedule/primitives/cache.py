@@ -95,8 +95,6 @@ class _CacheSwapper(BufferReplacer):
     match_buffers, and, as TVM, the buffer's data pointer in opaque accesses
     (``T.tvm_access_ptr(..., A.data, ...)`` becomes ``A_global.data``)."""
 
-    _methods: dict = {}
-
     def __init__(self, old: Buffer, new: Buffer):
         super().__init__({id(old): new})
         self.old_data, self.new_data = old.data, new.data

@@ -50,8 +50,6 @@ def compact_region(tree, scope, region: list[E.Range], ana) -> list[E.Range] | N
 class OffsetReplacer(BufferReplacer):
     """Accesses of ``old`` become accesses of the compact ``new`` at ``index - region.min``."""
 
-    _methods: dict = {}
-
     def __init__(self, old: Buffer, new: Buffer, mins):
         super().__init__({id(old): new})
         self.old, self.new, self.mins, self.ana = old, new, list(mins), Analyzer()

@@ -54,8 +54,6 @@ class _InlineRewriter(StmtExprMutator):
     """Replaces loads of ``buffer`` by ``value_of(indices)``, drops ``buffer``'s allocation and
     refreshes the read regions of blocks whose reads change."""
 
-    _methods: dict = {}
-
     def __init__(self, buffer, value_of, new_read_buffers):
         self.buffer, self.value_of, self.new_read_buffers = buffer, value_of, new_read_buffers
 
@@ -459,8 +457,6 @@ def _vars_of(expr):
 
 def _replace_load(expr, buffer, value):
     class R(StmtExprMutator):
-        _methods: dict = {}
-
         def visit_buffer_load_(self, op):
             return value if op.buffer is buffer else super().visit_buffer_load_(op)
 

@@ -40,8 +40,6 @@ class _IterContextMutator(StmtExprMutator):
     """A mutator that knows the loops and block iterators around the node it visits (TVM's
     ``IRMutatorWithAnalyzer``), to simplify indices through their iterator map in that context."""
 
-    _methods: dict = {}
-
     def __init__(self, iters: dict | None = None):
         self.iters: dict = dict(iters or {})
 
@@ -75,8 +73,6 @@ class _IterContextMutator(StmtExprMutator):
 class _LayoutRewriter(_IterContextMutator):
     """Rewrites every access of one buffer through an index map; the mapped indices are simplified
     through their iterator map in the context of the enclosing loops and blocks (as TVM)."""
-
-    _methods: dict = {}
 
     def __init__(self, old, new, index_map: IndexMap, ana):
         super().__init__()
@@ -394,8 +390,6 @@ def _index_dtype(block) -> str:
 class _Prepend(StmtExprMutator):
     """Puts a statement first in the body of the block that allocates a buffer."""
 
-    _methods: dict = {}
-
     def __init__(self, buf, stmt):
         self.buf, self.stmt, self.done = buf, stmt, False
 
@@ -428,8 +422,6 @@ def _numel(shape) -> int | None:
 
 class _AccessSimplifier(_IterContextMutator):
     """Simplifies buffer indices and the mins of block regions (TVM's ``BlockBufferAccessSimplifier``)."""
-
-    _methods: dict = {}
 
     def __init__(self, ana, iters: dict | None = None):
         super().__init__(iters)

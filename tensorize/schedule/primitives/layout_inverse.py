@@ -62,8 +62,6 @@ def padded_inverse(imap: IndexMap, shape) -> IndexMap:
 class _Unshift(StmtExprMutator):
     """Replaces ``v + c`` (``c`` a constant) by ``v`` for the given variables, recording ``c``."""
 
-    _methods: dict = {}
-
     def __init__(self, variables):
         self.ids = {id(v) for v in variables}
         self.offsets: dict[int, set] = {}

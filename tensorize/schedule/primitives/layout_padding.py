@@ -179,8 +179,6 @@ class _WriteInfo:
 class _WriteCollector(StmtExprVisitor):
     """Finds the stores of ``buf`` and, for each, the range of enclosing loops its indices use."""
 
-    _methods: dict = {}
-
     def __init__(self, buf):
         self.buf = buf
         self.writes: list[_WriteInfo] = []
@@ -254,8 +252,6 @@ def _is_zero(x) -> bool:
 class _StoreReplacer(StmtExprMutator):
     """Rewrites the loop body of a row-major writer: its stores write the new buffer at the new
     indices, ``if_then_else(padding, pad_value, value)``; its block iterates the new shape."""
-
-    _methods: dict = {}
 
     def __init__(self, info: _WriteInfo, new_buf, inverse: IndexMap, pred, pad_map: IndexMap):
         self.info, self.new_buf, self.pad_map = info, new_buf, pad_map

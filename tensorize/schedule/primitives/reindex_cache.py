@@ -23,8 +23,6 @@ from .cache_placement import insert_stage, reads_buffer, scope_children, stage_a
 class _Retarget(StmtExprMutator):
     """Loads (and for writes, stores) of ``old`` at ``indices`` become accesses of ``new`` at ``new_indices``."""
 
-    _methods: dict = {}
-
     def __init__(self, old: Buffer, new: Buffer, new_indices, stores: bool):
         super().__init__()
         self.old, self.new, self.new_indices, self.stores = old, new, list(new_indices), stores

@@ -23,8 +23,6 @@ from .tensorize_match import BufferMatch, DescMatcher, TensorizeMismatch
 class _FreshImpl(BufferReplacer):
     """Copies an impl body with fresh buffers and variables, so each tensorized block owns its own."""
 
-    _methods: dict = {}
-
     def __init__(self, buffer_map: dict, var_map: dict):
         super().__init__(buffer_map)
         self.var_map = var_map
