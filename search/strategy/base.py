@@ -8,6 +8,7 @@ traces replay: the database stores the trace, ``compile_tir`` replays it.
 from __future__ import annotations
 
 import collections
+import json
 import logging
 import time
 from dataclasses import dataclass, field
@@ -80,15 +81,56 @@ class Sampler:
     candidates come back as ``None``. Seeds are drawn from ``ctx.rng`` in job order, so the
     results do not depend on the number of workers, nor on the ``backend`` (``"local"`` forked
     processes, ``"ray"`` Ray tasks with ``backend_options`` such as ``address``).
+
+    A trace replayed with its decisions kept gives the same program every time (the postprocessors
+    draw nothing), so the results of such replays are remembered, keyed by the trace without its
+    postprocessing (the last ``memo_size``): the evolutionary search meets the same trace again in
+    every round (the best measured programs seed each population) and through mutations that undo
+    one another.
     """
 
     def __init__(self, ctx: TuneContext, space: SearchSpace, features=None, workers: int | None = 1,
-                 backend: str = "local", backend_options: dict | None = None):
+                 backend: str = "local", backend_options: dict | None = None, memo_size: int = 8192):
         self.ctx, self.space = ctx, space
         self.invalid: collections.Counter = collections.Counter()
         self.valid = 0
         self.seconds = 0.0
+        self.memo_size = int(memo_size)
+        self.memo_hits = 0
+        self._memo: collections.OrderedDict = collections.OrderedDict()
         self.pool = make_replay_pool(ctx, space, features, workers, backend, **(backend_options or {}))
+
+    @staticmethod
+    def _memo_key(trace) -> str:
+        """The replay memo's key of a trace (a Trace or its JSON): its instructions and decisions before
+        post-processing, as JSON text."""
+        if not isinstance(trace, Trace):
+            trace = Trace.from_json(trace)
+        return json.dumps(trace.as_json(remove_postproc=True), default=lambda v: getattr(v, "value", str(v)))
+
+    def _replay(self, jobs: list) -> list:
+        """``(ReplayResult, schedule or None)`` per job: remembered results for kept-decision traces
+        replayed before, the pool's for the rest."""
+        if not self.memo_size:
+            return self.pool.run(jobs)
+        keys = [None if resample else self._memo_key(t) for t, resample, _ in jobs]
+        results: list = [None] * len(jobs)
+        todo = []
+        for i, key in enumerate(keys):
+            hit = self._memo.get(key) if key is not None else None
+            if hit is not None:
+                self._memo.move_to_end(key)
+                self.memo_hits += 1
+                results[i] = (hit, None)
+            else:
+                todo.append(i)
+        for i, done in zip(todo, self.pool.run([jobs[i] for i in todo])):
+            results[i] = done
+            if keys[i] is not None:
+                self._memo[keys[i]] = done[0]
+                if len(self._memo) > self.memo_size:
+                    self._memo.popitem(last=False)
+        return results
 
     def replay_batch(self, traces: list, resample: bool) -> list[Candidate | None]:
         """Candidates (``None`` where invalid) of ``traces``, with every decision drawn afresh when ``resample``.
@@ -109,7 +151,7 @@ class Sampler:
         start = time.perf_counter()
         jobs = [(t, resample, self.ctx.rng.randrange(1 << 31)) for t in traces]
         out: list[Candidate | None] = []
-        for result, sch in self.pool.run(jobs):
+        for result, sch in self._replay(jobs):
             if result.reason is not None:
                 self.invalid[result.reason] += 1
                 out.append(None)
