@@ -5,7 +5,8 @@ import pytest
 from search.context import TuneContext
 from search.postproc import default_postprocs
 from search.space_generator import PostOrderApply, sample_candidate
-from search.space_generator.cpu_tiles import _fma_vectors, register_budget, register_tile_fits, register_tiles
+from search.space_generator.cpu_tiles import (_fma_vectors, _reduction_steps, register_budget, register_tile_fits,
+                                             register_tile_provider, register_tiles)
 from search.space_generator.replay import replay_candidate, resample
 from tests.search.space_workloads import gemm_f32
 
@@ -77,3 +78,49 @@ def test_only_elementwise_fma_intrinsics_count_registers():
     assert _fma_vectors("fma_16_f32f32f32_avx512", 256) == 2
     assert _fma_vectors("dot_8x4_u8i8s32_avx2", 256) == 0  # a reduction inside: accumulates in memory cheaply
     assert _fma_vectors("no_such_intrinsic", 256) == 0
+
+
+def _spatial_tilings(ctx, sch):
+    return [[int(d) for d in inst.decision] for tilings, _ in register_tiles(sch.trace, 256) for inst in tilings]
+
+
+def test_a_share_of_draws_keeps_only_the_outer_and_register_levels():
+    ctx = TuneContext.create(matmul, "llvm -mcpu=haswell", seed=0)
+    sketch, posts = _plain_sketch(ctx), default_postprocs(ctx)
+
+    sizes = []
+
+    def draws(share):
+        out = []
+        for seed in range(40):
+            provider = register_tile_provider(sketch.trace, seed, 12, 256, two_level=share)
+            sch = replay_candidate(ctx, sketch.trace, posts, decision_provider=provider, seed=seed)
+            out.append(_spatial_tilings(ctx, sch))
+            sizes.extend(_tile_sizes(ctx, sch))
+        return out
+
+    def two_level(tilings):
+        return all(all(f == 1 for f in t[1:-1]) for t in tilings)
+
+    every = draws(1.0)
+    assert all(two_level(t) for t in every)
+    assert all(t[0] * t[-1] == 64 for tilings in every for t in tilings)        # still tilings of the loops
+    assert sizes and max(sizes) <= 12                                            # within the register file
+    assert len({tuple(map(tuple, t)) for t in every}) > 5                        # the register tiles still vary
+    assert sum(two_level(t) for t in draws(0.0)) < 10                           # uniform draws: rarely so
+    some = sum(two_level(t) for t in draws(None))                                # the default share
+    assert 4 <= some <= 25
+
+
+def test_blocks_with_a_long_reduction_keep_their_middle_levels():
+    """A GEMM's middle tile levels block it for the caches: with K past ``SHORT_REDUCTION`` no draw is forced
+    into two levels."""
+    ctx = TuneContext.create(gemm_f32(64, 64, 256), "llvm -mcpu=haswell", seed=0)
+    sketch, posts = _plain_sketch(ctx), default_postprocs(ctx)
+    assert _reduction_steps(sketch.trace) == {id(register_tiles(sketch.trace, 256)[0][0][0]): 256}
+    flat = 0
+    for seed in range(40):
+        provider = register_tile_provider(sketch.trace, seed, 12, 256, two_level=1.0)
+        sch = replay_candidate(ctx, sketch.trace, posts, decision_provider=provider, seed=seed)
+        flat += all(all(f == 1 for f in t[1:-1]) for t in _spatial_tilings(ctx, sch))
+    assert flat < 10
