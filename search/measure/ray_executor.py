@@ -63,8 +63,10 @@ def connect(address: str | None = None, num_cpus: int = 2, runtime_env: dict | N
     if address:
         ray.init(address=address, runtime_env=runtime_env, log_to_driver=False)
         return
-    ray.init(num_cpus=num_cpus, include_dashboard=False, _node_ip_address="127.0.0.1", runtime_env=runtime_env,
-             log_to_driver=False)
+    # "local": a new instance even when another Ray runs on this machine (without an address, ray.init joins the
+    # latest cluster started here, e.g. another job's, and refuses num_cpus)
+    ray.init(address="local", num_cpus=num_cpus, include_dashboard=False, _node_ip_address="127.0.0.1",
+             runtime_env=runtime_env, log_to_driver=False)
     logger.info("started an embedded Ray on 127.0.0.1 with %d CPUs", num_cpus)
 
 

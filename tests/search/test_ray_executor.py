@@ -64,3 +64,18 @@ def test_aarch64_builds_go_to_the_arm64_node(cluster, tmp_path):
         header = f.read(20)
     assert header[:4] == b"\x7fELF" and int.from_bytes(header[18:20], "little") == 183  # EM_AARCH64
     assert builder.placements == [cluster[1]] * 2
+
+
+def test_the_embedded_ray_starts_its_own_instance_beside_another_cluster(cluster):
+    """Without an address, ``ray.init`` joins the latest cluster started on the machine (another job's) and then
+    refuses ``num_cpus``: the embedded Ray asks for a new local instance."""
+    import subprocess
+    import sys
+
+    code = ("from search.measure.ray_executor import connect; connect(num_cpus=1); import ray; "
+            "print(ray.get_runtime_context().gcs_address); ray.shutdown()")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [project_root(), os.environ.get("PYTHONPATH")]))}
+    env.pop("RAY_ADDRESS", None)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=180, env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] != cluster[0].address

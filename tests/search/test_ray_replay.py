@@ -26,7 +26,8 @@ from tests.search.test_tune import HOST, SMALL, _keys, gemm_func  # noqa: E402
 @pytest.fixture(scope="module")
 def embedded_ray():
     path = os.pathsep.join(filter(None, [project_root(), os.environ.get("PYTHONPATH", "")]))
-    ray.init(num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1",
+    # "local": never join a cluster another test process started on this machine (ray.init would by default)
+    ray.init(address="local", num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1",
              runtime_env={"env_vars": {"PYTHONPATH": path}}, log_to_driver=False)
     yield
     ray.shutdown()
