@@ -1,7 +1,7 @@
 """How well the cost models rank held-out candidates: pairwise accuracy, top-1/top-5 recall, speed.
 
 Run: ``python benchmarks/cost_model_quality.py [--per-workload 150] [--splits 5] [--seed 0] [--train-sizes 16,32]``
-or   ``python benchmarks/cost_model_quality.py --database tuning.jsonl`` (records of a tuning run).
+or   ``python benchmarks/cost_model_quality.py --database tuning.jsonl [--fresh 100]`` (records of a tuning run).
 
 Without ``--database`` the script makes its own records: random but valid schedules of a 256^3 fp32
 GEMM and a 3x3 conv2d NHWC 14x14 64->64 (random perfect tilings from ``sample_perfect_tile``, loops reordered
@@ -18,7 +18,10 @@ candidates with different times, ordered as their times are), top-1 recall (the 
 model's first pick), top-5 recall (share of the true 5 fastest among the model's 5 picks), training
 and prediction time. ``--train-sizes`` adds the regime of a 64-trial search: models trained on 16..64
 records, scoring the rest (pairwise accuracy, recall of the 16 fastest among the model's 16 picks, and
-how close the best of those picks is to the true best).
+how close the best of those picks is to the true best). ``--fresh N`` (with ``--database``) asks what a search's
+model knows beyond the programs it measured: N fresh samples of each workload's space (the search's sampler) are
+timed and scored by models trained on all the workload's records (pairwise accuracy, and the mean time of the 8
+best-scored samples against that of all samples, both relative to the best sample).
 """
 from __future__ import annotations
 
@@ -39,6 +42,8 @@ from search.context import TuneContext  # noqa: E402
 from search.cost_model import COST_MODELS  # noqa: E402
 from search.feature import FEATURES  # noqa: E402
 from search.feature.program import lower_for_features  # noqa: E402
+from search.postproc import default_postprocs  # noqa: E402
+from search.space_generator import PostOrderApply, sample_candidate  # noqa: E402
 from tensorize import te  # noqa: E402
 from tensorize.schedule import Schedule  # noqa: E402
 
@@ -135,6 +140,65 @@ def generate_records(per_workload: int, seed: int):
             secs.append(measure(sch, arrays))
         out.append((name, ctx, schedules, np.array(secs), time.perf_counter() - start))
     return out
+
+
+def _arrays(func, seed: int) -> list:
+    """Random arrays for ``func``'s parameters (small integers for integer buffers)."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for v in func.params:
+        buf = func.buffer_map[v]
+        shape, dtype = [int(x) for x in buf.shape], str(buf.dtype)
+        values = rng.integers(-4, 5, shape) if np.issubdtype(np.dtype(dtype), np.integer) else rng.random(shape)
+        out.append(tvm.nd.array(values.astype(dtype)))
+    return out
+
+
+def fresh_records(records, n: int, seed: int):
+    """For each workload of ``records``: ``n`` fresh random samples of its sketches (the search's own sampler,
+    ``sample_candidate``, round robin over the sketches), built and timed: records of the same form."""
+    out = []
+    for name, ctx, _schedules, _secs, _took in records:
+        func = ctx.mod[ctx.mod.function_names()[0]]
+        sketches = PostOrderApply().generate_design_space(ctx)
+        posts, arrays = default_postprocs(ctx), _arrays(func, seed)
+        schedules, secs, start = [], [], time.perf_counter()
+        for i in range(n * 3):
+            if len(schedules) >= n:
+                break
+            try:
+                sch = sample_candidate(ctx, sketches[i % len(sketches)], posts, seed=seed * 100003 + i)
+            except Exception as err:  # noqa: BLE001 - an invalid sample is skipped
+                logging.debug("sample %d invalid: %s", i, err)
+                continue
+            schedules.append(sch)
+            secs.append(measure(sch, arrays))
+        out.append((name, ctx, schedules, np.array(secs), time.perf_counter() - start))
+    return out
+
+
+def evaluate_fresh(records, feats, fresh, fresh_feats, pick: int = 8):
+    """Models trained on every record of a workload (a search's measured programs), scoring fresh samples of
+    its space: pairwise accuracy, and the mean time of the model's ``pick`` best-scored samples and of all
+    samples, relative to the best sample."""
+    rows = {}
+    for model_name in ("lgbm_rank", "lgbm_reg", "random"):
+        acc, top, every = [], [], []
+        for (name, ctx, _s, secs, _t), X, (_n, _c, _fs, fsecs, _ft), FX in zip(records, feats, fresh, fresh_feats):
+            ok = np.isfinite(fsecs)
+            if ok.sum() < pick:
+                continue
+            ctx.rng = random.Random(0)
+            model = COST_MODELS.create(model_name)
+            model.update(ctx, list(X), list(secs))
+            scores = np.asarray(model.predict(ctx, list(FX[ok])))
+            rel = fsecs[ok] / fsecs[ok].min()
+            acc.append(pairwise_accuracy(scores, fsecs[ok]))
+            top.append(float(rel[np.argsort(-scores, kind="stable")[:pick]].mean()))
+            every.append(float(rel.mean()))
+        if acc:
+            rows[model_name] = (np.nanmean(acc), np.mean(top), np.mean(every))
+    return rows
 
 
 def load_database(path: str):
@@ -305,6 +369,9 @@ def main() -> None:
     parser.add_argument("--train-sizes", default="16,32,48,64",
                         help="also train on this few records (random draws) and score the rest ('' to skip)")
     parser.add_argument("--draws", type=int, default=20, help="random draws per training size")
+    parser.add_argument("--fresh", type=int, default=0,
+                        help="with --database: also time this many fresh samples of each workload's space and "
+                             "score them with models trained on all its records")
     args = parser.parse_args()
     logging.basicConfig(level=logging.ERROR)
     start = time.perf_counter()
@@ -342,6 +409,15 @@ def main() -> None:
         print(f"{'n':>4} {'model':<10} {'pairwise acc':>12} {'top-16 recall':>13} {'batch best / true best':>22}")
         for (n, name), (acc, rec, best) in small.items():
             print(f"{n:>4} {name:<10} {acc:>12.3f} {rec:>13.3f} {best:>22.3f}")
+    if args.fresh and args.database:
+        fresh = fresh_records(records, args.fresh, args.seed)
+        fresh_feats = extract_features(fresh)[0]
+        rows = evaluate_fresh(records, feats, fresh, fresh_feats)
+        print(f"\ntrained on every record, scoring {args.fresh} fresh samples per workload; times relative to the "
+              f"best sample")
+        print(f"{'model':<10} {'pairwise acc':>12} {'8 best-scored':>14} {'all samples':>12}")
+        for name, (acc, top, every) in rows.items():
+            print(f"{name:<10} {acc:>12.3f} {top:>14.2f} {every:>12.2f}")
     print(f"\ntotal {time.perf_counter() - start:.1f} s")
 
 
