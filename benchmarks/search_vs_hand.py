@@ -9,7 +9,7 @@ in a fresh folder, then its ``--top`` fastest programs (``search.compile_tir_top
 (``experiments.schedules``, ``cpu_hand``) are built, checked against numpy and timed ``--rounds`` times in turn
 (``time_evaluator``, 20 calls a round; the median round per program). Prints, per seed, the best of the top
 programs over the hand schedule, and the mean over seeds. ``--share`` sets the two-level share of fresh CPU
-draws (``search.space_generator.cpu_tiles.TWO_LEVEL_SHARE``; 0 draws every tiling uniformly).
+draws (``search.tune_tir(space_config={"two_level_share": ...})``; 0 draws every tiling uniformly).
 """
 from __future__ import annotations
 
@@ -25,7 +25,6 @@ import numpy as np  # noqa: E402
 import yaml  # noqa: E402
 
 import search  # noqa: E402
-import search.space_generator.cpu_tiles as cpu_tiles  # noqa: E402
 import tensorize as tvm  # noqa: E402
 from experiments.schedules import apply_schedule  # noqa: E402
 from experiments.workloads import get_workload  # noqa: E402
@@ -63,8 +62,6 @@ def main(argv=None) -> None:
     parser.add_argument("--share", type=float, default=None, help="two-level share of fresh CPU draws")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
-    if args.share is not None:
-        cpu_tiles.TWO_LEVEL_SHARE = args.share  # read when candidates are drawn, in this process and its forks
     wl = get_workload(args.workload, args.shape)
     mod = tvm.IRModule({"main": te.create_prim_func(wl.args)})
     inputs = wl.random_inputs(np.random.default_rng(0))
@@ -76,7 +73,8 @@ def main(argv=None) -> None:
     for seed in (int(s) for s in args.seeds.split(",")):
         with tempfile.TemporaryDirectory() as work_dir:
             db = search.tune_tir(mod, TARGET, work_dir, max_trials_global=args.trials, num_trials_per_iter=16,
-                                 seed=seed, progress=False, strategy_config=search_settings())
+                                 seed=seed, progress=False, strategy_config=search_settings(),
+                                 space_config={"two_level_share": args.share})
             tops = search.compile_tir_top_k(db, mod, TARGET, args.top)
         timers = {"hand": timer(hand.mod, inputs, expected, wl.output_shape(), wl.output_dtype)}
         timers.update({f"top{i}": timer(s.mod, inputs, expected, wl.output_shape(), wl.output_dtype)

@@ -26,9 +26,11 @@ _CONFIGS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__
 
 def search_settings(cfg: Mapping[str, Any]) -> dict:
     """The composed config's search choices as ``search.tune_tir`` keywords: ``strategy`` (the ``search/``
-    group's name), ``strategy_config`` (its parameters), ``cost_model`` and ``seed``."""
+    group's name), ``strategy_config`` (its parameters), ``space_config`` (the group's ``space``: how fresh
+    samples are drawn), ``cost_model`` and ``seed``."""
     srch, cm = cfg.get("search", {}) or {}, cfg.get("cost_model", {}) or {}
     return {"strategy": srch.get("name", "evolutionary"), "strategy_config": dict(srch.get("strategy", {}) or {}),
+            "space_config": dict(srch.get("space", {}) or {}),
             "cost_model": cm.get("name", "lgbm_rank"), "seed": int(cfg.get("seed", 0))}
 
 
@@ -85,7 +87,7 @@ def tune_workload(mod, target, cfg: Mapping[str, Any], cwd: str, on_trial=None, 
         max_trials_global=int(srch.get("trials", 64)),
         num_trials_per_iter=int(srch.get("trials_per_iter", 16)),
         strategy=strategy,
-        cost_model=settings["cost_model"], seed=settings["seed"],
+        cost_model=settings["cost_model"], seed=settings["seed"], space_config=settings["space_config"],
         builder=measure if measure == "ray" else "local", builder_config=builder_config or None,
         runner=measure, runner_config=runner_config,
         progress=progress, on_trial=on_trial)

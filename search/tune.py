@@ -98,6 +98,21 @@ def _components(ctx, strategy, cost_model, feature_extractor, builder, runner, s
     return strategy, model, features, builder, runner, space
 
 
+_SAMPLING_KEYS = ("two_level_share",)
+
+
+def _sampling(space_config: dict | None) -> dict:
+    """The checked ``space_config`` (``resample_provider``'s keywords)."""
+    config = dict(space_config or {})
+    unknown = sorted(set(config) - set(_SAMPLING_KEYS))
+    if unknown:
+        raise ValueError(f"unknown space_config key(s) {unknown}; known: {', '.join(_SAMPLING_KEYS)}")
+    share = config.get("two_level_share")
+    if share is not None and not 0 <= float(share) <= 1:
+        raise ValueError(f"space_config two_level_share must be in [0, 1], got {share}")
+    return config
+
+
 def _mutators(ctx, strategy) -> dict:
     """The default mutators with their probabilities (only strategies that mutate need them)."""
     if not getattr(strategy, "uses_mutators", False):
@@ -138,7 +153,7 @@ def tune_tir(mod, target, work_dir: str, max_trials_global: int = 64, num_trials
              space=None, strategy_config: dict | None = None, builder_config: dict | None = None,
              runner_config: dict | None = None, num_threads: int | None = None, remeasure_top_k: int = 3,
              task_name: str = "main", progress: bool = True, database: Database | None = None,
-             on_trial=None, baselines=(), intrinsics=None) -> Database:
+             on_trial=None, baselines=(), intrinsics=None, space_config: dict | None = None) -> Database:
     """Search schedules of ``mod`` for ``target``; return the database of every measurement.
 
     Parameters
@@ -161,6 +176,10 @@ def tune_tir(mod, target, work_dir: str, max_trials_global: int = 64, num_trials
         The random seed: the same seed and the same measured times give the same programs.
     strategy_config, builder_config, runner_config : dict
         Keyword arguments of the components (e.g. ``{"population_size": 128}``).
+    space_config : dict, optional
+        How fresh samples of the space are drawn: ``two_level_share``, the share of CPU draws that keep only the
+        outermost and register tile levels of a block with a short reduction (default
+        ``space_generator.cpu_tiles.TWO_LEVEL_SHARE``; 0 draws every tiling uniformly).
     remeasure_top_k : int
         The best few programs are measured again at the end; their second times are recorded too.
     on_trial : callable
@@ -198,7 +217,8 @@ def tune_tir(mod, target, work_dir: str, max_trials_global: int = 64, num_trials
 
     t0 = time.perf_counter()
     sketches = space_gen.generate_design_space(ctx)
-    space = SearchSpace(sketches, default_postprocs(ctx), _mutators(ctx, strat), replay_candidate)
+    space = SearchSpace(sketches, default_postprocs(ctx), _mutators(ctx, strat), replay_candidate,
+                        sampling=_sampling(space_config))
     measured = _resume(ctx, db, workload, tkey, model, features, report)
     strat.pre_tuning(ctx, space, model, features, measured)
     report.seconds["search"] += time.perf_counter() - t0

@@ -16,7 +16,7 @@ def resample(inst, decision):
     return RESAMPLE
 
 
-def resample_provider(ctx, trace: Trace, seed: int):
+def resample_provider(ctx, trace: Trace, seed: int, two_level_share: float | None = None):
     """The ``decision_provider`` that draws every decision of ``trace`` afresh for ``ctx``: on a CUDA target
     the spatial tilings jointly, within the per-block limits (``gpu_tiles``); on a CPU target each register
     tile's spatial tilings jointly, within the vector register file (``cpu_tiles``); otherwise ``resample``.
@@ -29,6 +29,9 @@ def resample_provider(ctx, trace: Trace, seed: int):
         The trace to replay.
     seed : int
         Seeds the joint draw.
+    two_level_share : float, optional
+        On a CPU target, the share of two-level draws for blocks with a short reduction
+        (``cpu_tiles.register_tile_provider``; default ``cpu_tiles.TWO_LEVEL_SHARE``).
 
     Returns
     -------
@@ -39,7 +42,7 @@ def resample_provider(ctx, trace: Trace, seed: int):
         return joint_tile_provider(trace, seed)
     budget = register_budget(ctx) if ctx is not None else 0
     if budget:
-        return register_tile_provider(trace, seed, budget, ctx.vector_bits())
+        return register_tile_provider(trace, seed, budget, ctx.vector_bits(), two_level=two_level_share)
     return resample
 
 

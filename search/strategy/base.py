@@ -11,7 +11,7 @@ import collections
 import json
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -71,6 +71,7 @@ class SearchSpace:
     postprocs: list
     mutators: dict                      # Mutator -> probability
     replay: Any                          # replay_candidate(ctx, trace, postprocs, decision_provider, seed)
+    sampling: dict = field(default_factory=dict)  # keywords of resample_provider for fresh samples
 
 
 class Sampler:
