@@ -276,51 +276,38 @@ class ExprCodegen:
         a, b = self._operands(e)
         return self.builder.srem(a, b) if is_signed(e.dtype) else self.builder.urem(a, b)
 
-    def _floor_fixup(self, a, b):
-        """(q, r, fix) for signed floor division: ``fix`` is true where truncation rounded up."""
+    def _floor_fixup(self, a, b, positive: bool = False):
+        """(q, r, fix) for signed floor division: ``fix`` is true where truncation rounded up. With ``positive``
+        (the divisor is a positive constant) that is where the remainder is negative."""
         bld = self.builder
         q, r = bld.sdiv(a, b), bld.srem(a, b)
         zero = ir.Constant(a.type, None)
+        if positive:
+            return q, r, bld.icmp_signed("<", r, zero)
         nonzero = bld.icmp_signed("!=", r, zero)
         signs_differ = bld.icmp_signed("<", bld.xor(r, b), zero)
         return q, r, bld.and_(nonzero, signs_differ)
 
     def emit_FloorDiv(self, e):
-        divisor = _positive_constant(e.b)
-        if divisor is not None and is_signed(e.dtype):
+        divisor = _positive_constant(e.b) if is_signed(e.dtype) else None
+        if divisor is not None and divisor & (divisor - 1) == 0:  # a power of two: an arithmetic shift
             a = self.expr(e.a)
-            if divisor & (divisor - 1) == 0:  # a power of two: an arithmetic shift is floor division
-                return self.builder.ashr(a, self._like(a, divisor.bit_length() - 1)) if divisor > 1 else a
-            q, r = self.builder.sdiv(a, self._like(a, divisor)), self.builder.srem(a, self._like(a, divisor))
-            negative = self.builder.icmp_signed("<", r, ir.Constant(a.type, None))
-            return self.builder.sub(q, self.builder.zext(negative, q.type))
+            return self.builder.ashr(a, constant(e.dtype, divisor.bit_length() - 1)) if divisor > 1 else a
         a, b = self._operands(e)
         if not is_signed(e.dtype):
             return self.builder.udiv(a, b)
-        q, _, fix = self._floor_fixup(a, b)
+        q, _, fix = self._floor_fixup(a, b, positive=divisor is not None)
         return self.builder.sub(q, self.builder.zext(fix, q.type))
 
     def emit_FloorMod(self, e):
-        divisor = _positive_constant(e.b)
-        if divisor is not None and is_signed(e.dtype):
-            a = self.expr(e.a)
-            if divisor & (divisor - 1) == 0:  # a power of two: the low bits are the floor remainder
-                return self.builder.and_(a, self._like(a, divisor - 1))
-            r = self.builder.srem(a, self._like(a, divisor))
-            negative = self.builder.icmp_signed("<", r, ir.Constant(a.type, None))
-            return self.builder.add(r, self.builder.select(negative, self._like(a, divisor), ir.Constant(a.type, None)))
+        divisor = _positive_constant(e.b) if is_signed(e.dtype) else None
+        if divisor is not None and divisor & (divisor - 1) == 0:  # a power of two: the low bits
+            return self.builder.and_(self.expr(e.a), constant(e.dtype, divisor - 1))
         a, b = self._operands(e)
         if not is_signed(e.dtype):
             return self.builder.urem(a, b)
-        _, r, fix = self._floor_fixup(a, b)
+        _, r, fix = self._floor_fixup(a, b, positive=divisor is not None)
         return self.builder.add(r, self.builder.select(fix, b, ir.Constant(b.type, None)))
-
-    @staticmethod
-    def _like(value: ir.Value, number: int) -> ir.Constant:
-        """The integer ``number`` in ``value``'s type (splatted over its lanes)."""
-        if isinstance(value.type, ir.VectorType):
-            return ir.Constant(value.type, [ir.Constant(value.type.element, number)] * value.type.count)
-        return ir.Constant(value.type, number)
 
     def _min_max(self, e, less: bool):
         a, b = self._operands(e)
