@@ -42,6 +42,7 @@ from search.context import TuneContext  # noqa: E402
 from search.cost_model import COST_MODELS  # noqa: E402
 from search.feature import FEATURES  # noqa: E402
 from search.feature.program import lower_for_features  # noqa: E402
+from search.measure.inputs import random_arguments  # noqa: E402
 from search.postproc import default_postprocs  # noqa: E402
 from search.space_generator import PostOrderApply, sample_candidate  # noqa: E402
 from tensorize import te  # noqa: E402
@@ -142,18 +143,6 @@ def generate_records(per_workload: int, seed: int):
     return out
 
 
-def _arrays(func, seed: int) -> list:
-    """Random arrays for ``func``'s parameters (small integers for integer buffers)."""
-    rng = np.random.default_rng(seed)
-    out = []
-    for v in func.params:
-        buf = func.buffer_map[v]
-        shape, dtype = [int(x) for x in buf.shape], str(buf.dtype)
-        values = rng.integers(-4, 5, shape) if np.issubdtype(np.dtype(dtype), np.integer) else rng.random(shape)
-        out.append(tvm.nd.array(values.astype(dtype)))
-    return out
-
-
 def fresh_records(records, n: int, seed: int):
     """For each workload of ``records``: ``n`` fresh random samples of its sketches (the search's own sampler,
     ``sample_candidate``, round robin over the sketches), built and timed: records of the same form."""
@@ -161,7 +150,7 @@ def fresh_records(records, n: int, seed: int):
     for name, ctx, _schedules, _secs, _took in records:
         func = ctx.mod[ctx.mod.function_names()[0]]
         sketches = PostOrderApply().generate_design_space(ctx)
-        posts, arrays = default_postprocs(ctx), _arrays(func, seed)
+        posts, arrays = default_postprocs(ctx), [tvm.nd.array(a) for a in random_arguments(func, seed)]
         schedules, secs, start = [], [], time.perf_counter()
         for i in range(n * 3):
             if len(schedules) >= n:

@@ -22,22 +22,15 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import numpy as np  # noqa: E402
-import yaml  # noqa: E402
 
 import search  # noqa: E402
 import tensorize as tvm  # noqa: E402
 from experiments.schedules import apply_schedule  # noqa: E402
+from experiments.tuning import search_group_file  # noqa: E402
 from experiments.workloads import get_workload  # noqa: E402
 from tensorize import te  # noqa: E402
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TARGET = "llvm -mcpu=native"
-
-
-def search_settings() -> dict:
-    """The strategy settings of ``configs/search/evolutionary.yaml``."""
-    with open(os.path.join(ROOT, "configs", "search", "evolutionary.yaml")) as f:
-        return dict(yaml.safe_load(f)["strategy"])
 
 
 def timer(mod, inputs, expected, output_shape, output_dtype):
@@ -73,7 +66,7 @@ def main(argv=None) -> None:
     for seed in (int(s) for s in args.seeds.split(",")):
         with tempfile.TemporaryDirectory() as work_dir:
             db = search.tune_tir(mod, TARGET, work_dir, max_trials_global=args.trials, num_trials_per_iter=16,
-                                 seed=seed, progress=False, strategy_config=search_settings(),
+                                 seed=seed, progress=False, strategy_config=search_group_file(),
                                  space_config={"two_level_share": args.share})
             tops = search.compile_tir_top_k(db, mod, TARGET, args.top)
         timers = {"hand": timer(hand.mod, inputs, expected, wl.output_shape(), wl.output_dtype)}

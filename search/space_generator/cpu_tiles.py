@@ -99,6 +99,22 @@ def _fma_vectors(intrin_name: str, vector_bits: int) -> int:
     return max(1, ceil(elements * bits_of(str(written.buffer.dtype)) / vector_bits))
 
 
+def _tiled_blocks(trace: Trace) -> list[tuple[str, list, list]]:
+    """``(structure, spatial tilings, reduction tilings)`` per block the tiling rules marked in ``trace`` (the
+    ``sample_perfect_tile`` instructions after its ``TILED`` annotation, told apart by their number of levels)."""
+    blocks: list[tuple[str, list, list]] = []
+    for inst in trace.insts:
+        if inst.kind == "annotate" and inst.args.get("ann_key") == TILED:
+            blocks.append((str(inst.args.get("ann_val")), [], []))
+        elif inst.kind == "sample_perfect_tile" and blocks and isinstance(inst.decision, (list, tuple)):
+            structure, spatial, reductions = blocks[-1]
+            if len(inst.decision) == structure.count("S"):
+                spatial.append(inst)
+            elif len(inst.decision) == structure.count("R"):
+                reductions.append(inst)
+    return blocks
+
+
 def register_tiles(trace: Trace, vector_bits: int) -> list[tuple[list, list[int]]]:
     """The register tiles of ``trace``'s CPU tilings: per tiled block, its spatial ``sample_perfect_tile``
     instructions (their innermost factors make the tile) and, for each, how its factor counts: ``m > 1``, the
@@ -120,17 +136,9 @@ def register_tiles(trace: Trace, vector_bits: int) -> list[tuple[list, list[int]
     """
     intrin_vectors = max((_fma_vectors(str(inst.args.get("ann_val")), vector_bits) for inst in trace.insts
                           if inst.kind == "annotate" and inst.args.get("ann_key") == AUTO_TENSORIZE), default=0)
-    groups: list[tuple[str, list]] = []
-    for inst in trace.insts:
-        if inst.kind == "annotate" and inst.args.get("ann_key") == TILED:
-            groups.append((str(inst.args.get("ann_val")), []))
-        elif inst.kind == "sample_perfect_tile" and groups and isinstance(inst.decision, (list, tuple)):
-            structure, tilings = groups[-1]
-            if structure.endswith("S") and len(inst.decision) == structure.count("S"):
-                tilings.append(inst)
     out = []
-    for _structure, tilings in groups:
-        if not tilings:
+    for structure, tilings, _reductions in _tiled_blocks(trace):
+        if not tilings or not structure.endswith("S"):
             continue
         per_register = [int(inst.args.get("innermost_multiple_of") or 0) for inst in tilings]
         if any(m > 1 for m in per_register):
@@ -188,21 +196,8 @@ def _draw(rng: random.Random, inst) -> list[int]:
 def _reduction_steps(trace: Trace) -> dict[int, int]:
     """Per tiled block of ``trace`` (keyed by the id of its first spatial ``sample_perfect_tile``), the product of
     its reduction loops' extents."""
-    out: dict[int, int] = {}
-    structure, first, steps = "", None, 1
-    for inst in list(trace.insts) + [None]:
-        if inst is None or (inst.kind == "annotate" and inst.args.get("ann_key") == TILED):
-            if first is not None:
-                out[first] = steps
-            if inst is None:
-                break
-            structure, first, steps = str(inst.args.get("ann_val")), None, 1
-        elif inst.kind == "sample_perfect_tile" and structure and isinstance(inst.decision, (list, tuple)):
-            if len(inst.decision) == structure.count("S") and first is None:
-                first = id(inst)
-            elif len(inst.decision) == structure.count("R") and structure.count("R") != structure.count("S"):
-                steps *= prod(int(d) for d in inst.decision)
-    return out
+    return {id(spatial[0]): prod(prod(int(d) for d in inst.decision) for inst in reductions)
+            for _structure, spatial, reductions in _tiled_blocks(trace) if spatial}
 
 
 def _two_level(tiling: list[int]) -> list[int]:

@@ -94,7 +94,7 @@ def replay_job(ctx, space, features, job) -> tuple[ReplayResult, object]:
     trace_json, resample, seed = job
     try:
         trace = trace_json if isinstance(trace_json, Trace) else Trace.from_json(trace_json)
-        provider = resample_provider(ctx, trace, seed, **getattr(space, "sampling", {})) if resample else None
+        provider = resample_provider(ctx, trace, seed, **space.sampling) if resample else None
         sch = space.replay(ctx, trace, space.postprocs, decision_provider=provider, seed=seed)
         key = structural_hash(sch.mod)
         feats = features.extract_keyed(ctx, [sch], [key])[0] if features is not None else None
