@@ -5,7 +5,7 @@ from __future__ import annotations
 from tensorize.ir.stmt import BufferStore
 from tensorize.schedule import ScheduleError
 
-from .analysis import TILED, has_if_then_else, is_output_block, is_root, is_spatial
+from .analysis import AUTO_TENSORIZE, TILED, has_if_then_else, is_output_block, is_root, is_spatial
 from .base import RULES, ScheduleRule
 
 __all__ = ["AutoInline"]
@@ -29,6 +29,10 @@ class AutoInline(ScheduleRule):
     with ``pad_branch`` the rule also returns a second sketch where it is inlined, which wins where the
     condition does not depend on the vectorised axis (a depthwise convolution's channels: one scalar
     branch per output pixel, contiguous vector loads).
+
+    Nothing is inlined into a consumer marked for a tensor intrinsic (``meta_schedule.auto_tensorize``): the
+    intrinsic's description reads buffers, and an inlined producer would make the block read an expression
+    that no intrinsic matches, so every sample of that sketch would fail at post-processing.
     """
 
     def __init__(self, into_consumer: bool = True, into_producer: bool = False,
@@ -47,6 +51,8 @@ class AutoInline(ScheduleRule):
             return [sch]
         output = is_output_block(sch, block)
         consumers = sch.get_consumers(block)
+        if any(AUTO_TENSORIZE in sch.get(c).annotations for c in consumers):
+            return [sch]
         if has_if_then_else(blk) and any(not is_spatial(sch.get(c)) for c in consumers):
             if not self.pad_branch or output or not self.into_consumer:
                 return [sch]

@@ -152,3 +152,23 @@ def test_the_vectorized_axis_tile_is_drawn_in_whole_vectors():
     sch = Schedule(gemm_f32(64, 32, 64))
     MultiLevelTiling(align_vector_tile=False).apply(sch, sch.get_block("C"), off)
     assert all("innermost_multiple_of" not in i.args for i in sch.trace.insts)
+
+
+def test_padding_is_not_inlined_into_a_tensorized_convolution():
+    """An intrinsic's description reads buffers: padding inlined into the block marked for the AVX2 FMA would make
+    every sample of that sketch fail at post-processing (a quarter of a padded convolution's sketches did)."""
+    from experiments.workloads import get_workload
+    from search.postproc import default_postprocs
+    from search.space_generator import sample_candidate
+    from tensorize import te
+
+    w = get_workload("conv2d", "resnet_56", "float32")
+    ctx = TuneContext.create(te.create_prim_func(w.args), HOST, seed=0, num_threads=2)
+    assert "fma_8_f32f32f32_avx2" in ctx.intrinsics
+    space = PostOrderApply().generate_design_space(ctx)
+    tensorized = [s for s in space if any(AUTO_TENSORIZE in b.annotations for b in _blocks(s).values())]
+    assert tensorized and all("pad" in _blocks(s) for s in tensorized)
+    assert any("pad" not in _blocks(s) for s in space)  # the plain sketches still branch on the padding
+    posts = default_postprocs(ctx)
+    for sketch in tensorized:
+        sample_candidate(ctx, sketch, posts, seed=0)  # raises if the sketch cannot be tensorized
