@@ -27,11 +27,21 @@ _CONFIGS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__
 def search_settings(cfg: Mapping[str, Any]) -> dict:
     """The composed config's search choices as ``search.tune_tir`` keywords: ``strategy`` (the ``search/``
     group's name), ``strategy_config`` (its parameters), ``space_config`` (the group's ``space``: how fresh
-    samples are drawn), ``cost_model`` and ``seed``."""
+    samples are drawn), ``cost_model`` and ``seed``. With ``cost_model.warm_start`` (the ``cost_model.npz`` an
+    earlier run left in its tuning folder) ``cost_model`` is that saved model, which must be of the group's kind."""
     srch, cm = cfg.get("search", {}) or {}, cfg.get("cost_model", {}) or {}
+    cost_model = cm.get("name", "lgbm_rank")
+    if cm.get("warm_start"):
+        from search.cost_model import load_cost_model
+
+        model = load_cost_model(cm["warm_start"])
+        if model.registered_name != cost_model:
+            raise ValueError(f"cost_model.warm_start {cm['warm_start']} holds a {model.registered_name} model but "
+                             f"the cost_model group is {cost_model}; choose cost_model={model.registered_name}")
+        cost_model = model
     return {"strategy": srch.get("name", "evolutionary"), "strategy_config": dict(srch.get("strategy", {}) or {}),
-            "space_config": dict(srch.get("space", {}) or {}),
-            "cost_model": cm.get("name", "lgbm_rank"), "seed": int(cfg.get("seed", 0))}
+            "space_config": dict(srch.get("space", {}) or {}), "cost_model": cost_model,
+            "seed": int(cfg.get("seed", 0))}
 
 
 def search_group_file(name: str = "evolutionary") -> dict:

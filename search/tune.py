@@ -87,9 +87,10 @@ def _components(ctx, strategy, cost_model, feature_extractor, builder, runner, s
     strategy = STRATEGIES.create(strategy, **(strategy_config or {}))
     model = None
     if cost_model is not None:
-        from .cost_model import COST_MODELS
+        from .cost_model import COST_MODELS, CostModel
 
-        model = COST_MODELS.create(cost_model)
+        # an instance is used as it is: shared with other tasks, or loaded with an earlier run's records
+        model = cost_model if isinstance(cost_model, CostModel) else COST_MODELS.create(cost_model)
     features = FEATURES.create(feature_extractor) if feature_extractor is not None else None
     builder = BUILDERS.create(builder, **{"work_dir": work_dir, **({"timeout_s": 30.0} if builder == "local" else {}),
                                           **(builder_config or {})})
@@ -137,6 +138,8 @@ def _resume(ctx, db, workload, tkey, model, features, report):
             continue
         done.append((structural_hash(sch.mod), rec.mean_run_secs, sch.trace, sch))
     if done and model is not None and features is not None:
+        # a shared or loaded model may hold records of this workload already: the database's are the truth
+        model.forget(ctx)
         model.update(ctx, features.extract(ctx, [d[3] for d in done]), [d[1] for d in done])
     for _, secs, _, _ in done:
         report.trials += 1
@@ -153,7 +156,8 @@ def tune_tir(mod, target, work_dir: str, max_trials_global: int = 64, num_trials
              space=None, strategy_config: dict | None = None, builder_config: dict | None = None,
              runner_config: dict | None = None, num_threads: int | None = None, remeasure_top_k: int = 3,
              task_name: str = "main", progress: bool = True, database: Database | None = None,
-             on_trial=None, baselines=(), intrinsics=None, space_config: dict | None = None) -> Database:
+             on_trial=None, baselines=(), intrinsics=None, space_config: dict | None = None,
+             save_cost_model: bool = True) -> Database:
     """Search schedules of ``mod`` for ``target``; return the database of every measurement.
 
     Parameters
@@ -171,7 +175,9 @@ def tune_tir(mod, target, work_dir: str, max_trials_global: int = 64, num_trials
         Programs measured per round (the cost model retrains after each round).
     cost_model, strategy, builder, runner, feature_extractor : str
         Component names (``search.cost_model.COST_MODELS``, ``search.strategy.STRATEGIES``, ...); for a
-        CUDA target ``"local"`` builder and runner mean the ``"cuda"`` ones.
+        CUDA target ``"local"`` builder and runner mean the ``"cuda"`` ones. ``cost_model`` may also be a
+        ``CostModel`` instance, which keeps its records of other workloads and learns this one's too: one model
+        shared by several tasks (``tune_graph``), or an earlier run's (``search.cost_model.load_cost_model``).
     seed : int
         The random seed: the same seed and the same measured times give the same programs.
     strategy_config, builder_config, runner_config : dict
@@ -182,6 +188,9 @@ def tune_tir(mod, target, work_dir: str, max_trials_global: int = 64, num_trials
         ``space_generator.cpu_tiles.TWO_LEVEL_SHARE``; 0 draws every tiling uniformly).
     remeasure_top_k : int
         The best few programs are measured again at the end; their second times are recorded too.
+    save_cost_model : bool
+        Write the cost model, with its records, to ``<work_dir>/cost_model.npz`` at the end (a later search can
+        start from it).
     on_trial : callable
         ``on_trial(trial_index, best_seconds_so_far, record)`` after each measured program (for
         experiment trackers).
@@ -225,7 +234,8 @@ def tune_tir(mod, target, work_dir: str, max_trials_global: int = 64, num_trials
     logger.info("task %s: %d sketches, %d trials already in the database", task_name, len(sketches), len(measured))
 
     try:
-        seeds = _measure_baselines(ctx, target, db, workload, tkey, bld, run, report, baselines, max_trials_global)
+        seeds = _measure_baselines(ctx, target, db, workload, tkey, bld, run, report, baselines, max_trials_global,
+                                   model, features)
         _tune_loop(ctx, target, db, workload, tkey, strat, model, features, bld, run, report, max_trials_global,
                    num_trials_per_iter, remeasure_top_k, progress, on_trial, task_name, seeds)
     finally:
@@ -234,6 +244,8 @@ def tune_tir(mod, target, work_dir: str, max_trials_global: int = 64, num_trials
             close = getattr(executor, "close", None)
             if close is not None:
                 close()
+    if save_cost_model and model is not None:
+        model.save(os.path.join(work_dir, "cost_model.npz"))
     report.seconds["total"] = time.perf_counter() - start_all
     report.invalid_samples = strat.invalid_counts
     with open(os.path.join(work_dir, "tuning_report.json"), "w") as f:
@@ -272,9 +284,11 @@ def _build_run_record(ctx, target, db, workload, tkey, bld, run, report, mods_tr
     return out
 
 
-def _measure_baselines(ctx, target, db, workload, tkey, bld, run, report, baselines, max_trials_global) -> list:
-    """Measure the ``baselines`` schedules whose traces the database does not hold yet, as trials; returns
-    ``(seconds, schedule, build)`` of the valid ones, which the final re-measurement ranks with the search's."""
+def _measure_baselines(ctx, target, db, workload, tkey, bld, run, report, baselines, max_trials_global,
+                       model=None, features=None) -> list:
+    """Measure the ``baselines`` schedules whose traces the database does not hold yet, as trials (the cost
+    model learns from them too); returns ``(seconds, schedule, build)`` of the valid ones, which the final
+    re-measurement ranks with the search's."""
     held = {json.dumps(r.trace_json, sort_keys=True) for r in db.get_all_tuning_records()
             if r.workload.key == workload.key and r.target_key == tkey}
     todo = [sch for sch in baselines if json.dumps(sch.trace.as_json(), sort_keys=True) not in held]
@@ -284,6 +298,8 @@ def _measure_baselines(ctx, target, db, workload, tkey, bld, run, report, baseli
                                      [(sch.mod, sch.trace.as_json()) for sch in todo])
         for record, _ in measured:
             logger.info("baseline schedule of %s: %.4f ms", workload.key[:8], record.mean_run_secs * 1e3)
+        if model is not None and features is not None:
+            model.update(ctx, features.extract(ctx, todo), [record.mean_run_secs for record, _ in measured])
         return [(record.mean_run_secs, sch, build) for sch, (record, build) in zip(todo, measured)
                 if math.isfinite(record.mean_run_secs)]
     return []

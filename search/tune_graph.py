@@ -90,7 +90,8 @@ def _measured(db: Database, mod, tkey: str) -> tuple[int, float]:
 
 def tune_graph(graph, target, work_dir: str, max_trials_global: int = 256, num_trials_per_iter: int = 16, *,
                alpha: float = 0.2, max_tasks: int | None = None, on_round=None, winograd: bool | None = None,
-               cache_flush: bool | None = None, **tune_kwargs) -> Database:
+               cache_flush: bool | None = None, cost_model="lgbm_rank", share_cost_model: bool = True,
+               **tune_kwargs) -> Database:
     """Tune the tasks of ``graph`` for ``target`` within ``max_trials_global`` measured programs in all.
 
     Parameters
@@ -117,8 +118,17 @@ def tune_graph(graph, target, work_dir: str, max_trials_global: int = 256, num_t
         Time each candidate cold but for its first argument (the runner's ``enable_cpu_cache_flush``), as
         a kernel runs in the model: its input just written, its weights and output buffer from memory.
         None: on for CPU targets (timed warm, the search picked kernels that ran slower in the model).
+    cost_model : str or CostModel or None
+        A ``search.cost_model.COST_MODELS`` name, or a model (e.g. ``load_cost_model`` of an earlier run's
+        ``cost_model.npz``, whose records it keeps learning from); None: no model.
+    share_cost_model : bool
+        One model learns from every task's measurements and ranks every task's candidates (Ansor's task
+        scheduler; a task's own few trials teach a model little: on six ResNet convolutions, a model trained on
+        the other five ranked a task's fresh samples better than one trained on its own 64 programs). It is
+        written to ``<work_dir>/cost_model.npz`` after each round. False: a fresh model per round, trained on
+        the task's own records only.
     **tune_kwargs
-        Passed to ``tune_tir`` (``cost_model``, ``strategy``, ``seed``, ``runner_config``, ...).
+        Passed to ``tune_tir`` (``strategy``, ``seed``, ``runner_config``, ...).
 
     Returns
     -------
@@ -138,6 +148,12 @@ def tune_graph(graph, target, work_dir: str, max_trials_global: int = 256, num_t
     states = [TaskState(t, i) for i, t in enumerate(tasks)]
     for st in states:
         st.trials, st.best = _measured(db, st.task.mod, tkey)
+    model = cost_model
+    if share_cost_model and isinstance(cost_model, str):
+        from .cost_model import COST_MODELS
+
+        model = COST_MODELS.create(cost_model)
+    tune_kwargs.update(cost_model=model, save_cost_model=False)
     tune_kwargs.setdefault("remeasure_top_k", 0)
     if cache_flush or (cache_flush is None and target.kind.name == "llvm"):
         tune_kwargs["runner_config"] = {"enable_cpu_cache_flush": True, **(tune_kwargs.get("runner_config") or {})}
@@ -153,9 +169,11 @@ def tune_graph(graph, target, work_dir: str, max_trials_global: int = 256, num_t
         before = st.trials
         # the graph's default (CPU) schedules are measured first: the database's best is never worse
         baselines = default_schedule_variants(st.task.mod, target) if before == 0 else []
-        tune_tir(st.task.mod, target, os.path.join(work_dir, f"task_{st.index:03d}"), max_trials_global=st.trials + size,
-                 num_trials_per_iter=num_trials_per_iter, task_name=st.task.name, database=db,
-                 baselines=baselines, **tune_kwargs)
+        tune_tir(st.task.mod, target, os.path.join(work_dir, f"task_{st.index:03d}"),
+                 max_trials_global=st.trials + size, num_trials_per_iter=num_trials_per_iter,
+                 task_name=st.task.name, database=db, baselines=baselines, **tune_kwargs)
+        if share_cost_model and model is not None:
+            model.save(os.path.join(work_dir, "cost_model.npz"))
         st.previous_best = st.best
         st.trials, st.best = _measured(db, st.task.mod, tkey)
         st.last_round = st.trials - before

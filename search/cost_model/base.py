@@ -50,6 +50,15 @@ class RecordStore:
     def __len__(self) -> int:
         return sum(len(v) for v in self.secs.values())
 
+    def count(self, key: str) -> int:
+        """How many records of workload ``key`` the store holds."""
+        return len(self.secs.get(key, ()))
+
+    def drop(self, key: str) -> None:
+        """Forget every record of workload ``key`` (no error when there is none)."""
+        self.features.pop(key, None)
+        self.secs.pop(key, None)
+
     def groups(self):
         """``(key, X: (n, d) float32, secs: (n,) float64)`` per workload, keys sorted."""
         for key in sorted(self.features):
@@ -77,7 +86,9 @@ class RecordStore:
 class CostModel:
     """Base class. ``update`` adds measured records (``inf`` = failed) and retrains; ``predict`` scores
     feature vectors (higher = predicted faster); ``save``/``load`` write and read one ``.npz`` file
-    (numpy arrays and the model's own text; nothing is unpickled)."""
+    (numpy arrays and the model's own text; nothing is unpickled). One model may learn from several
+    workloads (``tune_graph`` shares one across a model's tasks; a saved model carries an earlier run's
+    records into a new search): records are grouped by workload, and labels are relative within a group."""
 
     def update(self, ctx, features, run_secs) -> None:
         """Learn from measured candidates: their features and run times."""
@@ -86,6 +97,18 @@ class CostModel:
     def predict(self, ctx, features) -> np.ndarray:
         """Predicted scores of candidates from their features (higher is faster)."""
         raise NotImplementedError
+
+    def records_of(self, ctx) -> int:
+        """How many records of ``ctx``'s workload the model learns from (0 for a model that keeps none)."""
+        records = getattr(self, "records", None)
+        return records.count(workload_key(ctx)) if records is not None else 0
+
+    def forget(self, ctx) -> None:
+        """Drop the records of ``ctx``'s workload (a resumed search adds them again from its database); the
+        records of other workloads stay, and so does the trained model until the next ``update``."""
+        records = getattr(self, "records", None)
+        if records is not None:
+            records.drop(workload_key(ctx))
 
     def save(self, path: str) -> None:
         """Write the model to ``path``."""
