@@ -82,3 +82,22 @@ def test_conv_weights_are_layout_free_and_pre_packed_outside_the_timed_kernel():
     out = tvm.nd.array(np.zeros(w.output_shape(), w.output_dtype))
     lib(*[a if isinstance(a, tvm.nd.Tensor) else tvm.nd.array(a) for a in args], out)
     np.testing.assert_allclose(out.numpy(), w.reference(*inputs), rtol=1e-4, atol=1e-4)
+
+
+
+def test_unpadded_convolutions_have_no_padding_stage():
+    """pad=0 gives no stage at all (as the suite's and the graph's convolutions): a no-op padding would be a copy of
+    the input, and inlined into a block marked for an intrinsic it would block the match."""
+    from experiments.workloads.conv import conv2d_nhwc, conv2d_reference, depthwise_conv2d_nhwc
+    from tensorize.schedule import Schedule, ScheduleError
+
+    func = te.create_prim_func(list(conv2d_nhwc(1, 6, 6, 8, 16, 1, 1, 1, 0)))
+    for f in (func, te.create_prim_func(list(depthwise_conv2d_nhwc(1, 6, 6, 8, 3, 3, 1, 0)))):
+        with pytest.raises(ScheduleError):
+            Schedule(f).get_block("pad")
+    rng = np.random.default_rng(0)
+    d, k = rng.standard_normal((1, 6, 6, 8)).astype("float32"), rng.standard_normal((1, 1, 8, 16)).astype("float32")
+    lib = tvm.build(func, target="llvm")
+    o = tvm.nd.array(np.zeros((1, 6, 6, 16), "float32"))
+    lib(tvm.nd.array(d), tvm.nd.array(k), o)
+    np.testing.assert_allclose(o.numpy(), conv2d_reference(d, k, 1, 0), rtol=1e-5, atol=1e-5)
