@@ -43,7 +43,14 @@ class RecordStore:
         if len(features) != len(run_secs):
             raise ValueError(f"update got {len(features)} feature vectors but {len(run_secs)} run times; "
                              "pass one run time (inf for a failed candidate) per vector")
-        self.features.setdefault(key, []).extend(np.asarray(f, np.float32) for f in features)
+        vectors = [np.asarray(f, np.float32) for f in features]
+        held = next((v[0].shape for v in self.features.values() if v), None)
+        odd = next((v.shape for v in vectors if v.shape != (held or vectors[0].shape)), None)
+        if odd is not None:
+            raise ValueError(f"feature vectors of shape {odd} do not fit the model's records of shape "
+                             f"{held or vectors[0].shape} (a model saved with another feature extractor or version?); "
+                             "start from a fresh cost model")
+        self.features.setdefault(key, []).extend(vectors)
         self.secs.setdefault(key, []).extend(float(s) if s is not None and not math.isnan(s) else math.inf
                                              for s in run_secs)
 

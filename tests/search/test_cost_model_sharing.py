@@ -24,6 +24,9 @@ def test_record_store_counts_and_drops_one_workload():
     store.drop("a")
     store.drop("c")  # nothing to drop: no error
     assert [key for key, _, _ in store.groups()] == ["b"] and len(store) == 1
+    with pytest.raises(ValueError, match="another feature extractor"):  # a saved model of another feature set
+        store.add("d", [np.ones(5)], [1.0])
+    assert len(store) == 1  # refused whole
 
 
 def test_forget_keeps_the_other_workloads():
