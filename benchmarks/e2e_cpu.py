@@ -47,6 +47,8 @@ def main() -> None:
     ap.add_argument("--work-dir", default=None, help="keep the tuning databases here (<dir>/<model>); a run "
                     "killed midway resumes from them")
     ap.add_argument("--append", action="store_true", help="add the table to --out instead of replacing it")
+    ap.add_argument("--per-task-cost-model", action="store_true",
+                    help="a fresh cost model per task round (tune_graph(share_cost_model=False)) instead of one shared")
     ap.add_argument("--threads", type=int, default=None, help="threads of all three (default: all cores)")
     ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                                   "results", "e2e.md"))
@@ -58,7 +60,8 @@ def main() -> None:
             work = os.path.join(args.work_dir, name) if args.work_dir else tmp
             row = measure_model(name, TEST_CONFIGS[name] if args.reduced else None, args.target, args.trials, work,
                                 repeat=args.repeat, tune_kwargs={"seed": 0, "max_tasks": args.max_tasks,
-                                                                "strategy_config": search_group_file()},
+                                                                "strategy_config": search_group_file(),
+                                                                "share_cost_model": not args.per_task_cost_model},
                                 threads=args.threads)
         row.pop("task_report", None)
         rows.append(row)
