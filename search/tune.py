@@ -373,8 +373,8 @@ def compile_tir(db: Database, mod, target) -> Schedule | None:
 
 def compile_tir_top_k(db: Database, mod, target, k: int) -> list[Schedule]:
     """The ``k`` fastest distinct programs of ``mod`` for ``target`` in ``db``, replayed, fastest first
-    (a program measured twice counts once, at its faster record); what a caller times again in its own
-    process before it picks one (the experiments' ``search.final_candidates``).
+    (a program measured more than once counts once, at its median record: ``Database.get_top_k``); what a
+    caller times again in its own process before it picks one (the experiments' ``search.final_candidates``).
 
     Records tuned for another target (another CPU or other features) are never used.
     """
@@ -383,14 +383,8 @@ def compile_tir_top_k(db: Database, mod, target, k: int) -> list[Schedule]:
     if k <= 0 or not db.has_workload(mod):
         return []
     workload = db.commit_workload(mod)
-    traces: list[str] = []
-    for record in db.get_top_k(workload, len(db), target=target):
-        if record.trace_json not in traces:
-            traces.append(record.trace_json)
-        if len(traces) == k:
-            break
     schedules = []
-    for trace_json in traces:
+    for trace_json in [record.trace_json for record in db.get_top_k(workload, k, target=target)]:
         sch = Schedule(mod)
         Trace.from_json(trace_json).apply_to_schedule(sch)
         schedules.append(sch)

@@ -172,7 +172,11 @@ class Database:
 
     # -- queries ---------------------------------------------------------------------------
     def get_top_k(self, workload: Workload, k: int, target=None) -> list[TuningRecord]:
-        """The ``k`` fastest valid records of ``workload`` (by mean run time), fastest first.
+        """The ``k`` fastest programs of ``workload`` (by mean run time), fastest first, one valid record each.
+
+        A program measured more than once (the same trace on the same target) counts once, at the median of its
+        valid records (the slower middle one of an even count): one lucky measurement does not make it the pick
+        once it has been measured again.
 
         Parameters
         ----------
@@ -190,10 +194,12 @@ class Database:
         if k < 0:
             raise ValueError(f"k must be non-negative, got {k}")
         key = None if target is None else target_key(target)
-        mine = [r for r in self._records if r.workload.key == workload.key and r.is_valid
-                and (key is None or r.target_key == key)]
-        mine.sort(key=lambda r: r.mean_run_secs)
-        return mine[:k]
+        programs: dict = {}
+        for r in self._records:
+            if r.workload.key == workload.key and r.is_valid and (key is None or r.target_key == key):
+                programs.setdefault((r.target_key, r.trace_key), []).append(r)
+        medians = [sorted(recs, key=lambda r: r.mean_run_secs)[len(recs) // 2] for recs in programs.values()]
+        return sorted(medians, key=lambda r: r.mean_run_secs)[:k]
 
     def query_schedule(self, mod, target):
         """The fastest measured schedule of ``mod`` on ``target``, replayed; None when there is none

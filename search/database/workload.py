@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 from dataclasses import dataclass, field
 
@@ -195,6 +196,14 @@ class TuningRecord:
     def is_valid(self) -> bool:
         """Whether the record has a finite measured time."""
         return math.isfinite(self.mean_run_secs)
+
+    @property
+    def trace_key(self) -> str:
+        """The trace as canonical JSON text: records of the same program have the same key."""
+        key = self.__dict__.get("_trace_key")
+        if key is None:
+            key = self.__dict__["_trace_key"] = json.dumps(self.trace_json, sort_keys=True)
+        return key
 
     def trace(self):
         """The record's ``Trace`` (``TraceError`` when the stored JSON is not a trace)."""

@@ -81,3 +81,23 @@ def test_each_task_measures_the_default_schedule_first(tmp_path):
     lib = graph.build(g, HOST, database=db)
     a = np.random.default_rng(1).standard_normal((16, 32)).astype("float32")
     np.testing.assert_allclose(lib.run(a)[0], _reference(g, a), rtol=1e-4, atol=1e-6)
+
+
+def test_each_pick_is_timed_again_next_to_the_default_schedule(tmp_path):
+    """After the rounds, a task's pick that is not a default schedule has been measured more than once, and so have
+    the default schedules beside it; with confirm_rounds=0 nothing is measured again."""
+    from tensorize.graph.build import default_schedule_variants, graph_tasks
+
+    g = _mlp()
+    plain = search.tune_graph(g, HOST, str(tmp_path / "plain"), max_trials_global=8, num_trials_per_iter=4,
+                              confirm_rounds=0, **FAST)
+    assert len(plain) == 8 and plain.graph_report["picks_changed_by_confirmation"] == 0
+    db = search.tune_graph(g, HOST, str(tmp_path / "confirmed"), max_trials_global=8, num_trials_per_iter=4, **FAST)
+    assert len(db) > 8
+    for task in graph_tasks(g, HOST):
+        records = [r for r in db.get_all_tuning_records() if r.workload.key == db.commit_workload(task.mod).key]
+        pick = db.get_top_k(db.commit_workload(task.mod), 1, target=HOST)[0]
+        defaults = {json.dumps(d.trace.as_json(), sort_keys=True) for d in default_schedule_variants(task.mod, HOST)}
+        if pick.trace_key not in defaults:
+            assert sum(r.trace_key == pick.trace_key for r in records) >= 3
+            assert all(sum(r.trace_key == key for r in records) >= 3 for key in defaults)
