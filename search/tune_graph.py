@@ -184,8 +184,8 @@ def tune_graph(graph, target, work_dir: str, max_trials_global: int = 256, num_t
     confirm_rounds : int
         At the end, each task's pick is timed this many more times side by side with the graph's default
         schedules, and the database ranks programs by the median of their measurements (0: no confirmation).
-        Without it the pick is the luckiest single measurement: on a noisy host MobileNet-V2 ran 9-28% slower
-        tuned than untuned. CPU targets with the local runner only.
+        Without it the pick is the luckiest single measurement (re-timed next to the default schedule, 10 of 13
+        MobileNet-V2 picks were slower). CPU targets with the local runner only.
     **tune_kwargs
         Passed to ``tune_tir`` (``strategy``, ``seed``, ``runner_config``, ...).
 
