@@ -8,7 +8,6 @@ so a run killed midway resumes where it stopped.
 """
 from __future__ import annotations
 
-import json
 import logging
 import os
 from typing import Any, Mapping
@@ -74,6 +73,7 @@ def tune_workload(mod, target, cfg: Mapping[str, Any], cwd: str, on_trial=None, 
     Raises ``RuntimeError`` when no measured program was valid (the error counts say why).
     """
     import search
+    from search.database import trace_key
     from search.strategy import STRATEGIES
 
     srch, settings = dict(cfg.get("search", {})), search_settings(cfg)
@@ -109,9 +109,9 @@ def tune_workload(mod, target, cfg: Mapping[str, Any], cwd: str, on_trial=None, 
     k = int(srch.get("final_candidates", DEFAULT_FINAL_CANDIDATES))
     if final_check is not None and k > 1:
         contenders = search.compile_tir_top_k(db, mod, target, k)
-        known = {json.dumps(c.trace.as_json(), sort_keys=True) for c in contenders}
+        known = {trace_key(c.trace.as_json()) for c in contenders}
         # the seeds compete too: one the runner timed a few percent slow may be the fastest here
-        contenders += [b for b in baselines if json.dumps(b.trace.as_json(), sort_keys=True) not in known]
+        contenders += [b for b in baselines if trace_key(b.trace.as_json()) not in known]
         if len(contenders) > 1:
             best, _ = fastest_here(contenders, *final_check, target, number=int(runner.get("number", 10)),
                                    repeat=int(runner.get("repeat", 5)),

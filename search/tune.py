@@ -27,7 +27,7 @@ from tensorize.ir.structural import structural_hash
 from tensorize.target import Target
 
 from .context import TuneContext, as_module, check_intrinsics
-from .database import Database, TuningRecord, target_key
+from .database import Database, TuningRecord, target_key, trace_key
 from .feature import FEATURES
 from .flops import estimate_flops
 from .measure import BUILDERS, RUNNERS, MeasureCandidate
@@ -289,9 +289,8 @@ def _measure_baselines(ctx, target, db, workload, tkey, bld, run, report, baseli
     """Measure the ``baselines`` schedules whose traces the database does not hold yet, as trials (the cost
     model learns from them too); returns ``(seconds, schedule, build)`` of the valid ones, which the final
     re-measurement ranks with the search's."""
-    held = {json.dumps(r.trace_json, sort_keys=True) for r in db.get_all_tuning_records()
-            if r.workload.key == workload.key and r.target_key == tkey}
-    todo = [sch for sch in baselines if json.dumps(sch.trace.as_json(), sort_keys=True) not in held]
+    held = {r.trace_key for r in db.get_all_tuning_records() if r.workload.key == workload.key and r.target_key == tkey}
+    todo = [sch for sch in baselines if trace_key(sch.trace.as_json()) not in held]
     todo = todo[:max(0, max_trials_global - report.trials)]
     if todo:
         measured = _build_run_record(ctx, target, db, workload, tkey, bld, run, report,

@@ -79,13 +79,20 @@ class TaskState:
                 "best_secs": self.best if math.isfinite(self.best) else None}
 
 
-def _measured(db: Database, mod, tkey: str) -> tuple[int, float]:
+def _measured(db: Database, mod, target) -> tuple[int, float]:
+    """The task's measurements on ``target`` so far and the time of its pick (``Database.get_top_k``'s)."""
     if not db.has_workload(mod):
         return 0, math.inf
     workload = db.commit_workload(mod)
-    records = [r for r in db.get_all_tuning_records() if r.workload.key == workload.key and r.target_key == tkey]
-    best = min((r.mean_run_secs for r in records if r.is_valid), default=math.inf)
-    return len(records), best
+    tkey = target_key(target)
+    trials = sum(r.workload.key == workload.key and r.target_key == tkey for r in db.get_all_tuning_records())
+    top = db.get_top_k(workload, 1, target=target)
+    return trials, top[0].mean_run_secs if top else math.inf
+
+
+def _task_dir(work_dir: str, st) -> str:
+    """The task's folder: its builds and the inputs and reference outputs its runner computed."""
+    return os.path.join(work_dir, f"task_{st.index:03d}")
 
 
 def _confirm_picks(states, db: Database, target, tkey: str, work_dir: str, runner_config: dict, rounds: int,
@@ -96,7 +103,7 @@ def _confirm_picks(states, db: Database, target, tkey: str, work_dir: str, runne
     ``max_passes``) while a task's pick is a program measured fewer than ``rounds + 1`` times. Returns the
     number of tasks whose pick changed."""
     from .context import TuneContext
-    from .database import TuningRecord
+    from .database import TuningRecord, trace_key
     from .measure import BUILDERS, RUNNERS, MeasureCandidate
 
     folder = os.path.join(work_dir, "confirm")
@@ -109,9 +116,10 @@ def _confirm_picks(states, db: Database, target, tkey: str, work_dir: str, runne
                 continue
             workload = db.commit_workload(st.task.mod)
             defaults = default_schedule_variants(st.task.mod, target)
-            default_keys = {json.dumps(d.trace.as_json(), sort_keys=True) for d in defaults}
+            default_keys = {trace_key(d.trace.as_json()) for d in defaults}
             first = db.get_top_k(workload, 1, target=target)
             ctx = TuneContext.create(st.task.mod, target, seed=0, task_name=st.task.name)
+            run.work_dir = _task_dir(work_dir, st)  # the inputs and reference its tuning rounds computed
             for _ in range(max_passes):
                 top = db.get_top_k(workload, 1, target=target)
                 if not top or top[0].trace_key in default_keys:
@@ -133,7 +141,7 @@ def _confirm_picks(states, db: Database, target, tkey: str, work_dir: str, runne
                 changed += 1
                 logger.info("task %s: the pick changed after timing it again next to the default schedule",
                             st.task.name)
-            st.best = last[0].mean_run_secs if last else st.best
+            st.best = _measured(db, st.task.mod, target)[1]
     finally:
         for executor in (bld, run):
             close = getattr(executor, "close", None)
@@ -206,7 +214,7 @@ def tune_graph(graph, target, work_dir: str, max_trials_global: int = 256, num_t
         tasks = sorted(tasks, key=lambda t: -work[t.name])[:max_tasks]
     states = [TaskState(t, i) for i, t in enumerate(tasks)]
     for st in states:
-        st.trials, st.best = _measured(db, st.task.mod, tkey)
+        st.trials, st.best = _measured(db, st.task.mod, target)
     model = cost_model
     if share_cost_model and isinstance(cost_model, str):
         from .cost_model import COST_MODELS
@@ -228,13 +236,13 @@ def tune_graph(graph, target, work_dir: str, max_trials_global: int = 256, num_t
         before = st.trials
         # the graph's default (CPU) schedules are measured first: the database's best is never worse
         baselines = default_schedule_variants(st.task.mod, target) if before == 0 else []
-        tune_tir(st.task.mod, target, os.path.join(work_dir, f"task_{st.index:03d}"),
+        tune_tir(st.task.mod, target, _task_dir(work_dir, st),
                  max_trials_global=st.trials + size, num_trials_per_iter=num_trials_per_iter,
                  task_name=st.task.name, database=db, baselines=baselines, **tune_kwargs)
         if share_cost_model and model is not None:
             model.save(os.path.join(work_dir, "cost_model.npz"))
         st.previous_best = st.best
-        st.trials, st.best = _measured(db, st.task.mod, tkey)
+        st.trials, st.best = _measured(db, st.task.mod, target)
         st.last_round = st.trials - before
         logger.info("task %s (x%d): %d trials, best %.4f ms", st.task.name, st.task.weight, st.trials, st.best * 1e3)
         if on_round is not None:

@@ -107,15 +107,11 @@ class CostModel:
 
     def records_of(self, ctx) -> int:
         """How many records of ``ctx``'s workload the model learns from (0 for a model that keeps none)."""
-        records = getattr(self, "records", None)
-        return records.count(workload_key(ctx)) if records is not None else 0
+        return 0
 
     def forget(self, ctx) -> None:
         """Drop the records of ``ctx``'s workload (a resumed search adds them again from its database); the
         records of other workloads stay, and so does the trained model until the next ``update``."""
-        records = getattr(self, "records", None)
-        if records is not None:
-            records.drop(workload_key(ctx))
 
     def save(self, path: str) -> None:
         """Write the model to ``path``."""

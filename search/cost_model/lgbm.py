@@ -66,6 +66,14 @@ class LGBMModel(CostModel):
         seed = self.seed if self.seed is not None else ctx.rng.randrange(1 << 31)
         self.retrain(seed)
 
+    def records_of(self, ctx) -> int:
+        """See ``CostModel.records_of``."""
+        return self.records.count(workload_key(ctx))
+
+    def forget(self, ctx) -> None:
+        """See ``CostModel.forget``."""
+        self.records.drop(workload_key(ctx))
+
     def retrain(self, seed: int = 0) -> None:
         """Fit a new booster on every record (skipped below ``min_records`` or with one distinct label)."""
         xs, ys, sizes = [], [], []

@@ -12,7 +12,7 @@ from tensorize.ir import load_json, save_json
 from tensorize.ir.function import IRModule, PrimFunc
 from tensorize.ir.structural import structural_hash
 
-__all__ = ["Workload", "TuningRecord", "target_key", "workload_key"]
+__all__ = ["Workload", "TuningRecord", "target_key", "trace_key", "workload_key"]
 
 
 def as_module(mod) -> IRModule:
@@ -145,6 +145,15 @@ def _verify(mod: IRModule) -> None:
         raise ValueError(f"the workload's IR is malformed ({type(err).__name__}: {err})") from None
 
 
+def trace_key(trace_json) -> str:
+    """A trace's JSON (``Trace.as_json()``) as canonical text: the same program gives the same key.
+
+    >>> trace_key([[["get_block", {"name": "C", "func_name": "main"}, [], ["b0"]]], []])
+    '[[["get_block", {"func_name": "main", "name": "C"}, [], ["b0"]]], []]'
+    """
+    return json.dumps(trace_json, sort_keys=True)
+
+
 @dataclass
 class TuningRecord:
     """One measured schedule of ``workload``.
@@ -202,7 +211,7 @@ class TuningRecord:
         """The trace as canonical JSON text: records of the same program have the same key."""
         key = self.__dict__.get("_trace_key")
         if key is None:
-            key = self.__dict__["_trace_key"] = json.dumps(self.trace_json, sort_keys=True)
+            key = self.__dict__["_trace_key"] = trace_key(self.trace_json)
         return key
 
     def trace(self):
