@@ -137,8 +137,9 @@ def _resume(ctx, db, workload, tkey, model, features, report):
             logger.warning("skipping a database record that does not replay: %s", err)
             continue
         done.append((structural_hash(sch.mod), rec.mean_run_secs, sch.trace, sch))
-    if done and model is not None and features is not None:
-        # a shared or loaded model may hold records of this workload already: the database's are the truth
+    # a shared model (tune_graph's next round of this task) already holds them: nothing to featurise again;
+    # a loaded model may hold other records of this workload: the database's are the truth
+    if done and model is not None and features is not None and model.records_of(ctx) != len(done):
         model.forget(ctx)
         model.update(ctx, features.extract(ctx, [d[3] for d in done]), [d[1] for d in done])
     for _, secs, _, _ in done:
