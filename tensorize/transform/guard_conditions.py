@@ -15,10 +15,11 @@ from ..arith.expr_key import expr_key
 from ..arith.linear_form import to_linear
 from ..ir import dtype as dt
 from ..ir import expr as E
+from ..ir import stmt as S
 from ..ir.functor import StmtExprMutator, collect_vars, post_order_visit
 
-__all__ = ["COMPARISONS", "TRUE", "ReplaceWithTrue", "always_true_bound", "conjuncts", "has_guards", "is_op",
-           "is_true"]
+__all__ = ["COMPARISONS", "TRUE", "ReplaceWithTrue", "always_true_bound", "conjuncts", "guard_condition", "has_guards",
+           "is_guard", "is_op", "is_true"]
 
 COMPARISONS = (E.LT, E.LE, E.GT, E.GE)
 TRUE = E.const("bool", 1)
@@ -53,21 +54,50 @@ def is_true(e) -> bool:
     return isinstance(e, E.IntImm) and e.dtype == "bool" and e.value == 1
 
 
-def has_guards(stmt) -> bool:
-    """Whether ``stmt`` holds an ``if_then_else`` or ``Select`` (what the padding passes read; a program
-    without one is left as it is without walking its loops).
+def is_guard(n, statements: bool = False) -> bool:
+    """Whether ``n`` is an ``if_then_else`` or ``Select`` (with ``statements``, also an ``if`` statement).
+
+    Parameters
+    ----------
+    n : Stmt or PrimExpr
+    statements : bool
+
+    Returns
+    -------
+    bool
+    """
+    return isinstance(n, E.Select) or is_op(n, "tir.if_then_else") or (statements and isinstance(n, S.IfThenElse))
+
+
+def guard_condition(n):
+    """The condition of a guard (``is_guard``).
+
+    Parameters
+    ----------
+    n : Stmt or PrimExpr
+
+    Returns
+    -------
+    PrimExpr
+    """
+    return n.args[0] if isinstance(n, E.Call) else n.condition
+
+
+def has_guards(stmt, statements: bool = False) -> bool:
+    """Whether ``stmt`` holds an ``if_then_else`` or ``Select`` (with ``statements``, also an ``if``
+    statement): what the padding passes read; a program without one is left as it is without walking its loops.
 
     Parameters
     ----------
     stmt : Stmt
+    statements : bool
 
     Returns
     -------
     bool
     """
     found = []
-    post_order_visit(stmt, lambda n: found.append(n) if isinstance(n, E.Select) or is_op(n, "tir.if_then_else")
-                     else None)
+    post_order_visit(stmt, lambda n: found.append(n) if is_guard(n, statements) else None)
     return bool(found)
 
 
@@ -161,7 +191,7 @@ def always_true_bound(cond, var, inner: dict | None = None):
 
 class ReplaceWithTrue(StmtExprMutator):
     """Replace the comparisons whose ``expr_key`` is in ``keys`` by ``True``, folding what that decides
-    (``True and x`` -> ``x``, ``if_then_else(True, a, b)`` -> ``a``).
+    (``True and x`` -> ``x``, ``if_then_else(True, a, b)`` -> ``a``, ``if True: a`` -> ``a``).
 
     Parameters
     ----------
@@ -183,3 +213,7 @@ class ReplaceWithTrue(StmtExprMutator):
         if isinstance(new, E.Select) and is_true(new.condition):
             return new.true_value
         return new
+
+    def visit_if_then_else_(self, op):
+        new = super().visit_if_then_else_(op)
+        return new.then_case if isinstance(new, S.IfThenElse) and is_true(new.condition) else new

@@ -9,8 +9,12 @@ A convolution that reads its padding inline tests ``if_then_else(14 * w0 + 2 * w
                                          for w0 in range(1, 15): body with both conjuncts True
                                          for w0 in range(15, 16): body
 
+The last tile of a split that does not divide its extent is guarded the same way, by ``if`` statements
+(``if r0 * 12 + r1 < 3136``, the 12-row register tiles of 3136 pixels): the loop over the tiles is split
+into the 261 whole tiles, guard-free, and the last one, so the reduction inside tests nothing.
+
 (TVM's ``LoopPartition`` does the same for conditions marked ``likely``.) Only serial loops are split,
-only on conjuncts of ``if_then_else``/``Select`` conditions that are linear in the loop variable with
+only on conjuncts of ``if_then_else``/``Select``/``if`` conditions that are linear in the loop variable with
 constant bounds over the inner loops' constant ranges, and only where both an interior and a border
 exist and the copies stay under ``tir.PartitionPaddedLoops: {"max_statements": N}`` leaf statements
 (default 256). ``PassContext(disabled_pass=["tir.PartitionPaddedLoops"])`` turns it off.
@@ -24,7 +28,7 @@ from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.functor import StmtExprMutator, post_order_visit
 from ..ir.renew_defs import renew_defs
-from .guard_conditions import ReplaceWithTrue, always_true_bound, conjuncts, has_guards, is_op
+from .guard_conditions import ReplaceWithTrue, always_true_bound, conjuncts, guard_condition, has_guards, is_guard
 from .pass_infra import PassContext, func_pass, register_config_option
 
 __all__ = ["PartitionPaddedLoops", "partition_padded_loops"]
@@ -48,8 +52,8 @@ def _guards_and_ranges(body):
                 unknown.add(id(var))
         elif isinstance(n, (S.BufferStore, S.Evaluate)):
             count[0] += 1
-        elif is_op(n, "tir.if_then_else") or isinstance(n, E.Select):
-            for c in conjuncts(n.args[0] if isinstance(n, E.Call) else n.condition):
+        elif is_guard(n, statements=True):
+            for c in conjuncts(guard_condition(n)):
                 guards.setdefault(expr_key(c), c)
 
     post_order_visit(body, visit)
@@ -119,7 +123,7 @@ def partition_padded_loops(func, max_statements: int | None = None):
     >>> print(interior.min, interior.extent, interior.body.value)
     1 14 x[i - 1] + x[i + 1]
     """
-    if not has_guards(func.body):
+    if not has_guards(func.body, statements=True):
         return func
     if max_statements is None:
         config = PassContext.current().config.get("tir.PartitionPaddedLoops", {}) or {}

@@ -198,3 +198,42 @@ def test_schedule_variants_add_the_streaming_order_for_image_reductions():
     k = te.reduce_axis((0, 64), "k")
     dense = te.compute((8, 32), lambda i, j: te.sum(a[i, k] * b[k, j], axis=k), name="dense")
     assert len(schedule_variants(te.create_prim_func([a, b, dense]), lanes=16)) == 1
+
+
+def _conv_nhwc(size, ci, co, k, epilogue):
+    pad = k // 2
+    data = te.placeholder((1, size + 2 * pad, size + 2 * pad, ci), name="data")
+    weight = te.placeholder((k, k, ci, co), name="weight")
+    ry, rx = te.reduce_axis((0, k), name="ry"), te.reduce_axis((0, k), name="rx")
+    rc = te.reduce_axis((0, ci), name="rc")
+    conv = te.compute((1, size, size, co), lambda n, y, x, c: te.sum(
+        data[n, y + ry, x + rx, rc] * weight[ry, rx, rc, c], axis=[ry, rx, rc]), name="conv")
+    if not epilogue:
+        return te.create_prim_func([data, weight, conv])
+    out = te.compute((1, size, size, co), lambda n, y, x, c: te.max(conv[0, y, x, c] + 1.0, 0.0), name="out")
+    return te.create_prim_func([data, weight, out])
+
+
+@pytest.mark.parametrize("k, epilogue", [(1, True), (3, True), (1, False)])
+def test_a_small_image_tiles_its_pixels_not_its_rows(k, epilogue):
+    """A 7x7 image: its rows and columns (and the buffer the epilogue reads) fuse into 49 pixels, so the
+    register tile holds 6 pixels x 16 channels (the 7-pixel rows left 5 of 12 accumulators idle); the
+    result is the convolution's."""
+    func = _conv_nhwc(7, 96, 32, k, epilogue)
+    sch = tiled_schedule(func, lanes=8)
+    assert sum(inst.kind == "transform_block_layout" for inst in sch.trace.insts) == 2
+    rng = np.random.default_rng(0)
+    d = rng.standard_normal((1, 7 + k - 1, 7 + k - 1, 96)).astype("float32")
+    w = rng.standard_normal((k, k, 96, 32)).astype("float32")
+    want = sum(np.einsum("nyxc,cd->nyxd", d[:, i:i + 7, j:j + 7], w[i, j]) for i in range(k) for j in range(k))
+    if epilogue:
+        want = np.maximum(want + 1.0, 0.0)
+    got = tvm.nd.array(np.zeros((1, 7, 7, 32), "float32"))
+    tvm.build(sch.mod, target="llvm")(tvm.nd.array(d), tvm.nd.array(w), got)
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-4, atol=1e-4)
+
+
+def test_rows_a_tile_fills_stay_apart():
+    """12-pixel rows take two tiles of 6 exactly: fusing them gains nothing, so the loops stay as they are."""
+    sch = tiled_schedule(_conv_nhwc(12, 96, 32, 1, True), lanes=8)
+    assert not any(inst.kind == "transform_block_layout" for inst in sch.trace.insts)

@@ -181,3 +181,38 @@ def test_any_padded_convolution_keeps_its_result(length, kernel, stride, pad, di
         y = tvm.nd.array(np.zeros(expected.shape, "float32"))
         rt_mod(tvm.nd.array(x), tvm.nd.array(w), y)
         np.testing.assert_allclose(y.numpy(), expected, rtol=1e-4, atol=1e-4)
+
+
+@T.prim_func
+def tiles_with_a_guarded_tail(x: T.Buffer((50, 8), "float32"), y: T.Buffer((50,), "float32")):
+    T.func_attr({"tir.noalias": True})
+    for r0 in range(9):
+        for r1 in range(6):
+            if r0 * 6 + r1 < 50:
+                y[r0 * 6 + r1] = T.float32(0)
+        for k in range(8):
+            for r1 in range(6):
+                if r0 * 6 + r1 < 50:
+                    y[r0 * 6 + r1] = y[r0 * 6 + r1] + x[r0 * 6 + r1, k]
+
+
+def test_a_guarded_last_tile_is_split_off_and_the_whole_tiles_test_nothing():
+    """50 rows in tiles of 6: the 8 whole tiles run without the ``if``; the ninth keeps it."""
+    out = partition_padded_loops(tiles_with_a_guarded_tail)
+    whole, last = out.body.seq
+    assert (int(whole.min), int(whole.extent), int(last.min), int(last.extent)) == (0, 8, 8, 1)
+    assert not any(isinstance(n, S.IfThenElse) for n in _nodes(whole))
+    assert sum(isinstance(n, S.IfThenElse) for n in _nodes(last)) == 2
+    x = np.random.default_rng(0).standard_normal((50, 8)).astype("float32")
+    for func in (tiles_with_a_guarded_tail, out):
+        y = tvm.nd.array(np.full(50, np.nan, "float32"))
+        tvm.build(func, target="llvm")(tvm.nd.array(x), y)
+        np.testing.assert_allclose(y.numpy(), x.sum(axis=1), rtol=1e-5)
+
+
+def _nodes(stmt):
+    from tensorize.ir.functor import post_order_visit
+
+    found = []
+    post_order_visit(stmt, found.append)
+    return found
