@@ -64,19 +64,19 @@ def fuse(graph: Graph, enable: bool = True) -> list[FusedGroup]:
         Sorted so that a group comes after the groups computing its inputs.
     """
     order = {n.output: i for i, n in enumerate(graph.nodes)}
+    consumers = graph.consumers()
     group_of: dict[str, FusedGroup] = {}
     groups: list[FusedGroup] = []
     for node in graph.nodes:
         pattern = OPS[node.op].pattern
         if pattern == "view":
             continue
-        target = _host_group(graph, node, group_of) if enable and pattern == "elemwise" else None
+        target = _host_group(graph, node, group_of, consumers) if enable and pattern == "elemwise" else None
         if target is None:
             target = FusedGroup()
             groups.append(target)
         target.nodes.append(node)
         group_of[node.output] = target
-    consumers = graph.consumers()
     work, done = list(groups), []
     while work:
         group = work.pop()
@@ -91,14 +91,18 @@ def fuse(graph: Graph, enable: bool = True) -> list[FusedGroup]:
     return done
 
 
-def _host_group(graph: Graph, node: Node, group_of: dict) -> FusedGroup | None:
-    """The group ``node`` (elementwise) may join: one computing an input of the same shape as ``node``."""
+def _host_group(graph: Graph, node: Node, group_of: dict, consumers: dict) -> FusedGroup | None:
+    """The group ``node`` (elementwise) may join: one computing an input of the same shape as ``node``,
+    first one whose output only ``node`` reads (joining it cuts nothing), else the first. A residual add
+    reads its block's last convolution and the block's input, in either order: joining the input's group
+    (its output also read by the next block) was cut again, leaving the add a kernel of its own."""
     shape = graph.types[node.output][0]
-    for value in node.inputs:
-        group = group_of.get(value)
-        if group is not None and graph.types[value][0] == shape and graph.types[group.nodes[0].output][0] == shape:
+    hosts = [(value, group_of[value]) for value in node.inputs if value in group_of and graph.types[value][0] == shape
+             and graph.types[group_of[value].nodes[0].output][0] == shape]
+    for value, group in hosts:
+        if group.nodes[-1].output == value and len(consumers[value]) == 1:
             return group
-    return None
+    return hosts[0][1] if hosts else None
 
 
 def _cut(group: FusedGroup, consumers: dict, outputs: set):

@@ -47,6 +47,25 @@ def test_escaping_value_cuts_the_group():
     np.testing.assert_allclose(out_r, np.maximum(a + 1, 0), rtol=1e-6)
 
 
+@pytest.mark.parametrize("block_input_first", [True, False])
+def test_a_residual_add_joins_the_layer_whose_output_only_it_reads(block_input_first):
+    """``h = relu(x W1 + b1); y = h + (h W2 + b2)`` (MobileNet-V2 writes the block's input first): the add
+    joins the second layer's kernel, not the first's, whose output the second layer also reads."""
+    rng = np.random.default_rng(4)
+    g = Graph()
+    x = g.add_input("x", (4, 16))
+    h = _dense_chain(g, x, 16, rng, n=1)
+    w2, b2 = (g.add_constant(f"c{i}", rng.standard_normal(shape).astype("float32")) for i, shape in
+              enumerate([(16, 16), (16,)]))
+    layer = g.add_node("add", [g.add_node("dense", [h, w2]), b2])
+    g.outputs.append(g.add_node("add", [h, layer] if block_input_first else [layer, h]))
+    assert [grp.ops for grp in fuse(g)] == [["dense", "add", "relu"], ["dense", "add", "add"]]
+    a = rng.standard_normal((4, 16)).astype("float32")
+    consts = list(g.constants.values())
+    ref_h = np.maximum(a @ consts[0] + consts[1], 0)
+    np.testing.assert_allclose(build(g, TARGET).run(a)[0], ref_h + ref_h @ consts[2] + consts[3], rtol=1e-5, atol=1e-5)
+
+
 def test_reshape_is_a_view_and_ops_match_numpy():
     rng = np.random.default_rng(2)
     g = Graph()
