@@ -10,17 +10,12 @@ True
 """
 from __future__ import annotations
 
-import json
 from typing import Sequence
 
+from ..database.workload import trace_key
 from .candidate import Builder, BuildResult, MeasureCandidate, Runner, RunResult
 
-__all__ = ["ReplayBuilder", "ReplayRunner", "trace_key"]
-
-
-def trace_key(trace_json) -> str:
-    """A canonical text of a trace's JSON (the lookup key of a measurement)."""
-    return json.dumps(trace_json, sort_keys=True, separators=(",", ":"))
+__all__ = ["ReplayBuilder", "ReplayRunner"]
 
 
 class ReplayBuilder(Builder):
@@ -60,7 +55,7 @@ class ReplayRunner(Runner):
 
         self._measured: dict[str, RunResult] = {}
         for rec in Database(database).get_all_tuning_records():
-            key = trace_key(rec.trace_json)
+            key = rec.trace_key
             if key not in self._measured:  # the first measurement of a trace, as the search saw it
                 ok = rec.run_secs and rec.is_valid
                 self._measured[key] = (RunResult([float(s) for s in rec.run_secs], None, None) if ok else
