@@ -217,9 +217,15 @@ def _pack_weight_at_load(sch: Schedule, block, vec: int) -> bool:
 
 def _window_only(sch: Schedule, block) -> bool:
     """Whether ``block`` reduces over a small window only (a depthwise convolution or a pooling: at most
-    64 products per output), so its input passes are memory-bound."""
+    64 products per output), so its input passes are memory-bound. A reduction over 16 or more channels
+    alone (a 1x1 convolution, a matrix product) is not a window: register tiles over its pixels beat the
+    streaming order (MobileNet-V2's 64 -> 384 layer 1.17x, its 16 -> 96 one 1.10x, ResNet-50's 64 -> 256
+    ones 1.03x)."""
     reduce = [iv for iv in sch.get(block).iter_vars if iv.iter_type == IterVar.CommReduce]
-    return bool(reduce) and math.prod(int(iv.dom.extent) for iv in reduce) <= 64
+    extents = [int(iv.dom.extent) for iv in reduce]
+    if extents and extents[-1] >= 16 and all(e == 1 for e in extents[:-1]):
+        return False
+    return bool(reduce) and math.prod(extents) <= 64
 
 
 def _inline_padding(sch: Schedule, block) -> None:

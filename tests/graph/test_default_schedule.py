@@ -79,11 +79,13 @@ def test_dense_weight_panel_is_packed_when_its_rows_alias_and_not_for_a_convolut
     np.testing.assert_allclose(got.numpy(), a @ w, rtol=1e-4, atol=1e-4)
     assert "w_global" not in tiled_schedule(dense(96), lanes=16).mod.script()
 
-    data = te.placeholder((1, 8, 8, 32), name="data")
-    weight = te.placeholder((32, 1024), name="weight")
+    # a 3x3 convolution over 28-pixel rows (7-row tiles fill them, so its rows stay a loop of their own)
+    data = te.placeholder((1, 30, 30, 32), name="data")
+    weight = te.placeholder((3, 3, 32, 1024), name="weight")
+    ry, rx = te.reduce_axis((0, 3), name="ry"), te.reduce_axis((0, 3), name="rx")
     rc = te.reduce_axis((0, 32), name="rc")
-    conv = te.compute((1, 8, 8, 1024), lambda n, y, x, c: te.sum(data[n, y, x, rc] * weight[rc, c], axis=rc),
-                      name="conv")
+    conv = te.compute((1, 28, 28, 1024), lambda n, y, x, c: te.sum(
+        data[n, y + ry, x + rx, rc] * weight[ry, rx, rc, c], axis=[ry, rx, rc]), name="conv")
     assert "weight_global" not in tiled_schedule(te.create_prim_func([data, weight, conv]), lanes=16).mod.script()
 
 
@@ -237,3 +239,18 @@ def test_rows_a_tile_fills_stay_apart():
     """12-pixel rows take two tiles of 6 exactly: fusing them gains nothing, so the loops stay as they are."""
     sch = tiled_schedule(_conv_nhwc(12, 96, 32, 1, True), lanes=8)
     assert not any(inst.kind == "transform_block_layout" for inst in sch.trace.insts)
+
+
+def test_a_1x1_convolution_over_16_channels_is_tiled_not_streamed():
+    """Up to 64 products per output is a window (streamed, rows outermost) for a depthwise or 3-channel
+    convolution; a 1x1 convolution's reduction over 16 or more channels is a matrix product, tiled."""
+    from tensorize.graph.default_schedule import _window_only
+    from tensorize.schedule import Schedule
+
+    def first_block(func):
+        sch = Schedule(func)
+        return sch, sch.get_block("conv")
+
+    assert not _window_only(*first_block(_conv_nhwc(14, 32, 64, 1, False)))
+    assert _window_only(*first_block(_conv_nhwc(14, 3, 64, 3, False)))
+    assert _window_only(*first_block(_conv_nhwc(14, 8, 64, 1, False)))
