@@ -101,3 +101,26 @@ def test_each_pick_is_timed_again_next_to_the_default_schedule(tmp_path):
         if pick.trace_key not in defaults:
             assert sum(r.trace_key == pick.trace_key for r in records) >= 3
             assert all(sum(r.trace_key == key for r in records) >= 3 for key in defaults)
+
+
+def test_candidates_are_timed_cold_unless_the_model_fits_the_last_level_cache(monkeypatch):
+    """A graph whose weights and largest values fit the host's last-level cache is tuned warm (its kernels
+    find their weights in cache inside the model); a larger one, or an unknown cache, cold; an explicit
+    choice, and a GPU target (never flushed), are kept."""
+    import importlib
+
+    from tensorize.target import Target
+
+    tg = importlib.import_module("search.tune_graph")  # the module (``search.tune_graph`` is the function)
+
+    g = Graph()
+    x = g.add_input("x", (64, 256))
+    w = g.add_constant("w", np.zeros((256, 256), "float32"))
+    g.outputs.append(g.add_node("dense", [x, w]))
+    assert tg.graph_working_set_bytes(g) == 256 * 256 * 4 + 64 * 256 * 4 + 2 * 64 * 256 * 4
+    cpu = Target("llvm")
+    for cache, flush in ((1 << 20, False), (1 << 17, True), (None, True)):
+        monkeypatch.setattr(tg, "last_level_cache_bytes", lambda cache=cache: cache)
+        assert tg._flush_caches(g, cpu, None) is flush
+    assert tg._flush_caches(g, cpu, True) is True and tg._flush_caches(g, cpu, False) is False
+    assert tg._flush_caches(g, Target("cuda -arch=sm_80"), None) is False
