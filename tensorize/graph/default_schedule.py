@@ -248,7 +248,8 @@ def _fuse_image_rows(sch: Schedule, block, epilogue, lanes: int):
     at most 7 of 12 accumulators busy (4 rows of 2 registers for 7 rows wastes one), where its 49 pixels
     make 9 tiles of 6 rows of 2 registers, the last one half used. Done only where the tile's useful
     accumulators (``_scored_register_tile``) grow by over 5% (MobileNet-V2's 7x7 1x1 convolutions:
-    0.64 -> 0.48 ms; its 56x56 ones stay as they are). Returns the consumer of the fused buffer (the
+    0.64 -> 0.48 ms; its 56x56 ones stay as they are). Not where an operand is indexed by only one of the
+    two (a Winograd GEMM's weights by tile position: a tile of rows would need a weight vector per row). Returns the consumer of the fused buffer (the
     epilogue or the copy), or None when nothing was fused."""
     blk = sch.get(block)
     ivs = blk.iter_vars
@@ -257,6 +258,10 @@ def _fuse_image_rows(sch: Schedule, block, epilogue, lanes: int):
     if ns < 3 or any(iv.iter_type != IterVar.DataPar for iv in ivs[:ns]) or not hasattr(body, "indices") \
             or len(body.indices) != ns or any(i is not iv.var for i, iv in zip(body.indices, ivs)):
         return None  # only a block whose iterators run spatial first and whose store is ``buf[spatial]``
+    pair = {id(ivs[ns - 3].var), id(ivs[ns - 2].var)}
+    for region in blk.reads:
+        if len(pair & {id(v) for r in region.region for v in collect_vars(r.min)}) == 1:
+            return None  # an operand indexed by one of the two (a Winograd GEMM's weight by tile position)
     last, rows, cols = (int(iv.dom.extent) for iv in (ivs[ns - 1], ivs[ns - 3], ivs[ns - 2]))
     if _scored_register_tile(last, rows * cols, lanes)[2] <= 1.05 * _scored_register_tile(last, cols, lanes)[2]:
         return None

@@ -254,3 +254,13 @@ def test_a_1x1_convolution_over_16_channels_is_tiled_not_streamed():
     assert not _window_only(*first_block(_conv_nhwc(14, 32, 64, 1, False)))
     assert _window_only(*first_block(_conv_nhwc(14, 3, 64, 3, False)))
     assert _window_only(*first_block(_conv_nhwc(14, 8, 64, 1, False)))
+
+
+def test_a_winograd_gemm_keeps_its_tile_positions_apart():
+    """``M[t, p, c] = sum V[t, p, k] U[t, k, c]`` over 16 tile positions of 49 tiles: the weight changes with
+    ``t``, so fusing ``t`` and ``p`` would put rows of different weights in one register tile (1.6x slower)."""
+    v, u = te.placeholder((16, 49, 256), name="v"), te.placeholder((16, 256, 256), name="u")
+    k = te.reduce_axis((0, 256), name="k")
+    m = te.compute((16, 49, 256), lambda t, p, c: te.sum(v[t, p, k] * u[t, k, c], axis=k), name="m")
+    sch = tiled_schedule(te.create_prim_func([v, u, m]), lanes=8)
+    assert not any(inst.kind == "transform_block_layout" for inst in sch.trace.insts)
