@@ -271,8 +271,7 @@ def _fuse_image_rows(sch: Schedule, block, epilogue, lanes: int):
         if [int(iv.dom.extent) for iv in out.iter_vars] != [int(iv.dom.extent) for iv in ivs[:ns]] \
                 or any(iv.iter_type != IterVar.DataPar for iv in out.iter_vars):
             return None
-    trial = sch.copy()
-    for target in (trial, sch):  # tried on a copy first: the three steps apply together or not at all
+    def fuse(target):
         consumer = epilogue if epilogue is not None else target.cache_write(block, 0, "local")
         target.transform_layout(block, ("write", 0), IndexMap.from_func(
             lambda *idx: (*idx[:ns - 3], idx[ns - 3] * cols + idx[ns - 2], idx[ns - 1]), ndim=ns))
@@ -280,12 +279,16 @@ def _fuse_image_rows(sch: Schedule, block, epilogue, lanes: int):
             lambda *idx: (*idx[:ns - 3], idx[ns - 3] * cols + idx[ns - 2], *idx[ns - 1:]), ndim=len(ivs)))
         target.transform_block_layout(consumer, IndexMap.from_func(
             lambda *idx: (*idx[:ns - 3], idx[ns - 3] * cols + idx[ns - 2], idx[ns - 1]), ndim=ns))
-        if target is trial:
-            try:
-                target.reverse_compute_at(consumer, target.split(target.get_loops(block)[ns - 3], [None, 2])[0])
-            except Exception:  # noqa: BLE001 - the consumer cannot follow the fused tiles: left unfused
-                return None
-    return consumer
+        return consumer
+
+    trial = sch.copy()  # tried on a copy first: the steps apply together or not at all
+    try:
+        consumer = fuse(trial)
+        trial.reverse_compute_at(consumer, trial.split(trial.get_loops(block)[ns - 3], [None, 2])[0])
+    except Exception:  # noqa: BLE001 - a step does not apply, or the consumer cannot follow the fused tiles
+        logger.debug("the pixels of %s stay in rows and columns", _name(block))
+        return None
+    return fuse(sch)
 
 
 def _streams(sch: Schedule, block, stream_all: bool) -> bool:
