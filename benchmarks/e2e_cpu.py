@@ -4,8 +4,9 @@ onnxruntime and PyTorch (the same ONNX graph run op by op with torch, experiment
 Run: ``python benchmarks/e2e_cpu.py [--models resnet50,mobilenet_v2,bert_base,vit_b16] [--trials 0]
 [--reduced]``. Each row: latency in ms (median of blocks), the tuning wall time, the error against
 onnxruntime; a second table has the fastest block of each program. Writes ``results/e2e.md`` (``--out``).
-On a shared machine whose speed changes within seconds, ``--repeat 25 --block-secs 0.1`` (the fastest of
-many short blocks) compares programs more steadily than the medians of a few long ones.
+On a shared machine whose speed changes within seconds, the fastest of many short blocks (the defaults,
+``--repeat 15 --block-secs 0.2``; more rounds where it is noisier) compares programs more steadily than the
+medians of a few long ones.
 """
 from __future__ import annotations
 
@@ -46,8 +47,8 @@ def main() -> None:
     ap.add_argument("--trials", type=int, default=0, help="tune_graph budget per model (0: untuned only)")
     ap.add_argument("--target", default="llvm -mcpu=native")
     ap.add_argument("--reduced", action="store_true", help="the reduced test configurations")
-    ap.add_argument("--repeat", type=int, default=5, help="alternating timing rounds")
-    ap.add_argument("--block-secs", type=float, default=0.5, help="seconds of each program's block in a round")
+    ap.add_argument("--repeat", type=int, default=15, help="alternating timing rounds")
+    ap.add_argument("--block-secs", type=float, default=0.2, help="seconds of each program's block in a round")
     ap.add_argument("--max-tasks", type=int, default=None, help="tune only the tasks with the most work")
     ap.add_argument("--work-dir", default=None, help="keep the tuning databases here (<dir>/<model>); a run "
                     "killed midway resumes from them")

@@ -102,9 +102,9 @@ def _rel_err(out, ref) -> float:
     return float(np.abs(out - ref).max() / max(float(np.abs(ref).max()), 1e-30))
 
 
-def measure_model(name: str, config: dict | None, target: str, trials: int, work_dir: str, *, repeat: int = 5,
+def measure_model(name: str, config: dict | None, target: str, trials: int, work_dir: str, *, repeat: int = 15,
                   tune_kwargs: dict | None = None, tracker: Tracker | None = None, threads: int | None = None,
-                  block_secs: float = 0.5) -> dict:
+                  block_secs: float = 0.2) -> dict:
     """One model: latencies (ms) untuned / tuned / onnxruntime / torch, tuning seconds, errors vs onnxruntime.
 
     ``threads`` (default: all cores) applies to all three: ``TVM_NUM_THREADS`` for the kernels built
@@ -175,7 +175,7 @@ def run_model_experiment(cfg: dict, cwd: str) -> list:
     with tracker.run(exp["name"], {"model": exp["model"], "target": target, "trials": trials,
                                    **{f"config.{k}": v for k, v in (exp.get("config") or {}).items()}}):
         row = measure_model(exp["model"], exp.get("config"), target, trials, work_dir, tune_kwargs=tune_kwargs,
-                            tracker=tracker, repeat=exp.get("repeat", 5), block_secs=exp.get("block_secs", 0.5))
+                            tracker=tracker, repeat=exp.get("repeat", 15), block_secs=exp.get("block_secs", 0.2))
         tracker.log_metrics({k: v for k, v in row.items() if isinstance(v, (int, float)) and v is not None})
     for task in row.get("task_report", []):  # one run per task
         with tracker.run(f"{exp['name']}/{task['task']}", {"model": exp["model"], "task": task["task"],
