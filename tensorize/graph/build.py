@@ -77,7 +77,8 @@ def default_schedule(mod, target) -> Schedule | None:
 def default_schedule_variants(mod, target) -> list:
     """The default schedule and its streaming variant where it differs (``schedule_variants``) for a CPU
     ``target`` (none for another: the default schedules are CPU schedules): what a tuner measures first
-    (``search.tune_graph``, the operator experiments).
+    (``search.tune_graph``, the operator experiments) and evolves from, their register rows a decision
+    (``sample_rows=True``: the same programs as ``build``'s, with a ``sample_categorical`` in the trace).
 
     Parameters
     ----------
@@ -102,7 +103,7 @@ def default_schedule_variants(mod, target) -> list:
     1
     """
     target = target if isinstance(target, Target) else Target(target)
-    return schedule_variants(mod, _lanes(target)) if target.kind.name == "llvm" else []
+    return schedule_variants(mod, _lanes(target), sample_rows=True) if target.kind.name == "llvm" else []
 
 
 def graph_tasks(graph, target, fusion: bool = True, winograd: bool | None = None) -> list[Task]:

@@ -297,7 +297,18 @@ def _streams(sch: Schedule, block, stream_all: bool) -> bool:
     return _window_only(sch, block) or (stream_all and _num_spatial(sch, block) >= 3)
 
 
-def _schedule_reduction(sch: Schedule, block, epilogue, lanes: int, stream_all: bool = False) -> None:
+def _row_factor(sch: Schedule, rows: int, lanes: int, vec: int, sample: bool):
+    """The row tile's split factor: ``rows``, or with ``sample`` a ``sample_categorical`` of every row count
+    the accumulator registers allow, decided as ``rows`` (the search's mutators then try the others)."""
+    if not sample:
+        return rows
+    registers = 14 if lanes >= 16 else 12
+    options = list(range(1, max(rows, registers // max(1, vec // lanes)) + 1))
+    return sch.sample_categorical(options, [1.0 / len(options)] * len(options), decision=options.index(rows))
+
+
+def _schedule_reduction(sch: Schedule, block, epilogue, lanes: int, stream_all: bool = False,
+                        sample_rows: bool = False) -> None:
     """Register-tile ``block``; compute ``epilogue`` (or a write cache) at the tile."""
     loops = sch.get_loops(block)
     ns = _num_spatial(sch, block)
@@ -324,14 +335,14 @@ def _schedule_reduction(sch: Schedule, block, epilogue, lanes: int, stream_all: 
     packed_at_load = vec >= lanes and not window and _pack_weight_at_load(sch, block, vec)
     s_o, s_i = sch.split(spatial[-1], factors=[None, vec])
     if ns >= 3 and window:
-        r_o, r_i = sch.split(spatial[-2], factors=[None, rows])
+        r_o, r_i = sch.split(spatial[-2], factors=[None, _row_factor(sch, rows, lanes, vec, sample_rows)])
         # A depthwise convolution or a pooling is memory-bound: rows outermost, every column (channel)
         # tile of a row tile inside, so the input and the output stream through once, in order (the
         # column tile outermost read one cache line per pixel on each pass: 2x slower from memory).
         sch.reorder(*spatial[:-2], r_o, s_o, *reduce, r_i, s_i)
         outer = list(spatial[:-2])
     elif ns >= 2:
-        r_o, r_i = sch.split(spatial[-2], factors=[None, rows])
+        r_o, r_i = sch.split(spatial[-2], factors=[None, _row_factor(sch, rows, lanes, vec, sample_rows)])
         # The column tile outermost: its weights (reduction x vec) stay in cache while every other
         # spatial tile passes over them.
         sch.reorder(s_o, *spatial[:-2], r_o, *reduce, r_i, s_i)
@@ -368,7 +379,7 @@ def _schedule_reduction(sch: Schedule, block, epilogue, lanes: int, stream_all: 
         sch.vectorize(tail[-1])
 
 
-def tiled_schedule(mod, lanes: int = 8, stream_all: bool = False) -> Schedule:
+def tiled_schedule(mod, lanes: int = 8, stream_all: bool = False, sample_rows: bool = False) -> Schedule:
     """Schedule 1 of the module docstring: inline, register-tile reductions, fuse epilogues, vectorize.
 
     Parameters
@@ -381,6 +392,9 @@ def tiled_schedule(mod, lanes: int = 8, stream_all: bool = False) -> Schedule:
         Give every reduction over an image (not only the window-only ones) the streaming order: rows
         outermost, the padding read inline, the weights unpacked. Better for convolutions of few input
         channels (a 7x7 convolution of 3 channels: 108 -> 113 GFLOPS), worse for wide ones.
+    sample_rows : bool
+        Split the register tile's rows by a ``sample_categorical`` decided as the heuristic's choice
+        (the same program), so that a search that starts from this schedule can mutate the row count.
 
     Returns
     -------
@@ -404,7 +418,7 @@ def tiled_schedule(mod, lanes: int = 8, stream_all: bool = False) -> Schedule:
                     and [_name(b) for b in sch.get_consumers(block)] == [_name(nxt)]:
                 epilogue = nxt
                 done.add(_name(nxt))
-            _schedule_reduction(sch, block, epilogue, lanes, stream_all)
+            _schedule_reduction(sch, block, epilogue, lanes, stream_all, sample_rows)
         else:
             _schedule_spatial(sch, block, lanes)
         done.add(_name(block))
@@ -458,7 +472,7 @@ def default_schedules(mod, lanes: int = 8):
     yield Schedule(mod)
 
 
-def schedule_variants(mod, lanes: int = 8) -> list:
+def schedule_variants(mod, lanes: int = 8, sample_rows: bool = False) -> list:
     """The tiled schedule and, where it differs, its streaming variant (``tiled_schedule(..., stream_all=True)``):
     the seeds a tuner measures first, so its best is never worse than either.
 
@@ -468,6 +482,8 @@ def schedule_variants(mod, lanes: int = 8) -> list:
         The task's program, as ``te`` made it.
     lanes : int
         float32 lanes of the target's vector registers (4, 8 or 16).
+    sample_rows : bool
+        As ``tiled_schedule``'s: the row counts as decisions a search can mutate.
 
     Returns
     -------
@@ -477,7 +493,7 @@ def schedule_variants(mod, lanes: int = 8) -> list:
     variants = []
     for stream_all in (False, True):
         try:
-            sch = tiled_schedule(mod, lanes, stream_all=stream_all)
+            sch = tiled_schedule(mod, lanes, stream_all=stream_all, sample_rows=sample_rows)
         except Exception as err:  # noqa: BLE001 - a variant that does not apply is left out
             logger.debug("tiled schedule (stream_all=%s) failed: %s", stream_all, err)
             continue

@@ -32,10 +32,12 @@ def test_reduced_model_experiment_is_tracked(tmp_path):
     cfg["experiment"]["config"] = {**TEST_CONFIGS["bert_base"], "layers": 1}
     cfg["experiment"]["tune"] = {"strategy": "random", "cost_model": "random", "num_trials_per_iter": 2,
                                  "max_tasks": 1}
+    cfg["experiment"].update(repeat=3, block_secs=0.05)  # the timing's rounds and block length, from the config
     (row,) = run_model_experiment(cfg, str(tmp_path))
     assert row["err_untuned"] < 1e-4 and row["err_tuned"] < 1e-4
     assert row["tuned_tasks"] == 1 and row["untuned_ms"] > 0 and row["onnxruntime_ms"] > 0
     assert row["torch_ms"] > 0
+    assert 0 < row["untuned_fastest_ms"] <= row["untuned_ms"] and 0 < row["tuned_fastest_ms"] <= row["tuned_ms"]
 
     import mlflow
 

@@ -38,7 +38,7 @@ def _changes(old, new):
 def test_defaults_are_metaschedule_cpu_probabilities():
     probs = {m.registered_name: p for m, p in default_mutators(None).items()}
     assert probs == {"mutate_tile_size": 0.9, "mutate_compute_location": 0.05, "mutate_unroll": 0.03,
-                     "mutate_parallel": 0.02}
+                     "mutate_parallel": 0.02, "mutate_split_choice": 0.05}
     assert MUTATORS.names() == sorted(probs)
 
 
@@ -124,3 +124,37 @@ def test_tile_size_keeps_an_aligned_innermost_factor_aligned():
     # a factor drawn without the constraint (or replayed from an old trace) mutates freely
     seen = {MutateTileSize._mutate([1, 2, 2, 8], 64, rng, multiple=16)[-1] for _ in range(200)}
     assert 4 in seen
+
+
+def test_split_choice_moves_the_default_schedules_rows_and_the_program_stays_right():
+    """A graph task's default schedule, as the search is seeded with it, has its register rows as a decision:
+    the mutator moves it one or two places, the child replays with the search's postprocs and computes the
+    same 1x1 convolution (7x7 pixels fused into 49, rows of 16 channels)."""
+    import numpy as np
+
+    import tensorize as tvm
+    from search.mutator import MutateSplitChoice
+    from tensorize import te
+    from tensorize.graph.build import default_schedule_variants
+
+    a, w = te.placeholder((1, 7, 7, 96), name="a"), te.placeholder((96, 32), name="w")
+    k = te.reduce_axis((0, 96), name="k")
+    conv = te.compute((1, 7, 7, 32), lambda n, y, x, c: te.sum(a[n, y, x, k] * w[k, c], axis=k), name="conv")
+    out = te.compute((1, 7, 7, 32), lambda n, y, x, c: te.max(conv[0, y, x, c], 0.0), name="out")
+    func = te.create_prim_func([a, w, out])
+    trace = default_schedule_variants(func, HOST)[0].trace
+    ctx = TuneContext.create(func, HOST, intrinsics=(), seed=0)
+    rng = random.Random(0)
+    data = np.random.default_rng(0).standard_normal((1, 7, 7, 96)).astype("float32")
+    weight = np.random.default_rng(1).standard_normal((96, 32)).astype("float32")
+    seen = set()
+    for _ in range(6):
+        child = MutateSplitChoice().apply(trace, ctx, rng)
+        ((kind, old, new),) = _changes(trace, child)
+        assert kind == "sample_categorical" and 0 < abs(new - old) <= 2
+        seen.add(new)
+        sch = replay_candidate(ctx, child, default_postprocs(ctx))
+        got = tvm.nd.array(np.zeros((1, 7, 7, 32), "float32"))
+        tvm.build(sch.mod, target=HOST)(tvm.nd.array(data), tvm.nd.array(weight), got)
+        np.testing.assert_allclose(got.numpy(), np.maximum(data @ weight, 0), rtol=1e-4, atol=1e-4)
+    assert len(seen) >= 2
