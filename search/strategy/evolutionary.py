@@ -129,17 +129,21 @@ class EvolutionarySearch(SearchStrategy):
         return population[min(int(np.searchsorted(weights, x, side="right")), len(population) - 1)]
 
     def _mutated_trace(self, parent: Candidate):
-        """A mutation of ``parent``'s trace by one mutator (chosen by probability), or None."""
+        """A mutation of ``parent``'s trace by one mutator (chosen by probability; where it finds nothing to
+        change, the next by probability among the rest), or None. A default-schedule seed has no tile sizes
+        for the likeliest mutator to change, only its row count: drawing one mutator and giving up almost
+        never evolved a seed."""
         mutators = list(self.space.mutators.items())
-        if not mutators:
-            return None
-        total = sum(p for _, p in mutators)
-        x, acc = self.ctx.rng.random() * total, 0.0
-        for mutator, prob in mutators:
-            acc += prob
-            if x <= acc:
-                break
-        trace = mutator.apply(parent.trace, self.ctx, self.ctx.rng)
+        trace = None
+        while mutators and trace is None:
+            total = sum(p for _, p in mutators)
+            x, acc = self.ctx.rng.random() * total, 0.0
+            for index, (mutator, prob) in enumerate(mutators):
+                acc += prob
+                if x <= acc:
+                    break
+            mutators.pop(index)
+            trace = mutator.apply(parent.trace, self.ctx, self.ctx.rng)
         if trace is not None and is_gpu_target(self.ctx.target) and not tilings_fit(trace):
             return None  # a thread block over the limits: dropped before the costly replay
         if trace is not None and not register_tile_fits(trace, register_budget(self.ctx), self.ctx.vector_bits()):
