@@ -69,15 +69,20 @@ def test_tuned_reduced_model_matches_onnxruntime(tmp_path):
 def test_each_task_measures_the_default_schedule_first(tmp_path):
     """The graph's default schedule is a task's first trial, so the tuned library is never built from a
     program slower than the untuned one: with one trial per task, the database holds exactly those."""
-    from tensorize.graph.build import default_schedule
+    from tensorize.graph.build import default_schedule, default_schedule_variants
     from tensorize.graph.tasks import extract_tasks
+    from tensorize.ir.structural import structural_equal
 
     g = _mlp()
     db = search.tune_graph(g, HOST, str(tmp_path), max_trials_global=2, num_trials_per_iter=1, **FAST)
     records = db.get_all_tuning_records()
     assert len(records) == 2 and all(r.is_valid for r in records)
-    defaults = [json.dumps(default_schedule(t.mod, HOST).trace.as_json(), sort_keys=True) for t in extract_tasks(g)]
+    tasks = extract_tasks(g)
+    seeds = [default_schedule_variants(t.mod, HOST)[0] for t in tasks]
+    defaults = [json.dumps(s.trace.as_json(), sort_keys=True) for s in seeds]
     assert sorted(json.dumps(r.trace_json, sort_keys=True) for r in records) == sorted(defaults)
+    # the seed is the untuned build's program, its register rows a decision the search may mutate
+    assert all(structural_equal(s.mod, default_schedule(t.mod, HOST).mod) for s, t in zip(seeds, tasks))
     lib = graph.build(g, HOST, database=db)
     a = np.random.default_rng(1).standard_normal((16, 32)).astype("float32")
     np.testing.assert_allclose(lib.run(a)[0], _reference(g, a), rtol=1e-4, atol=1e-6)
