@@ -123,12 +123,10 @@ def _mutators(ctx, strategy) -> dict:
     return default_mutators(ctx)
 
 
-def _resume(ctx, db, workload, tkey, model, features, report):
+def _resume(ctx, db, workload, target, model, features, report):
     """(key, mean seconds, trace) of every program the database already holds for this task; retrain the model."""
     done = []
-    for rec in db.get_all_tuning_records():
-        if rec.workload.key != workload.key or rec.target_key != tkey:
-            continue
+    for rec in db.records_of(workload, target):
         try:
             trace = rec.trace()
             sch = Schedule(ctx.mod)
@@ -229,7 +227,7 @@ def tune_tir(mod, target, work_dir: str, max_trials_global: int = 64, num_trials
     sketches = space_gen.generate_design_space(ctx)
     space = SearchSpace(sketches, default_postprocs(ctx), _mutators(ctx, strat), replay_candidate,
                         sampling=_sampling(space_config))
-    measured = _resume(ctx, db, workload, tkey, model, features, report)
+    measured = _resume(ctx, db, workload, target, model, features, report)
     strat.pre_tuning(ctx, space, model, features, measured)
     report.seconds["search"] += time.perf_counter() - t0
     logger.info("task %s: %d sketches, %d trials already in the database", task_name, len(sketches), len(measured))
@@ -290,7 +288,7 @@ def _measure_baselines(ctx, target, db, workload, tkey, bld, run, report, baseli
     """Measure the ``baselines`` schedules whose traces the database does not hold yet, as trials (the cost
     model learns from them too); returns ``(seconds, schedule, build)`` of the valid ones, which the final
     re-measurement ranks with the search's."""
-    held = {r.trace_key for r in db.get_all_tuning_records() if r.workload.key == workload.key and r.target_key == tkey}
+    held = {r.trace_key for r in db.records_of(workload, target)}
     todo = [sch for sch in baselines if trace_key(sch.trace.as_json()) not in held]
     todo = todo[:max(0, max_trials_global - report.trials)]
     if todo:

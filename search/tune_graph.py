@@ -41,6 +41,14 @@ class TaskState:
     def __init__(self, task, index: int):
         self.task, self.index = task, index
         self.trials, self.best, self.previous_best, self.last_round = 0, math.inf, math.inf, 0
+        self._defaults = None
+
+    def default_schedules(self, target) -> list:
+        """The graph's default schedules of the task (``default_schedule_variants``), made once: its first round
+        measures them and the confirmation times its pick next to them."""
+        if self._defaults is None:
+            self._defaults = default_schedule_variants(self.task.mod, target)
+        return self._defaults
 
     def gain(self, alpha: float) -> float:
         """The expected benefit of giving this task the next round, weighted by how often the graph runs it.
@@ -118,10 +126,10 @@ def _flush_caches(graph, target, cache_flush: bool | None) -> bool:
     fits the host's last-level cache (then every kernel of the model finds its weights there)."""
     if cache_flush is not None or target.kind.name != "llvm":
         return bool(cache_flush)
-    cache = last_level_cache_bytes()
-    fits = cache is not None and graph_working_set_bytes(graph) <= cache
-    logger.info("graph working set %.1f MiB, last-level cache %s: candidates timed %s",
-                graph_working_set_bytes(graph) / 2**20, f"{cache / 2**20:.0f} MiB" if cache else "unknown",
+    cache, working_set = last_level_cache_bytes(), graph_working_set_bytes(graph)
+    fits = cache is not None and working_set <= cache
+    logger.info("graph working set %.1f MiB, last-level cache %s: candidates timed %s", working_set / 2**20,
+                f"{cache / 2**20:.0f} MiB" if cache else "unknown",
                 "warm" if fits else "cold but for their first argument")
     return not fits
 
@@ -131,10 +139,8 @@ def _measured(db: Database, mod, target) -> tuple[int, float]:
     if not db.has_workload(mod):
         return 0, math.inf
     workload = db.commit_workload(mod)
-    tkey = target_key(target)
-    trials = sum(r.workload.key == workload.key and r.target_key == tkey for r in db.get_all_tuning_records())
     top = db.get_top_k(workload, 1, target=target)
-    return trials, top[0].mean_run_secs if top else math.inf
+    return len(db.records_of(workload, target)), top[0].mean_run_secs if top else math.inf
 
 
 def _task_dir(work_dir: str, st) -> str:
@@ -162,7 +168,7 @@ def _confirm_picks(states, db: Database, target, tkey: str, work_dir: str, runne
             if not db.has_workload(st.task.mod):
                 continue
             workload = db.commit_workload(st.task.mod)
-            defaults = default_schedule_variants(st.task.mod, target)
+            defaults = st.default_schedules(target)
             default_keys = {trace_key(d.trace.as_json()) for d in defaults}
             first = db.get_top_k(workload, 1, target=target)
             ctx = TuneContext.create(st.task.mod, target, seed=0, task_name=st.task.name)
@@ -172,8 +178,7 @@ def _confirm_picks(states, db: Database, target, tkey: str, work_dir: str, runne
                 if not top or top[0].trace_key in default_keys:
                     break
                 pick = top[0]
-                times = sum(r.is_valid and r.target_key == tkey and r.trace_key == pick.trace_key
-                            for r in db.get_all_tuning_records() if r.workload.key == workload.key)
+                times = sum(r.is_valid and r.trace_key == pick.trace_key for r in db.records_of(workload, target))
                 if times > rounds:
                     break
                 pairs = [(pick.replay().mod, pick.trace_json)] + [(d.mod, d.trace.as_json()) for d in defaults]
@@ -285,7 +290,7 @@ def tune_graph(graph, target, work_dir: str, max_trials_global: int = 256, num_t
         t0 = time.perf_counter()
         before = st.trials
         # the graph's default (CPU) schedules are measured first: the database's best is never worse
-        baselines = default_schedule_variants(st.task.mod, target) if before == 0 else []
+        baselines = st.default_schedules(target) if before == 0 else []
         tune_tir(st.task.mod, target, _task_dir(work_dir, st),
                  max_trials_global=st.trials + size, num_trials_per_iter=num_trials_per_iter,
                  task_name=st.task.name, database=db, baselines=baselines, **tune_kwargs)

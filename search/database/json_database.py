@@ -56,6 +56,7 @@ class Database:
         self._workloads: dict[str, Workload] = {}
         self._by_shash: dict[int, list[Workload]] = {}
         self._records: list[TuningRecord] = []
+        self._by_workload: dict[str, list[TuningRecord]] = {}  # the same records, by workload key
         self.skipped = 0  # lines skipped as unreadable
         open(self.path, "a").close()
         self.reload()
@@ -95,7 +96,7 @@ class Database:
                 workload = self._workloads.get(entry.get("workload"))
                 if workload is None:
                     raise ValueError("the record's workload is not in the file (above it)")
-                self._records.append(TuningRecord.from_json(entry, workload))
+                self._add_record(TuningRecord.from_json(entry, workload))
             else:
                 raise ValueError(f"unknown entry type {str(kind)[:40]!r}")
         except Exception as err:  # noqa: BLE001 - any damaged or hostile line is skipped, never fatal
@@ -168,7 +169,11 @@ class Database:
             raise ValueError(f"the record's workload {record.workload!r} is not in {self.path}; commit it first with "
                              "db.commit_workload(mod)")
         self._append(record.as_json())
+        self._add_record(record)
+
+    def _add_record(self, record: TuningRecord) -> None:
         self._records.append(record)
+        self._by_workload.setdefault(record.workload.key, []).append(record)
 
     # -- queries ---------------------------------------------------------------------------
     def get_top_k(self, workload: Workload, k: int, target=None) -> list[TuningRecord]:
@@ -193,10 +198,9 @@ class Database:
         """
         if k < 0:
             raise ValueError(f"k must be non-negative, got {k}")
-        key = None if target is None else target_key(target)
         programs: dict = {}
-        for r in self._records:
-            if r.workload.key == workload.key and r.is_valid and (key is None or r.target_key == key):
+        for r in self.records_of(workload, target):
+            if r.is_valid:
                 programs.setdefault((r.target_key, r.trace_key), []).append(r)
         medians = [sorted(recs, key=lambda r: r.mean_run_secs)[len(recs) // 2] for recs in programs.values()]
         return sorted(medians, key=lambda r: r.mean_run_secs)[:k]
@@ -209,6 +213,26 @@ class Database:
             return None
         top = self.get_top_k(self.commit_workload(mod), 1, target=target)
         return top[0].replay() if top else None
+
+    def records_of(self, workload: Workload, target=None) -> list[TuningRecord]:
+        """The records of ``workload`` (valid or not), in the order added; with ``target``, only those measured on
+        it (same ``target_key``).
+
+        Parameters
+        ----------
+        workload : Workload
+            From ``commit_workload``.
+        target : Target or str, optional
+
+        Returns
+        -------
+        list of TuningRecord
+        """
+        mine = self._by_workload.get(workload.key, [])
+        if target is None:
+            return list(mine)
+        key = target_key(target)
+        return [r for r in mine if r.target_key == key]
 
     def get_all_tuning_records(self) -> list[TuningRecord]:
         """Every record, in the order added."""

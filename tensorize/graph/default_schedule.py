@@ -32,7 +32,8 @@ from ..ir.expr import IterVar
 from ..ir.functor import collect_vars
 from ..schedule import Schedule
 from ..transform.split_layout_rewrite import LAYOUT_FREE_BUFFERS, LAYOUT_REWRITE_PREPROC
-from .register_tile import _lane_width, _register_tile, _scored_register_tile, _vector_width  # noqa: F401
+from .register_tile import (_lane_width, _register_tile, _scored_register_tile, _vector_width,  # noqa: F401
+                            accumulator_registers)
 
 logger = logging.getLogger(__name__)
 
@@ -225,14 +226,15 @@ def _fuse_image_rows(sch: Schedule, block, epilogue, lanes: int):
         if [int(iv.dom.extent) for iv in out.iter_vars] != [int(iv.dom.extent) for iv in ivs[:ns]] \
                 or any(iv.iter_type != IterVar.DataPar for iv in out.iter_vars):
             return None
+    def pixels(ndim):  # (..., y, x, c, <reduction>) -> (..., y * cols + x, c, <reduction>)
+        return IndexMap.from_func(lambda *idx: (*idx[:ns - 3], idx[ns - 3] * cols + idx[ns - 2], *idx[ns - 1:]),
+                                  ndim=ndim)
+
     def fuse(target):
         consumer = epilogue if epilogue is not None else target.cache_write(block, 0, "local")
-        target.transform_layout(block, ("write", 0), IndexMap.from_func(
-            lambda *idx: (*idx[:ns - 3], idx[ns - 3] * cols + idx[ns - 2], idx[ns - 1]), ndim=ns))
-        target.transform_block_layout(block, IndexMap.from_func(
-            lambda *idx: (*idx[:ns - 3], idx[ns - 3] * cols + idx[ns - 2], *idx[ns - 1:]), ndim=len(ivs)))
-        target.transform_block_layout(consumer, IndexMap.from_func(
-            lambda *idx: (*idx[:ns - 3], idx[ns - 3] * cols + idx[ns - 2], idx[ns - 1]), ndim=ns))
+        target.transform_layout(block, ("write", 0), pixels(ns))
+        target.transform_block_layout(block, pixels(len(ivs)))
+        target.transform_block_layout(consumer, pixels(ns))
         return consumer
 
     trial = sch.copy()  # tried on a copy first: the steps apply together or not at all
@@ -256,8 +258,7 @@ def _row_factor(sch: Schedule, rows: int, lanes: int, vec: int, sample: bool):
     the accumulator registers allow, decided as ``rows`` (the search's mutators then try the others)."""
     if not sample:
         return rows
-    registers = 14 if lanes >= 16 else 12
-    options = list(range(1, max(rows, registers // max(1, vec // lanes)) + 1))
+    options = list(range(1, max(rows, accumulator_registers(lanes) // max(1, vec // lanes)) + 1))
     return sch.sample_categorical(options, [1.0 / len(options)] * len(options), decision=options.index(rows))
 
 

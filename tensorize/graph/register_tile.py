@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-__all__: list = []
+__all__ = ["accumulator_registers"]
 
 
 def _vector_width(n: int, lanes: int) -> int:
@@ -28,6 +28,27 @@ def _lane_width(n: int, lanes: int) -> int:
     return lanes if width < lanes // 2 and n > lanes else width
 
 
+def accumulator_registers(lanes: int) -> int:
+    """Vector registers the accumulator tile may take: 12 of AVX2's 16, 14 of AVX-512's 32 (the rest hold the
+    weight vectors and the broadcast input).
+
+    Parameters
+    ----------
+    lanes : int
+        float32 lanes of a vector register (8: AVX2, 16: AVX-512).
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> accumulator_registers(8), accumulator_registers(16)
+    (12, 14)
+    """
+    return 14 if lanes >= 16 else 12
+
+
 def _register_tile(last: int, rows_extent: int, lanes: int, registers: int | None = None) -> tuple[int, int]:
     """(vector width, rows) of the accumulator tile: ``rows`` x ``vec`` floats in at most
     ``registers`` vector registers (12 of AVX2's 16, 14 of AVX-512's 32: the rest hold the weight
@@ -42,7 +63,7 @@ def _register_tile(last: int, rows_extent: int, lanes: int, registers: int | Non
 def _scored_register_tile(last: int, rows_extent: int, lanes: int, registers: int | None = None):
     """``_register_tile``'s (vector width, rows) and their score (the accumulators doing useful work)."""
     if registers is None:
-        registers = 14 if lanes >= 16 else 12
+        registers = accumulator_registers(lanes)
     best, best_score = None, -1.0
     for vec in sorted({d for d in (2 * lanes, lanes) if last % d == 0} or {_lane_width(last, lanes)},
                       reverse=True):

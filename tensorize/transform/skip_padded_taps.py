@@ -31,7 +31,7 @@ from ..ir.functor import StmtExprMutator, collect_vars, post_order_visit
 from ..ir.op import all as tir_all
 from ..ir.op import max as tir_max
 from ..ir.op import min as tir_min
-from .guard_conditions import ReplaceWithTrue, always_true_bound, conjuncts, has_guards, is_op
+from .guard_conditions import ReplaceWithTrue, always_true_bound, conjuncts, has_guards, is_guard, is_op
 from .pass_infra import func_pass
 
 __all__ = ["SkipPaddedTaps", "skip_padded_taps"]
@@ -45,7 +45,7 @@ def _is_zero(e) -> bool:
 
 def _zero_unless(term) -> list:
     """Conditions ``c`` such that ``term`` is zero wherever one of them is false."""
-    if is_op(term, "tir.if_then_else") or isinstance(term, E.Select):
+    if is_guard(term):
         cond, then, other = term.args if isinstance(term, E.Call) else (term.condition, term.true_value,
                                                                           term.false_value)
         return conjuncts(cond) + _zero_unless(then) if _is_zero(other) else []
