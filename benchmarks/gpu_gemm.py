@@ -7,6 +7,7 @@
                                                                    # in the search, and the NT GEMM of
                                                                    # benchmarks/gpu_gemm_wgmma.py
     python benchmarks/gpu_gemm.py --size 2048 --trials 32 --out gemm.json
+    python benchmarks/gpu_gemm.py --arch sm_90a --dtypes float16 --layouts nn   # this NN GEMM only
     python benchmarks/gpu_gemm.py --check                          # no GPU: build + nvcc every variant
 
 cuBLAS is timed through cupy: ``cupy.matmul`` for f16 (f32 accumulation, f16 output) and
@@ -186,6 +187,8 @@ def main(argv=None) -> int:
     parser.add_argument("--work-dir", default=None, help="the search's folder (default: a temporary one)")
     parser.add_argument("--out", help="write the results as JSON to this file")
     parser.add_argument("--dtypes", default="float16,int8", help="which GEMMs: float16 (->float32), int8 (->int32)")
+    parser.add_argument("--layouts", default="nn,nt",
+                        help="nn: this GEMM (C = A @ B); nt: with sm_90a, also the NT GEMM of gpu_gemm_wgmma.py")
     parser.add_argument("--check", action="store_true", help="build every variant and compile it with nvcc")
     parser.add_argument("--max-configs", type=int, default=None,
                         help="hand schedules: try only the first N tile configurations (largest tiles first)")
@@ -199,8 +202,10 @@ def main(argv=None) -> int:
         return 0
     work_dir = args.work_dir or tempfile.mkdtemp(prefix="gpu_gemm_")
     rows = [measure(args.size, dt, ot, args.arch, args.repeat, args.trials, work_dir, args.max_configs)
-            for dt, ot in (("float16", "float32"), ("int8", "int32")) if dt in args.dtypes.split(",")]
-    if args.arch == "sm_90a" and "float16" in args.dtypes.split(","):  # Hopper's wgmma, on the NT layout
+            for dt, ot in (("float16", "float32"), ("int8", "int32"))
+            if dt in args.dtypes.split(",") and "nn" in args.layouts.split(",")]
+    layouts = args.layouts.split(",")
+    if args.arch == "sm_90a" and "float16" in args.dtypes.split(",") and "nt" in layouts:  # wgmma, NT layout
         rows.append({"wgmma": measure_wgmma(args.size, args.repeat, args.trials, work_dir, args.max_configs)})
     if args.out:
         with open(args.out, "w") as f:

@@ -1,7 +1,8 @@
 """What a CUDA target allows a kernel: threads and shared memory per block, Tensor Core generations.
 
 Limits come from the target's attributes when given (``-max_threads_per_block=``,
-``-max_shared_memory_per_block=``), else from the architecture (the opt-in dynamic shared memory of
+``-max_shared_memory_per_block=``, ``-multi_processor_count=``), else from the architecture (the opt-in dynamic
+shared memory of
 each generation: a kernel above 48 KB is launched with its limit raised, see
 ``tensorize.runtime.cuda_module``).
 
@@ -9,6 +10,10 @@ each generation: a kernel above 48 KB is launched with its limit raised, see
 >>> limits = GPULimits.of(Target("cuda -arch=sm_90"))
 >>> limits.max_threads_per_block, limits.max_shared_memory_per_block, limits.has_tensor_cores
 (1024, 232448, True)
+>>> limits.multi_processor_count
+132
+>>> GPULimits.of(Target("cuda -arch=sm_90 -multi_processor_count=114")).multi_processor_count
+114
 """
 from __future__ import annotations
 
@@ -21,6 +26,9 @@ __all__ = ["GPULimits", "is_gpu_target", "sm_version"]
 REGISTERS_PER_BLOCK = 65536  # 32-bit registers one block may hold (every generation since sm_50)
 # opt-in shared memory per block (bytes) by compute capability
 _SHARED = {70: 98304, 72: 98304, 75: 65536, 80: 166912, 86: 101376, 87: 166912, 89: 101376, 90: 232448}
+# streaming multiprocessors of each generation's data-centre part (V100, A100, H100 SXM / H200); other parts
+# (an H100 PCIe has 114) name theirs with -multi_processor_count
+_MULTIPROCESSORS = {70: 80, 80: 108, 90: 132}
 
 
 def is_gpu_target(target) -> bool:
@@ -49,6 +57,7 @@ class GPULimits:
     max_registers_per_thread: int = 255
     warp_size: int = 32
     registers_per_block: int = REGISTERS_PER_BLOCK
+    multi_processor_count: int = 0
 
     @staticmethod
     def of(target) -> "GPULimits":
@@ -68,7 +77,8 @@ class GPULimits:
         attrs = getattr(target, "attrs", {}) or {}
         threads = int(attrs.get("max_threads_per_block", attrs.get("max_num_threads", 1024)))
         shared = int(attrs.get("max_shared_memory_per_block", _SHARED.get(sm, 49152)))
-        return GPULimits(sm, threads, shared)
+        sms = int(attrs.get("multi_processor_count", _MULTIPROCESSORS.get(sm, 0)))
+        return GPULimits(sm, threads, shared, multi_processor_count=sms)
 
     @property
     def has_tensor_cores(self) -> bool:

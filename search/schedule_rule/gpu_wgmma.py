@@ -16,8 +16,10 @@ stored K x N in 64-column blocks; a batch axis folded into the rows) get a secon
 the others multiply, and the thread blocks
 walk the grid in a sampled number of block rows at a time (L2 reuse); ``cluster_tiles`` may add a third, in
 clusters of two blocks that copy their common tile of B once, by TMA multicast. Other blocks, and the
-untensorized branch, are left to the next rules. ``persistent_blocks`` may add persistent variants (each block
-walking several tiles).
+untensorized branch, are left to the next rules. The warp-specialised sketches also get persistent variants:
+at most one thread block per streaming multiprocessor, each walking several tiles, so that the producer fills
+the next tile's buffers while the consumers store the last one's result (on an H100, 4096^3 f16: 626 against
+596 TFLOPS).
 """
 from __future__ import annotations
 
@@ -31,6 +33,7 @@ from tensorize.schedule import ScheduleError
 
 from .analysis import TILED
 from .base import RULES, ScheduleRule
+from .gpu_limits import GPULimits
 
 logger = logging.getLogger(__name__)
 
@@ -72,9 +75,10 @@ class MultiLevelTilingWGMMA(ScheduleRule):
     raster_groups : sequence of int
         Candidate block rows walked together by the warp-specialised sketches (1: row by row); those that do
         not divide the block rows are left out.
-    persistent_blocks : sequence of int
-        Block counts of persistent variants of the warp-specialised sketches (each block walks its tiles; e.g.
-        ``(132,)``, the SMs of an H100/H200); none by default until measured.
+    persistent_blocks : sequence of int, optional
+        Block counts of persistent variants of the warp-specialised sketches (each block walks its tiles; the
+        largest divisor of the tiles not above the count is launched); by default the target's multiprocessors
+        (``GPULimits.multi_processor_count``: 132 on an H100 SXM or H200); ``()``: none.
     cluster_tiles : sequence of (int, int)
         Block tiles that also get a warp-specialised sketch in clusters of two blocks sharing B's tile by TMA
         multicast (even raster groups only). None by default: on an H100 the clustered kernel computed right but
@@ -83,14 +87,14 @@ class MultiLevelTilingWGMMA(ScheduleRule):
 
     def __init__(self, block_tiles=((2, 256), (2, 128), (1, 256), (1, 128), (2, 64)), k_steps=(2, 4),
                  pipeline_depths=(0, 1, 2, 3, 4), tma_stages=(2, 3, 4, 5), raster_groups=(1, 2, 4, 8),
-                 cluster_tiles=(), persistent_blocks=()):
+                 cluster_tiles=(), persistent_blocks=None):
         self.block_tiles = tuple(tuple(t) for t in block_tiles)
         self.k_steps = tuple(k_steps)
         self.pipeline_depths = tuple(pipeline_depths)
         self.tma_stages = tuple(tma_stages)
         self.raster_groups = tuple(raster_groups)
         self.cluster_tiles = tuple(tuple(t) for t in cluster_tiles)
-        self.persistent_blocks = tuple(persistent_blocks)
+        self.persistent_blocks = None if persistent_blocks is None else tuple(persistent_blocks)
         for _, n in self.block_tiles:
             if n not in wg.WGMMA_N:
                 raise ValueError(f"wgmma has no N of {n}; choose from {wg.WGMMA_N}")
@@ -120,14 +124,20 @@ class MultiLevelTilingWGMMA(ScheduleRule):
                 continue
             out.append(branch)
         if self.tma_stages:
-            out += self._tma_sketches(sch, block, blk)
+            out += self._tma_sketches(sch, block, blk, self._persistent_blocks(ctx.target))
         return out + [sch]
 
-    def _tma_sketches(self, sch, block, blk) -> list:
+    def _persistent_blocks(self, target) -> tuple:
+        if self.persistent_blocks is not None:
+            return self.persistent_blocks
+        sms = GPULimits.of(target).multi_processor_count
+        return (sms,) if sms else ()
+
+    def _tma_sketches(self, sch, block, blk, persistent_blocks) -> list:
         out = []
         M = int(blk.iter_vars[-3].dom.extent)
         tiles = [(t, 1, 0) for t in self.block_tiles] + [(t, 2, 0) for t in self.cluster_tiles if t in self.block_tiles]
-        tiles += [(t, 1, p) for t in self.block_tiles for p in self.persistent_blocks]
+        tiles += [(t, 1, p) for t in self.block_tiles for p in persistent_blocks]
         for (warpgroups, n), cluster, persistent in tiles:
             if 64 * warpgroups not in TMA_ROWS or n not in TMA_ROWS:
                 continue

@@ -34,7 +34,7 @@ _KINDS = {
 # Attributes that hold lists (comma separated on the command line).
 _LIST_ATTRS = {"mattr", "keys", "libs"}
 _INT_ATTRS = {"num-cores", "opt-level", "max_num_threads", "thread_warp_size", "max_threads_per_block",
-              "max_shared_memory_per_block", "vector-width", "msve-vector-bits"}
+              "max_shared_memory_per_block", "multi_processor_count", "vector-width", "msve-vector-bits"}
 _LOCAL = threading.local()
 
 

@@ -22,8 +22,9 @@ def _wgmma_sketches(ctx):
 
 
 def test_only_sm_90a_gets_wgmma_sketches():
-    # 10 with cp.async fetches (5 block tiles x K tiles of 32 and 64) and 5 warp-specialised TMA ones
-    assert len(_wgmma_sketches(TuneContext.create(gemm_nt(256, 512, 256), "cuda -arch=sm_90a", seed=0))) == 15
+    # 10 with cp.async fetches (5 block tiles x K tiles of 32 and 64), 5 warp-specialised TMA ones and their 5
+    # persistent variants
+    assert len(_wgmma_sketches(TuneContext.create(gemm_nt(256, 512, 256), "cuda -arch=sm_90a", seed=0))) == 20
     assert not _wgmma_sketches(TuneContext.create(gemm_nt(256, 512, 256), "cuda -arch=sm_90", seed=0))
 
 
@@ -72,18 +73,18 @@ def test_fetches_are_spread_over_the_warpgroup_lanes():
 def test_bf16_gemms_get_wgmma_sketches():
     ctx = TuneContext.create(gemm_nt(256, 512, 256, in_dtype="bfloat16"), "cuda -arch=sm_90a", seed=0)
     sketches = _wgmma_sketches(ctx)
-    assert len(sketches) == 15 and all('"bf16"' in s.mod.script() for s in sketches)
+    assert len(sketches) == 20 and all('"bf16"' in s.mod.script() for s in sketches)
 
 
 def test_nn_gemms_get_wgmma_sketches_that_compute_the_gemm():
-    """B stored K x N: two sketches per block tile (K tiles of 64 only; cp.async or TMA fetches), read through the
-    transpose bit."""
+    """B stored K x N: three sketches per block tile (K tiles of 64 only; cp.async or TMA fetches, the latter also
+    persistent), read through the transpose bit."""
     from intrinsics.cuda_wgmma_schedule import gemm_nn
 
     M, N, K = 128, 256, 128
     ctx = TuneContext.create(gemm_nn(M, N, K), "cuda -arch=sm_90a", seed=0)
     sketches = _wgmma_sketches(ctx)
-    assert len(sketches) == 10 and len(_tma_sketches(ctx)) == 5
+    assert len(sketches) == 15 and len(_tma_sketches(ctx)) == 10
     rng = np.random.default_rng(0)
     a, b = rng.uniform(-1, 1, (M, K)).astype("float16"), rng.uniform(-1, 1, (K, N)).astype("float16")
     posts = default_postprocs(ctx)
@@ -98,7 +99,7 @@ def test_f16_output_sketches_fuse_the_rounding():
     M, N, K = 128, 256, 128
     ctx = TuneContext.create(gemm_nt(M, N, K, out_dtype="float16", acc_dtype="float32"), "cuda -arch=sm_90a", seed=0)
     sketches = _wgmma_sketches(ctx)
-    assert len(sketches) == 15
+    assert len(sketches) == 20
     sch = sample_candidate(ctx, sketches[0], default_postprocs(ctx), seed=0)
     rng = np.random.default_rng(0)
     a, b = rng.uniform(-1, 1, (M, K)).astype("float16"), rng.uniform(-1, 1, (N, K)).astype("float16")
@@ -111,7 +112,7 @@ def test_f16_output_sketches_fuse_the_rounding():
 def test_batched_gemms_get_wgmma_sketches():
     ctx = TuneContext.create(gemm_nt(128, 256, 128, batch=4), "cuda -arch=sm_90a", seed=0)
     sketches = _wgmma_sketches(ctx)
-    assert len(sketches) == 15 and len(_tma_sketches(ctx)) == 5  # TMA sketches see (batch x rows) x K operands
+    assert len(sketches) == 20 and len(_tma_sketches(ctx)) == 10  # TMA sketches see (batch x rows) x K operands
     M, N, K = 128, 256, 128
     rng = np.random.default_rng(0)
     a, b = rng.uniform(-1, 1, (4, M, K)).astype("float16"), rng.uniform(-1, 1, (4, N, K)).astype("float16")
@@ -136,7 +137,8 @@ def test_warp_specialised_tma_candidates_compute_the_gemm(tmp_path):
     rules = [MultiLevelTilingWGMMA(cluster_tiles=[(2, 256), (2, 128)]) if isinstance(r, MultiLevelTilingWGMMA)
              else r for r in default_rules(ctx)]
     sketches = [s for s in PostOrderApply(rules=rules).generate_design_space(ctx) if "ptx_tma_load" in s.mod.script()]
-    assert len(sketches) == 7  # 5 block tiles, and the two 128-row ones in clusters of two (raster group 2)
+    # 5 block tiles, their persistent variants, and the two 128-row ones in clusters of two (raster group 2)
+    assert len(sketches) == 12
     rng = np.random.default_rng(0)
     a, b = rng.uniform(-1, 1, (M, K)).astype("float16"), rng.uniform(-1, 1, (N, K)).astype("float16")
     posts = default_postprocs(ctx)
@@ -160,15 +162,17 @@ def test_warp_specialised_tma_candidates_compute_the_gemm(tmp_path):
         assert [m.arg for m in rt.launches()[0].tensor_maps] == [0, 1]  # descriptors of A and B
 
 
-def test_persistent_tma_sketches_when_asked_for():
+def test_persistent_tma_sketches_launch_at_most_the_targets_multiprocessors():
     from search.schedule_rule import default_rules
 
-    ctx = TuneContext.create(gemm_nt(256, 512, 256), "cuda -arch=sm_90a", seed=0)
-    rules = [MultiLevelTilingWGMMA(persistent_blocks=(3,)) if isinstance(r, MultiLevelTilingWGMMA) else r
-             for r in default_rules(ctx)]
-    sketches = [s for s in PostOrderApply(rules=rules).generate_design_space(ctx)
+    ctx = TuneContext.create(gemm_nt(256, 512, 256), "cuda -arch=sm_90a -multi_processor_count=3", seed=0)
+    sketches = [s for s in PostOrderApply().generate_design_space(ctx)
                 if "warp_specialize_persistent" in s.mod.script()]
     assert len(sketches) == 5  # one per block tile
+    none = [MultiLevelTilingWGMMA(persistent_blocks=()) if isinstance(r, MultiLevelTilingWGMMA) else r
+            for r in default_rules(ctx)]
+    assert not [s for s in PostOrderApply(rules=none).generate_design_space(ctx)
+                if "warp_specialize_persistent" in s.mod.script()]
     from search.postproc.base import PostprocError
 
     for seed in range(20):  # too many buffers for the shared memory are the verifier's to drop
