@@ -2,7 +2,8 @@
 tiles, next to PyTorch (oneDNN) and the machine's AMX peak.
 
 Run: ``python benchmarks/amx_gemm_cpu.py [--size 1024] [--conv-size 56] [--repeat 10] [--threads 2] [--trials 64]
-[--amx-only] [--build-workers 2] [--workloads gemm_int8,gemm_bf16,conv2d]``
+[--amx-only] [--build-workers 2] [--workloads gemm_int8,gemm_bf16,conv2d] [--no-pin]`` (the process is pinned to
+one CPU per physical core unless ``--no-pin``; the AMX peak is measured after the workloads)
 
 Ours, searched (the headline figure): ``search.tune_tir`` on the plain workloads (``amx_gemm``, the direct
 ``conv2d_nhwc_hwio``) for ``llvm -mcpu=native``; the candidate generator matches the AMX intrinsics by itself
@@ -209,6 +210,27 @@ def family_summary(db) -> str:
     return ", ".join(f"{f} {n} (best {t * 1e3:.2f} ms)" for f, (n, t) in sorted(best.items(), key=lambda x: x[1][1]))
 
 
+def pin_to_cores(threads: int) -> list[int] | None:
+    """Restrict this process to ``threads`` CPUs on distinct physical cores (the first SMT sibling of each), before
+    any thread pool starts: PyTorch's threads and ours then share the same cores, no two share one core's AMX
+    unit, and none migrates (unpinned, the same kernel's best time varied 2x between rounds on an H100 node's
+    Xeon). Returns the CPUs, or None where the topology cannot be read, too few cores are free, or the
+    affinity cannot be set."""
+    cores: dict = {}
+    try:
+        for cpu in sorted(os.sched_getaffinity(0)):
+            topo = f"/sys/devices/system/cpu/cpu{cpu}/topology"
+            with open(f"{topo}/physical_package_id") as pkg, open(f"{topo}/core_id") as core:
+                cores.setdefault((pkg.read().strip(), core.read().strip()), cpu)
+        cpus = list(cores.values())[:threads]
+        if len(cpus) < threads:
+            return None
+        os.sched_setaffinity(0, cpus)
+    except (OSError, AttributeError):
+        return None
+    return cpus
+
+
 def has_amx() -> bool:
     features = host_cpu()[1]
     try:
@@ -355,11 +377,15 @@ def main() -> None:
     parser.add_argument("--build-workers", type=int, default=2, help="processes that build search candidates")
     parser.add_argument("--workloads", default="gemm_int8,gemm_bf16,conv2d",
                         help="comma-separated subset of gemm_int8, gemm_bf16, conv2d")
+    parser.add_argument("--no-pin", action="store_true",
+                        help="leave the threads unpinned (default: one CPU per physical core, see pin_to_cores)")
     parser.add_argument("--dry-run", action="store_true",
                         help="any CPU: descriptions in place of the AMX instructions (timings are not AMX figures)")
     opts = parser.parse_args()
     opts.population = opts.population or (16 if opts.dry_run else 512)
     os.environ["TVM_NUM_THREADS"] = str(opts.threads)
+    pinned = None if opts.no_pin else pin_to_cores(opts.threads)
+    print(f"threads pinned to CPUs {pinned}, one per core" if pinned else "threads not pinned")
     check_assembly()
     emulate = opts.dry_run
     if emulate:
@@ -387,17 +413,6 @@ def main() -> None:
     rows = []  # (name, seconds, ops, torch seconds)
     torch_res = torch_rows(a, b, a_bf, b_bf, data, weight, opts.repeat, opts.threads)
 
-    if not emulate:  # the peak first: its line stands even when a long search is cut short
-        # one thread as well: our kernel and C's should both scale 2x with the second thread
-        peak = 0.0
-        for threads in sorted({1, opts.threads}):
-            ours, c_peak = peak_rates(threads, opts.repeat, rng)
-            c_text = f"C (gcc -mamx-int8) {c_peak:9.1f} GOPS ({ours / c_peak:.0%} of C; the same result)" \
-                if c_peak else "C reference unavailable"
-            print(f"AMX peak, {threads} thread(s) x 4 tiles: ours {ours:9.1f} GOPS, {c_text}")
-            if threads == opts.threads:
-                peak = max(ours, c_peak or 0.0)
-
     wanted = {w.strip() for w in opts.workloads.split(",") if w.strip()}
     unknown = wanted - set(WORKLOADS)
     if unknown:
@@ -423,6 +438,16 @@ def main() -> None:
         print("AMX peak kernel: result checked on the tile model; peak = our int8 GEMM's rate (dry run)")
         print_rows(rows, rows[0][2] / rows[0][1] / 1e9, torch_res, opts)
         return
+    # the peak last: on an H100 node's Xeon every kernel, PyTorch's too, ran up to 2x slower for a while after
+    # the peak kernels' seconds of tdpbusd; one thread as well: ours and C's should both scale 2x
+    peak = 0.0
+    for threads in sorted({1, opts.threads}):
+        ours, c_peak = peak_rates(threads, opts.repeat, rng)
+        c_text = f"C (gcc -mamx-int8) {c_peak:9.1f} GOPS ({ours / c_peak:.0%} of C; the same result)" \
+            if c_peak else "C reference unavailable"
+        print(f"AMX peak, {threads} thread(s) x 4 tiles: ours {ours:9.1f} GOPS, {c_text}")
+        if threads == opts.threads:
+            peak = max(ours, c_peak or 0.0)
     print_rows(rows, peak, torch_res, opts)
 
 

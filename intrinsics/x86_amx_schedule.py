@@ -143,7 +143,8 @@ def panel_blocks(n_blocks: int, block_bytes: int, budget: int = B_PANEL_BYTES) -
 
 
 def schedule_amx_gemm(func, m_tiles: int = 2, n_tiles: int = 2, k_steps: int | None = None,
-                      parallel: bool = True, intrin=None, emulate: bool = False) -> Schedule:
+                      parallel: bool = True, intrin=None, emulate: bool = False, k_outer: bool = False,
+                      panel_bytes: int = B_PANEL_BYTES) -> Schedule:
     """Tensorize the GEMM ``func`` (as made by ``amx_gemm``) with AMX tiles.
 
     Parameters
@@ -161,6 +162,12 @@ def schedule_amx_gemm(func, m_tiles: int = 2, n_tiles: int = 2, k_steps: int | N
     emulate : bool
         Use the AMX intrinsic's emulation twin (its description as plain code, ``x86_amx.emulation_intrin``):
         the same program for any CPU.
+    k_outer : bool
+        Walk K in chunks of ``k_steps`` tile steps outside the panel's column blocks: the block row's chunk of A
+        then stays in L1 while the column blocks stream their B (the accumulators are stored and reloaded
+        between chunks). Without it each column block runs the whole K, re-reading the block row of A.
+    panel_bytes : int
+        Bytes of packed B one sweep over M keeps hot (``panel_blocks``'s budget).
 
     Returns
     -------
@@ -169,8 +176,7 @@ def schedule_amx_gemm(func, m_tiles: int = 2, n_tiles: int = 2, k_steps: int | N
     sch = Schedule(func)
     block = sch.get_block("C")
     A, B = _operands(sch, block)
-    M, K = (int(s) for s in A.shape)
-    N = int(B.shape[0])
+    M, N, K = (int(iv.dom.extent) for iv in sch.get(block).iter_vars)  # A may be a view of a wider buffer
     _, _, k_step, _ = INSTRUCTIONS[(A.dtype, B.dtype)]
     pack = 4 if k_step == 64 else 2
     k_steps = k_steps or default_k_steps(K, k_step)
@@ -180,11 +186,14 @@ def schedule_amx_gemm(func, m_tiles: int = 2, n_tiles: int = 2, k_steps: int | N
     sch.transform_layout(block, ("read", 1), lambda j, k: (j // 16, k // pack, j % 16, k % pack))
     i, j, k = sch.get_loops(block)
     n_padded, k_padded = -(-N // tn) * tn, -(-K // tk) * tk
-    panel = panel_blocks(n_padded // tn, tn * k_padded * (2 if A.dtype == "bfloat16" else 1))
+    panel = panel_blocks(n_padded // tn, tn * k_padded * (2 if A.dtype == "bfloat16" else 1), panel_bytes)
     i_o, i_i = sch.split(i, [None, tm])
     j_oo, j_oi, j_i = sch.split(j, [None, panel, tn])
     k_o, k_i = sch.split(k, [None, tk])
-    sch.reorder(j_oo, i_o, j_oi, k_o, i_i, j_i, k_i)
+    if k_outer:
+        sch.reorder(j_oo, i_o, k_o, j_oi, i_i, j_i, k_i)
+    else:
+        sch.reorder(j_oo, i_o, j_oi, k_o, i_i, j_i, k_i)
     name = amx_matmul_intrin(A.dtype, B.dtype, m_tiles, n_tiles, k_steps)
     sch.tensorize(i_i, intrin or (emulation_intrin(name) if emulate else name))
     if parallel:

@@ -10,6 +10,7 @@ import tensorize as tvm
 from tensorize.codegen.llvm.features import MissingTargetFeatureError
 from tensorize.codegen.python.interpreter import run_prim_func
 from tensorize.runtime.amx import AMXPermissionError, amx_permitted, uses_amx
+from tensorize.script import tir as T
 from tensorize.target import host_cpu
 
 import intrinsics  # noqa: F401  (registers the families)
@@ -135,6 +136,46 @@ def test_scheduled_gemm_on_the_tile_model(shape, a_dtype, b_dtype, blocking):
     c = np.full((M, N), 7, np.float32 if a_dtype == "bfloat16" else np.int32)  # init must overwrite it
     run_prim_func(sch.mod, a, b if padded else pack_b(b, pack), c, externs=AMXModel().externs())
     check(c, ref, a_dtype, K)
+
+
+@pytest.mark.parametrize("a_dtype,b_dtype", [("uint8", "int8"), ("bfloat16", "bfloat16")])
+def test_k_chunks_outside_the_column_blocks_on_the_tile_model(a_dtype, b_dtype):
+    """``k_outer``: the accumulators are stored after each K chunk and reloaded for the next; the sums stay exact
+    (int8) or within bf16 tolerance, and the init still overwrites C once."""
+    M, N, K = 64, 128, 256
+    sch = schedule_amx_gemm(amx_gemm(M, N, K, a_dtype, b_dtype), 2, 2, 1, parallel=False, k_outer=True,
+                            panel_bytes=2 * 32 * K * (2 if a_dtype == "bfloat16" else 1))  # two column blocks
+    loops = [(sch.get(lp).loop_var.name, int(sch.get(lp).extent)) for lp in sch.get_loops(sch.get_block("C_o"))]
+    assert [name for name, _ in loops] == ["j_0", "i_0", "k_0", "j_1"] and loops[3][1] > 1, loops
+    a, b, ref = operands(a_dtype, b_dtype, M, N, K, seed=4)
+    c = np.full((M, N), 7, np.float32 if a_dtype == "bfloat16" else np.int32)
+    run_prim_func(sch.mod, a, pack_b(b, 4 if a_dtype != "bfloat16" else 2), c, externs=AMXModel().externs())
+    check(c, ref, a_dtype, K)
+
+
+def test_a_view_of_a_wider_buffer_is_tiled_by_the_gemms_extents():
+    """A stored with a padded row stride (``K + 32`` columns, the GEMM reading the first K): the tile loads take
+    that stride, and the GEMM's shape comes from its loops, not A's buffer."""
+    M, N, K = 32, 32, 128
+
+    @T.prim_func
+    def gemm(A: T.Buffer((M, K + 32), "uint8"), B: T.Buffer((N, K), "int8"), C: T.Buffer((M, N), "int32")):
+        T.func_attr({"global_symbol": "main", "tir.noalias": True})
+        for i, j, k in T.grid(M, N, K):
+            with T.block("C"):
+                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                with T.init():
+                    C[vi, vj] = 0
+                C[vi, vj] = C[vi, vj] + T.Cast("int32", A[vi, vk]) * T.Cast("int32", B[vj, vk])
+
+    sch = schedule_amx_gemm(gemm, parallel=False)
+    assert "pad_einsum" not in [inst.kind for inst in sch.trace.insts]
+    a, b, ref = operands("uint8", "int8", M, N, K, seed=5)
+    wide = np.zeros((M, K + 32), np.uint8)
+    wide[:, :K] = a
+    c = np.zeros((M, N), np.int32)
+    run_prim_func(sch.mod, wide, pack_b(b), c, externs=AMXModel().externs())
+    check(c, ref, "uint8", K)
 
 
 def conv_operands(dtype, N, H, W, CI, CO, KH, KW, seed=0):
