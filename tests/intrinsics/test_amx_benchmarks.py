@@ -1,5 +1,6 @@
 """The AMX and VNNI benchmarks: on a CPU without the instructions they say so and exit 0 (after checking the
 AMX assembly); the C reference kernels compile with the system's gcc."""
+import json
 import os
 import subprocess
 import sys
@@ -44,3 +45,38 @@ def test_c_reference_kernels_compile():
         c_peaks.amx_peak_c()
     except c_peaks.CKernelUnavailable as err:
         pytest.skip(f"gcc cannot build the reference kernels here: {err}")
+
+
+def _benchmark_module(name):
+    sys.path[:0] = [ROOT, os.path.join(ROOT, "benchmarks")]
+    try:
+        return __import__(name)
+    finally:
+        del sys.path[:2]
+
+
+def test_paired_timing_alternates_ours_and_the_baseline():
+    bench = _benchmark_module("amx_gemm_cpu")
+    calls = []
+    seconds, ops, base = bench.paired_time(lambda: calls.append("ours"), (None, None, lambda: calls.append("torch")),
+                                           3, 42.0)
+    assert calls == ["ours", "torch"] * 4  # a warm-up each, then 3 alternating rounds
+    assert ops == 42.0 and 0 <= seconds < 1 and 0 <= base < 1
+    assert bench.paired_time(lambda: None, None, 2, 1.0)[2] is None
+
+
+def test_pinning_takes_one_cpu_per_core_or_leaves_the_affinity():
+    code = ("import json, os, sys; sys.path[:0] = [{root!r}, {bench!r}]; import amx_gemm_cpu as m; "
+            "before = sorted(os.sched_getaffinity(0)); cpus = m.pin_to_cores({n}); "
+            "print(json.dumps([cpus, before, sorted(os.sched_getaffinity(0))]))")
+
+    def pin(n):
+        done = subprocess.run([sys.executable, "-c", code.format(root=ROOT, bench=os.path.join(ROOT, "benchmarks"),
+                                                                 n=n)], capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout.strip().splitlines()[-1])
+
+    cpus, before, after = pin(1)
+    assert cpus is None or (len(cpus) == 1 and after == cpus and set(cpus) <= set(before))
+    cpus, before, after = pin(10_000)  # more threads than cores: nothing pinned
+    assert cpus is None and after == before
