@@ -32,7 +32,7 @@ from ..ir.expr import IterVar
 from ..ir.functor import collect_vars
 from ..schedule import Schedule
 from ..transform.split_layout_rewrite import LAYOUT_FREE_BUFFERS, LAYOUT_REWRITE_PREPROC
-from .register_tile import (_lane_width, _register_tile, _scored_register_tile, _vector_width,  # noqa: F401
+from .register_tile import (_lane_width, _register_tile, _scored_register_tile, _vector_width, reuse_rows,  # noqa: F401
                             accumulator_registers)
 
 logger = logging.getLogger(__name__)
@@ -285,6 +285,8 @@ def _schedule_reduction(sch: Schedule, block, epilogue, lanes: int, stream_all: 
             ns -= 1
             loops = sch.get_loops(block)
             spatial, reduce = loops[:ns], loops[ns:]
+    if not window:
+        spatial = reuse_rows(sch, block, spatial)
     rows_extent = _extent(sch, spatial[-2]) if ns >= 2 else 1
     vec, rows = _register_tile(last, rows_extent, lanes)
     packed_at_load = vec >= lanes and not window and _pack_weight_at_load(sch, block, vec)

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["accumulator_registers"]
+from ..ir.expr import IterVar
+from ..ir.functor import collect_vars
+
+__all__ = ["accumulator_registers", "reuse_rows"]
 
 
 def _vector_width(n: int, lanes: int) -> int:
@@ -74,3 +77,45 @@ def _scored_register_tile(last: int, rows_extent: int, lanes: int, registers: in
             if score > best_score + 1e-9:
                 best, best_score = (rows, vec), score
     return best[1], best[0], best_score
+
+
+def reuse_rows(sch, block, spatial: list) -> list:
+    """``spatial`` (the block's spatial loops, bound one to one to its iterators) with the register tile's rows
+    made of an axis that reuses the weight vectors: where the second-to-last axis indexes an operand that the
+    vector axis indexes too (each row would need its own weight vectors), the innermost other axis of extent
+    > 1 that indexes none of them is moved there. A transposed convolution's output phases pick its kernel
+    taps: a tile of phases loaded 2 weight vectors per 2 multiply-adds, a tile of 4 output columns 2 per 8.
+
+    Parameters
+    ----------
+    sch : Schedule
+        The schedule (its loops are reordered in place when an axis moves).
+    block : BlockRV
+        The reduction block.
+    spatial : list of LoopRV
+        Its spatial loops, outermost first.
+
+    Returns
+    -------
+    list of LoopRV
+        The spatial loops in their new order (``spatial`` itself when nothing moved).
+    """
+    blk, ns = sch.get(block), len(spatial)
+    ivs = blk.iter_vars
+    if ns < 3 or [int(sch.get(lp).extent) for lp in spatial] != [int(iv.dom.extent) for iv in ivs[:ns]] \
+            or any(iv.iter_type != IterVar.DataPar for iv in ivs[:ns]):
+        return spatial
+    written = {id(region.buffer) for region in blk.writes}
+    weights: set = set()
+    for region in blk.reads:
+        used = {id(v) for r in region.region for v in collect_vars(r.min)}
+        if id(region.buffer) not in written and id(ivs[ns - 1].var) in used:
+            weights |= used
+    if id(ivs[ns - 2].var) not in weights:
+        return spatial
+    for k in range(ns - 3, -1, -1):
+        if id(ivs[k].var) not in weights and int(ivs[k].dom.extent) > 1:
+            order = spatial[:k] + spatial[k + 1:ns - 1] + [spatial[k], spatial[ns - 1]]
+            sch.reorder(*order)
+            return order
+    return spatial
