@@ -279,14 +279,15 @@ def _schedule_reduction(sch: Schedule, block, epilogue, lanes: int, stream_all: 
     window = _streams(sch, block, stream_all)
     cache = None
     if not window:
+        reuse_rows(sch, block, spatial)
+        loops = sch.get_loops(block)
+        spatial, reduce = loops[:ns], loops[ns:]
         consumer = _fuse_image_rows(sch, block, epilogue, lanes)
         if consumer is not None:
             cache = consumer if epilogue is None else None
             ns -= 1
             loops = sch.get_loops(block)
             spatial, reduce = loops[:ns], loops[ns:]
-    if not window:
-        spatial = reuse_rows(sch, block, spatial)
     rows_extent = _extent(sch, spatial[-2]) if ns >= 2 else 1
     vec, rows = _register_tile(last, rows_extent, lanes)
     packed_at_load = vec >= lanes and not window and _pack_weight_at_load(sch, block, vec)

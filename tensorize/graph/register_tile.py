@@ -81,15 +81,18 @@ def _scored_register_tile(last: int, rows_extent: int, lanes: int, registers: in
 
 def reuse_rows(sch, block, spatial: list) -> list:
     """``spatial`` (the block's spatial loops, bound one to one to its iterators) with the register tile's rows
-    made of an axis that reuses the weight vectors: where the second-to-last axis indexes an operand that the
-    vector axis indexes too (each row would need its own weight vectors), the innermost other axis of extent
-    > 1 that indexes none of them is moved there. A transposed convolution's output phases pick its kernel
-    taps: a tile of phases loaded 2 weight vectors per 2 multiply-adds, a tile of 4 output columns 2 per 8.
+    made of axes that reuse the weight vectors. Where the second-to-last axis indexes an operand that the vector
+    axis indexes too (each row would need its own weight vectors), the axes that index none of those operands
+    move innermost, before the vector axis: when the block writes an intermediate buffer in iterator order,
+    by permuting the block's iterators and that buffer's layout alike (so that ``_fuse_image_rows`` may then
+    fuse two such axes into one of pixels), else by reordering the loops (the innermost such axis only). A
+    transposed convolution's output phases pick its kernel taps: a tile of phases loaded 2 weight vectors per
+    2 multiply-adds, a tile of 4 output columns 2 per 8.
 
     Parameters
     ----------
     sch : Schedule
-        The schedule (its loops are reordered in place when an axis moves).
+        The schedule (changed in place when axes move).
     block : BlockRV
         The reduction block.
     spatial : list of LoopRV
@@ -113,9 +116,32 @@ def reuse_rows(sch, block, spatial: list) -> list:
             weights |= used
     if id(ivs[ns - 2].var) not in weights:
         return spatial
-    for k in range(ns - 3, -1, -1):
-        if id(ivs[k].var) not in weights and int(ivs[k].dom.extent) > 1:
-            order = spatial[:k] + spatial[k + 1:ns - 1] + [spatial[k], spatial[ns - 1]]
-            sch.reorder(*order)
-            return order
-    return spatial
+    free = [k for k in range(ns - 1) if id(ivs[k].var) not in weights and int(ivs[k].dom.extent) > 1]
+    if not free:
+        return spatial
+    order = [k for k in range(ns - 1) if k not in free] + free + [ns - 1]
+    body = blk.body
+    params = {id(b) for b in sch.mod["main"].buffer_map.values()}
+    if len(blk.writes) == 1 and id(blk.writes[0].buffer) not in params and hasattr(body, "indices") \
+            and len(body.indices) == ns and all(i is iv.var for i, iv in zip(body.indices, ivs)):
+        trial = sch.copy()  # tried on a copy first: both steps apply or neither
+        try:
+            _permute(trial, block, order, len(ivs))
+        except Exception:  # noqa: BLE001 - a consumer the new layout cannot serve: reorder the loops instead
+            pass
+        else:
+            _permute(sch, block, order, len(ivs))
+            return sch.get_loops(block)[:ns]
+    moved = spatial[:free[-1]] + spatial[free[-1] + 1:ns - 1] + [spatial[free[-1]], spatial[ns - 1]]
+    sch.reorder(*moved)
+    return moved
+
+
+def _permute(sch, block, order: list, n_iters: int) -> None:
+    """Put ``block``'s spatial iterators, and the axes of the buffer it writes, in ``order``."""
+    from ..arith.index_map import IndexMap
+
+    ns = len(order)
+    sch.transform_layout(block, ("write", 0), IndexMap.from_func(lambda *idx: tuple(idx[k] for k in order), ndim=ns))
+    sch.transform_block_layout(block, IndexMap.from_func(
+        lambda *idx: (*(idx[k] for k in order), *idx[ns:]), ndim=n_iters))
