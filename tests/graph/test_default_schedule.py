@@ -266,26 +266,50 @@ def test_a_winograd_gemm_keeps_its_tile_positions_apart():
     assert not any(inst.kind == "transform_block_layout" for inst in sch.trace.insts)
 
 
-def test_register_rows_reuse_the_weight_vectors():
-    """A transposed convolution's output phases (``px``) pick its kernel taps: rows of phases would each need
-    their own weight vectors, so the tile's rows are the output columns (``qx``) instead, and it still computes
-    the same sums."""
-    q, taps, ci, co = 4, 2, 32, 16
+def _phases(q=4, taps=2, ci=32, co=16):
+    """A transposed convolution's phase block: output phases ``py, px`` pick the kernel taps."""
     data = te.placeholder((q + taps, q + taps, ci), name="data")
     kernel = te.placeholder((2 * taps, 2 * taps, ci, co), name="kernel")
     ty, tx, rc = te.reduce_axis((0, taps), "ty"), te.reduce_axis((0, taps), "tx"), te.reduce_axis((0, ci), "rc")
     out = te.compute((q, 2, q, 2, co), lambda qy, py, qx, px, o: te.sum(
         data[qy + ty + py, qx + tx + px, rc] * kernel[2 * ty + py, 2 * tx + px, rc, o], axis=[ty, tx, rc]),
         name="phases")
-    sch = tiled_schedule(te.create_prim_func([data, kernel, out]), lanes=8)
-    unrolled = [sch.get(lp) for lp in sch.get_loops(sch.get_block("phases_update"))
-                if sch.get(lp).kind.name == "UNROLLED"]
-    assert [lp.loop_var.name for lp in unrolled] == ["qx_1"] and int(unrolled[0].extent) == q
     rng = np.random.default_rng(0)
     d, w = rng.standard_normal((q + taps, q + taps, ci), "float32"), rng.standard_normal((4, 4, ci, co), "float32")
-    got = tvm.nd.array(np.zeros((q, 2, q, 2, co), "float32"))
-    tvm.build(sch.mod, target="llvm")(tvm.nd.array(d), tvm.nd.array(w), got)
     want = np.zeros((q, 2, q, 2, co))
     for qy, py, qx, px, t, s in np.ndindex(q, 2, q, 2, taps, taps):
         want[qy, py, qx, px] += d[qy + t + py, qx + s + px] @ w[2 * t + py, 2 * s + px]
+    return data, kernel, out, d, w, want
+
+
+def _unrolled(sch, block):
+    return [(sch.get(lp).loop_var.name, int(sch.get(lp).extent)) for lp in sch.get_loops(sch.get_block(block))
+            if sch.get(lp).kind.name == "UNROLLED"]
+
+
+def test_register_rows_reuse_the_weight_vectors():
+    """Rows of phases would each need their own weight vectors, so the tile's rows are the output columns
+    (``qx``) instead (the phases written to the function's output: the loops are reordered), and it still
+    computes the same sums."""
+    data, kernel, out, d, w, want = _phases()
+    sch = tiled_schedule(te.create_prim_func([data, kernel, out]), lanes=8)
+    assert _unrolled(sch, "phases_update") == [("qx_1", 4)]
+    got = tvm.nd.array(np.zeros(want.shape, "float32"))
+    tvm.build(sch.mod, target="llvm")(tvm.nd.array(d), tvm.nd.array(w), got)
     np.testing.assert_allclose(got.numpy(), want, rtol=1e-4, atol=1e-4)
+
+
+def test_register_rows_of_an_intermediate_permute_its_layout():
+    """Phases written to an intermediate that a later stage interleaves: the block's iterators and the buffer's
+    layout are permuted together (phases outer, the output rows and columns innermost before the channels)."""
+    data, kernel, phases, d, w, want = _phases()
+    q, co = 4, 16
+    out = te.compute((2 * q, 2 * q, co), lambda y, x, o: phases[y // 2, y % 2, x // 2, x % 2, o], name="out")
+    sch = tiled_schedule(te.create_prim_func([data, kernel, out]), lanes=8)
+    kinds = [inst.kind for inst in sch.trace.insts]
+    assert "transform_layout" in kinds and "transform_block_layout" in kinds
+    assert [extent for _, extent in _unrolled(sch, "phases_update")] == [q]
+    got = tvm.nd.array(np.zeros((2 * q, 2 * q, co), "float32"))
+    tvm.build(sch.mod, target="llvm")(tvm.nd.array(d), tvm.nd.array(w), got)
+    # out[2 qy + py, 2 qx + px] = phases[qy, py, qx, px]: the phases' axes in order, reshaped
+    np.testing.assert_allclose(got.numpy(), want.reshape(2 * q, 2 * q, co), rtol=1e-4, atol=1e-4)
