@@ -3,10 +3,11 @@ integer GEMM and conv2d of the intrinsic, tensorize, search and property tests."
 from tensorize.script import tir as T
 
 
-def int8_gemm(M, N, K, a_dtype="uint8", b_dtype="int8"):
-    """C[i, j] += A[i, k] * B[j, k], int32 accumulation; B stored (N, K) as the VNNI/sdot descs read it."""
+def int8_gemm(M, N, K, a_dtype="uint8", b_dtype="int8", a_cols=None):
+    """C[i, j] += A[i, k] * B[j, k], int32 accumulation; B stored (N, K) as the VNNI/sdot descs read it; A stored
+    with ``a_cols`` columns (default K: a wider A is read in its first K)."""
     @T.prim_func
-    def gemm(A: T.Buffer((M, K), a_dtype), B: T.Buffer((N, K), b_dtype), C: T.Buffer((M, N), "int32")):
+    def gemm(A: T.Buffer((M, a_cols or K), a_dtype), B: T.Buffer((N, K), b_dtype), C: T.Buffer((M, N), "int32")):
         for i, j, k in T.grid(M, N, K):
             with T.block("C"):
                 vi, vj, vk = T.axis.remap("SSR", [i, j, k])

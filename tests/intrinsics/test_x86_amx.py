@@ -10,7 +10,6 @@ import tensorize as tvm
 from tensorize.codegen.llvm.features import MissingTargetFeatureError
 from tensorize.codegen.python.interpreter import run_prim_func
 from tensorize.runtime.amx import AMXPermissionError, amx_permitted, uses_amx
-from tensorize.script import tir as T
 from tensorize.target import host_cpu
 
 import intrinsics  # noqa: F401  (registers the families)
@@ -18,6 +17,7 @@ from intrinsics.x86_amx import AMX_BF16_INTRIN, AMX_U8S8_INTRIN, INSTRUCTIONS, a
 from intrinsics.x86_amx_model import AMXError, AMXModel, bf16_to_f32
 from intrinsics.x86_amx_schedule import (amx_conv2d_nhwc, amx_gemm, emulation_schedule, pack_b, schedule_amx_conv2d,
                                          schedule_amx_gemm)
+from tests.workloads import int8_gemm
 
 SPR = "llvm -mcpu=sapphirerapids"
 HOST_FEATURES = host_cpu()[1]
@@ -157,18 +157,7 @@ def test_a_view_of_a_wider_buffer_is_tiled_by_the_gemms_extents():
     """A stored with a padded row stride (``K + 32`` columns, the GEMM reading the first K): the tile loads take
     that stride, and the GEMM's shape comes from its loops, not A's buffer."""
     M, N, K = 32, 32, 128
-
-    @T.prim_func
-    def gemm(A: T.Buffer((M, K + 32), "uint8"), B: T.Buffer((N, K), "int8"), C: T.Buffer((M, N), "int32")):
-        T.func_attr({"global_symbol": "main", "tir.noalias": True})
-        for i, j, k in T.grid(M, N, K):
-            with T.block("C"):
-                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-                with T.init():
-                    C[vi, vj] = 0
-                C[vi, vj] = C[vi, vj] + T.Cast("int32", A[vi, vk]) * T.Cast("int32", B[vj, vk])
-
-    sch = schedule_amx_gemm(gemm, parallel=False)
+    sch = schedule_amx_gemm(int8_gemm(M, N, K, a_cols=K + 32), parallel=False)
     assert "pad_einsum" not in [inst.kind for inst in sch.trace.insts]
     a, b, ref = operands("uint8", "int8", M, N, K, seed=5)
     wide = np.zeros((M, K + 32), np.uint8)
