@@ -9,11 +9,12 @@ Ours, searched (the headline figure): ``search.tune_tir`` on the plain workloads
 ``conv2d_nhwc_hwio``) for ``llvm -mcpu=native``; the candidate generator matches the AMX intrinsics by itself
 (B packed into the VNNI layout by a copy marked ``layout_rewrite_preproc``; as in ``tune_cpu.py`` and the
 search's own runner, that packing is split out and run once per weight, ``search.split_layout_rewrite``, so the
-searched and the hand kernels both take B pre-packed), and AMX competes with AVX-512/VNNI and plain code in the same search (``--amx-only``: AMX sketches
-only). The row names the intrinsic the best program uses. Ours, hand: ``intrinsics.x86_amx_schedule`` (2 x 2
-accumulator tiles, the K loop inside the intrinsic, B pre-packed, blocks of C parallel; the conv2d as an im2col
-GEMM; bf16 also with 1 x 2 tiles and 16 K-steps per call, the fastest blocking of the bf16 probe in
-``results/amx_gemm.md``). PyTorch: ``torch._int_mm`` (s8 x s8: the u8 operand shifted by -128 and corrected), bf16
+searched and the hand kernels both take B pre-packed), and AMX competes with AVX-512/VNNI and plain code in
+the same search (``--amx-only``: AMX sketches only). The row names the intrinsic the best program uses. Ours,
+hand: ``intrinsics.x86_amx_schedule`` (2 x 2 accumulator tiles, the K loop inside the intrinsic, B pre-packed,
+blocks of C parallel; the conv2d as an im2col GEMM; bf16 also with 1 x 2 tiles and 16 K-steps per call, the
+fastest blocking of the bf16 probe in ``results/amx_gemm.md``, and with A copied into contiguous tiles in the
+call, ``pack_a``). PyTorch: ``torch._int_mm`` (s8 x s8: the u8 operand shifted by -128 and corrected), bf16
 ``torch.matmul``, and for the conv2d the quantized oneDNN conv where it runs, else an f32 channels-last one
 (timing only). The AMX peak: a TensorIR kernel of 4 accumulator tiles x ``tdpbusd`` on register-resident tiles
 per thread, checked against the same kernel in C (``benchmarks/c_peaks.py``): equal results, close rates.
@@ -307,13 +308,14 @@ def gemm_int8_rows(a, b, torch_res: dict, opts, emulate: bool) -> list:
     base = torch_res.get("int8")
     if base:
         np.testing.assert_array_equal(base[1], expected)
-    rows = [("u8.s8->s32 GEMM, hand: AMX 2x2 tiles", *paired_time(lambda: f(A, B, C), base, opts.repeat, 2.0 * M * N * K),
+    ops = 2.0 * M * N * K
+    rows = [("u8.s8->s32 GEMM, hand: AMX 2x2 tiles", *paired_time(lambda: f(A, B, C), base, opts.repeat, ops),
              "_int_mm")]
     fs, args, used = searched(amx_gemm(M, N, K), opts, "gemm_int8", [a, b])
     fs(*args, C)
     np.testing.assert_array_equal(C.numpy(), expected)
-    rows.append((f"u8.s8->s32 GEMM, searched: {used}", *paired_time(lambda: fs(*args, C), base, opts.repeat,
-                                                                    2.0 * M * N * K), "_int_mm"))
+    rows.append((f"u8.s8->s32 GEMM, searched: {used}", *paired_time(lambda: fs(*args, C), base, opts.repeat, ops),
+                 "_int_mm"))
     return rows
 
 
@@ -341,6 +343,14 @@ def gemm_bf16_rows(a_bf, b_bf, torch_res: dict, opts, emulate: bool) -> list:
     np.testing.assert_allclose(Cb.numpy(), ref, atol=tol)
     rows.append(("bf16->f32 GEMM, hand: AMX 1x2 tiles, 16 K-steps",
                  *paired_time(lambda: f12(Ab, Bb, Cb), base, opts.repeat, ops), "bf16 matmul"))
+    # A copied into tiles of one contiguous KiB in the call (a padded row stride ran 6-11% faster in a probe)
+    fpa = tvm.build(schedule_amx_gemm(amx_gemm(M, N, K, "bfloat16", "bfloat16"), pack_a=True, emulate=emulate).mod,
+                    target=TARGET)
+    Cb.copyfrom(np.zeros((M, N), np.float32))
+    fpa(Ab, Bb, Cb)
+    np.testing.assert_allclose(Cb.numpy(), ref, atol=tol)
+    rows.append(("bf16->f32 GEMM, hand: AMX 2x2 tiles, A packed in the call",
+                 *paired_time(lambda: fpa(Ab, Bb, Cb), base, opts.repeat, ops), "bf16 matmul"))
     fs, args, used = searched(amx_gemm(M, N, K, "bfloat16", "bfloat16"), opts, "gemm_bf16",
                               [Ab, tvm.nd.array(b_bf, dtype="bfloat16")])
     fs(*args, Cb)

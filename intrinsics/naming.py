@@ -41,7 +41,7 @@ DTYPE_CODES = {
 }
 _DTYPE_OF = {code: dtype for dtype, code in DTYPE_CODES.items()}
 OPS = ("dot", "fma", "matmul", "lanedot")
-VARIANTS = ("sat",)
+VARIANTS = ("sat", "pa")  # saturating; A pre-packed into tiles (AMX)
 
 _NAME = re.compile(r"^(?P<op>[a-z]+)_(?P<shape>\d+(?:x\d+)*)_(?P<dtypes>(?:[a-z]+\d+){3})_(?P<isa>[a-z][a-z0-9]*)"
                    r"(?:_(?P<variant>[a-z]+))?$")

@@ -140,14 +140,18 @@ def _layout(a_dtype: str, b_dtype: str):
             from None
 
 
-def _desc(a_dtype: str, b_dtype: str, mt: int, nt: int, ks: int, strided: bool = False):
+def _desc(a_dtype: str, b_dtype: str, mt: int, nt: int, ks: int, strided: bool = False, a_packed: bool = False):
     """The semantics; ``strided``: the same loops over views with any row strides (an impl that emulates
-    the instructions with plain code, see ``emulation_intrin``)."""
+    the instructions with plain code, see ``emulation_intrin``); ``a_packed``: A stored as tiles,
+    ``A[i // 16, k // k_step, i % 16, k % k_step]`` (each tile one contiguous KiB)."""
     _, c_dtype, k_step, _ = _layout(a_dtype, b_dtype)
     M, N, K = 16 * mt, 16 * nt, k_step * ks
     pack = 4 if k_step == 64 else 2  # K values per 32-bit VNNI group
-    sa, sb0, sb1, sc = (E.Var(n, "int32") for n in ("sa", "sb0", "sb1", "sc"))
+    sa, sa0, sa1, sb0, sb1, sc = (E.Var(n, "int32") for n in ("sa", "sa0", "sa1", "sb0", "sb1", "sc"))
     a_strides, b_strides, c_strides = ([sa, 1], [sb0, sb1, pack, 1], [sc, 1]) if strided else (None,) * 3
+    if a_packed:
+        return _desc_a_packed(a_dtype, b_dtype, c_dtype, mt, nt, ks, k_step, pack,
+                              [sa0, sa1, k_step, 1] if strided else None, b_strides, c_strides)
 
     @T.prim_func
     def desc(a: T.handle, b: T.handle, c: T.handle) -> None:
@@ -166,10 +170,32 @@ def _desc(a_dtype: str, b_dtype: str, mt: int, nt: int, ks: int, strided: bool =
     return desc
 
 
-def _impl_skeleton(a_dtype: str, b_dtype: str, mt: int, nt: int, ks: int):
+def _desc_a_packed(a_dtype, b_dtype, c_dtype, mt, nt, ks, k_step, pack, a_strides, b_strides, c_strides):
+    M, N, K = 16 * mt, 16 * nt, k_step * ks
+
+    @T.prim_func
+    def desc(a: T.handle, b: T.handle, c: T.handle) -> None:
+        A = T.match_buffer(a, (mt, ks, 16, k_step), a_dtype, offset_factor=1, strides=a_strides)
+        B = T.match_buffer(b, (nt, K // pack, 16, pack), b_dtype, offset_factor=1, strides=b_strides)
+        C = T.match_buffer(c, (M, N), c_dtype, offset_factor=1, strides=c_strides)
+        with T.block("root"):
+            T.reads(C[0:M, 0:N], A[0:mt, 0:ks, 0:16, 0:k_step], B[0:nt, 0:K // pack, 0:16, 0:pack])
+            T.writes(C[0:M, 0:N])
+            for i, j, k in T.grid(M, N, K):
+                with T.block("update"):
+                    vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                    C[vi, vj] = C[vi, vj] + T.Cast(c_dtype, A[vi // 16, vk // k_step, vi % 16, vk % k_step]) * \
+                        T.Cast(c_dtype, B[vj // 16, vk // pack, vj % 16, vk % pack])
+
+    return desc
+
+
+def _impl_skeleton(a_dtype: str, b_dtype: str, mt: int, nt: int, ks: int, a_packed: bool = False):
     _, c_dtype, k_step, _ = _layout(a_dtype, b_dtype)
     M, N, K = 16 * mt, 16 * nt, k_step * ks
     pack = 4 if k_step == 64 else 2
+    if a_packed:
+        return _impl_skeleton_a_packed(a_dtype, b_dtype, c_dtype, mt, nt, ks, k_step, pack)
 
     @T.prim_func
     def impl(a: T.handle, b: T.handle, c: T.handle) -> None:
@@ -183,7 +209,30 @@ def _impl_skeleton(a_dtype: str, b_dtype: str, mt: int, nt: int, ks: int):
         with T.block("root"):
             T.reads(C[0:M, 0:N], A[0:M, 0:K], B[0:nt, 0:K // pack, 0:16, 0:pack])
             T.writes(C[0:M, 0:N])
-            cfg = T.alloc_buffer((8,), "int64", scope="local")
+            cfg = T.alloc_buffer((8,), "int64", scope="local")  # noqa: F841 - the impl's tile configuration
+            T.evaluate(0)
+
+    return impl
+
+
+def _impl_skeleton_a_packed(a_dtype, b_dtype, c_dtype, mt, nt, ks, k_step, pack):
+    M, N, K = 16 * mt, 16 * nt, k_step * ks
+
+    @T.prim_func
+    def impl(a: T.handle, b: T.handle, c: T.handle) -> None:
+        sa0 = T.int32()
+        sa1 = T.int32()
+        sa2 = T.int32()
+        A = T.match_buffer(a, (mt, ks, 16, k_step), a_dtype, offset_factor=1, strides=[sa0, sa1, sa2, 1])
+        sb0 = T.int32()
+        sb1 = T.int32()
+        B = T.match_buffer(b, (nt, K // pack, 16, pack), b_dtype, offset_factor=1, strides=[sb0, sb1, pack, 1])
+        sc = T.int32()
+        C = T.match_buffer(c, (M, N), c_dtype, offset_factor=1, strides=[sc, 1])
+        with T.block("root"):
+            T.reads(C[0:M, 0:N], A[0:mt, 0:ks, 0:16, 0:k_step], B[0:nt, 0:K // pack, 0:16, 0:pack])
+            T.writes(C[0:M, 0:N])
+            cfg = T.alloc_buffer((8,), "int64", scope="local")  # noqa: F841 - the impl's tile configuration
             T.evaluate(0)
 
     return impl
@@ -202,18 +251,19 @@ def _bytes(stride, dtype: str) -> E.PrimExpr:
     return E.Cast("int64", stride) * E.IntImm("int64", size)
 
 
-def _impl(a_dtype: str, b_dtype: str, mt: int, nt: int, ks: int):
+def _impl(a_dtype: str, b_dtype: str, mt: int, nt: int, ks: int, a_packed: bool = False):
     """The impl: configure, load the accumulators, for each K step load mt A and nt B tiles and multiply
-    each pair into its accumulator, store the accumulators. Tiles: C 0..mt*nt-1, then A, then B."""
+    each pair into its accumulator, store the accumulators. Tiles: C 0..mt*nt-1, then A, then B. A packed
+    into tiles is loaded from ``A[t, s, 0, 0]`` at its row stride."""
     instruction, c_dtype, k_step, _ = _layout(a_dtype, b_dtype)
     if mt * nt + mt + nt > NUM_TILES:
         raise ValueError(f"a {mt}x{nt} accumulator block needs {mt * nt} + {mt} + {nt} tile registers; AMX has "
                          f"{NUM_TILES}")
-    skeleton = _impl_skeleton(a_dtype, b_dtype, mt, nt, ks)
+    skeleton = _impl_skeleton(a_dtype, b_dtype, mt, nt, ks, a_packed)
     A, B, C = (skeleton.buffer_map[p] for p in skeleton.params)
     root = skeleton.body.block
     cfg = root.alloc_buffers[0]
-    a_stride, c_stride = _bytes(A.strides[0], a_dtype), _bytes(C.strides[0], c_dtype)
+    a_stride, c_stride = _bytes(A.strides[2 if a_packed else 0], a_dtype), _bytes(C.strides[0], c_dtype)
     b_stride = _bytes(B.strides[1], b_dtype)
     c_tile = {(t, u): t * nt + u for t in range(mt) for u in range(nt)}
     a_tile = {t: mt * nt + t for t in range(mt)}
@@ -225,7 +275,8 @@ def _impl(a_dtype: str, b_dtype: str, mt: int, nt: int, ks: int):
     s = E.Var("s", "int32")
     step = []
     for t, tile in a_tile.items():
-        step.append(_tile_call("llvm.x86.tileloadd64", _tile(tile), T.address_of(A[16 * t, s * k_step]), a_stride))
+        address = T.address_of(A[t, s, 0, 0]) if a_packed else T.address_of(A[16 * t, s * k_step])
+        step.append(_tile_call("llvm.x86.tileloadd64", _tile(tile), address, a_stride))
     rows_per_step = 16  # one B tile covers 16 packed rows (64 int8 or 32 bf16 values of K)
     for u, tile in b_tile.items():
         step.append(_tile_call("llvm.x86.tileloadd64", _tile(tile), T.address_of(B[u, s * rows_per_step, 0, 0]),
@@ -247,7 +298,7 @@ def _substitute_zero(stmt, var):
 
 
 def amx_matmul_intrin(a_dtype: str = "uint8", b_dtype: str = "int8", m_tiles: int = 1, n_tiles: int = 1,
-                      k_steps: int = 1, _on_import: bool = False) -> str:
+                      k_steps: int = 1, a_packed: bool = False, _on_import: bool = False) -> str:
     """Register (once) and name the AMX intrinsic for a block of ``m_tiles x n_tiles`` accumulator tiles
     reduced over ``k_steps`` tile steps.
 
@@ -259,6 +310,10 @@ def amx_matmul_intrin(a_dtype: str = "uint8", b_dtype: str = "int8", m_tiles: in
         Accumulator tiles along M and N (``m_tiles * n_tiles + m_tiles + n_tiles <= 8``).
     k_steps : int
         Tile steps along K inside one call (64 int8 / 32 bf16 values each).
+    a_packed : bool
+        A stored as tiles, ``A[i // 16, k // k_step, i % 16, k % k_step]`` (each tile one contiguous KiB; the
+        name ends in ``_pa``): loads without L1 set conflicts between a tile's rows. Hand schedules pack A
+        (``schedule_amx_gemm(pack_a=True)``); marked ``hand_only``, the search leaves it out.
 
     Returns
     -------
@@ -272,15 +327,16 @@ def amx_matmul_intrin(a_dtype: str = "uint8", b_dtype: str = "int8", m_tiles: in
     """
     instruction, c_dtype, k_step, features = _layout(a_dtype, b_dtype)
     shape = (16 * m_tiles, 16 * n_tiles, k_step * k_steps)
-    name = intrin_name("matmul", shape, (a_dtype, b_dtype, c_dtype), "amx")
+    name = intrin_name("matmul", shape, (a_dtype, b_dtype, c_dtype), "amx", "pa" if a_packed else None)
     if name in TensorIntrin.list_names():
         return name
     extra = {"instruction": instruction, "m_tiles": m_tiles, "n_tiles": n_tiles, "k_steps": k_steps,
              "tiles_used": m_tiles * n_tiles + m_tiles + n_tiles, "b_layout": "vnni_packed",
-             "ops_per_call": 2 * shape[0] * shape[1] * shape[2],
+             "ops_per_call": 2 * shape[0] * shape[1] * shape[2], "a_packed": a_packed, "hand_only": a_packed,
              # A and C tiles load/store at any row stride: the search uses plain GEMM operands in place
-             "in_place_operands": ("A", "C")}
-    desc, impl = _desc(a_dtype, b_dtype, m_tiles, n_tiles, k_steps), _impl(a_dtype, b_dtype, m_tiles, n_tiles, k_steps)
+             "in_place_operands": ("C",) if a_packed else ("A", "C")}
+    desc = _desc(a_dtype, b_dtype, m_tiles, n_tiles, k_steps, a_packed=a_packed)
+    impl = _impl(a_dtype, b_dtype, m_tiles, n_tiles, k_steps, a_packed)
     meta = IntrinMeta(target_kind="llvm", arch="x86_64", features=features, extra=extra)
     if _on_import:
         register(name, desc, impl, meta)
@@ -316,7 +372,8 @@ def emulation_intrin(name: str) -> TensorIntrin:
         intrin = TensorIntrin.get(name)
         extra = intrin.meta.extra
         a_dtype, b_dtype = (intrin.desc.buffer_map[p].dtype for p in intrin.desc.params[:2])
-        impl = _desc(a_dtype, b_dtype, extra["m_tiles"], extra["n_tiles"], extra["k_steps"], strided=True)
+        impl = _desc(a_dtype, b_dtype, extra["m_tiles"], extra["n_tiles"], extra["k_steps"], strided=True,
+                     a_packed=extra.get("a_packed", False))
         _EMULATIONS[name] = TensorIntrin(intrin.desc, impl, f"{name}_emulated",
                                          IntrinMeta(target_kind="llvm", arch="x86_64",
                                                     extra={**extra, "emulates": name}))

@@ -144,7 +144,7 @@ def panel_blocks(n_blocks: int, block_bytes: int, budget: int = B_PANEL_BYTES) -
 
 def schedule_amx_gemm(func, m_tiles: int = 2, n_tiles: int = 2, k_steps: int | None = None,
                       parallel: bool = True, intrin=None, emulate: bool = False, k_outer: bool = False,
-                      panel_bytes: int = B_PANEL_BYTES) -> Schedule:
+                      panel_bytes: int = B_PANEL_BYTES, pack_a: bool = False) -> Schedule:
     """Tensorize the GEMM ``func`` (as made by ``amx_gemm``) with AMX tiles.
 
     Parameters
@@ -168,6 +168,10 @@ def schedule_amx_gemm(func, m_tiles: int = 2, n_tiles: int = 2, k_steps: int | N
         between chunks). Without it each column block runs the whole K, re-reading the block row of A.
     panel_bytes : int
         Bytes of packed B one sweep over M keeps hot (``panel_blocks``'s budget).
+    pack_a : bool
+        Copy A, in the call, into tiles of one contiguous KiB each (``A[i // 16, k // k_step, i % 16, k %
+        k_step]``, the ``_pa`` intrinsics): a tile's 16 rows then never share L1 sets (a row-major A with a
+        power-of-two row length of 1 KiB or more puts them in one or two), at the cost of one pass over A.
 
     Returns
     -------
@@ -184,6 +188,8 @@ def schedule_amx_gemm(func, m_tiles: int = 2, n_tiles: int = 2, k_steps: int | N
     if M % tm or N % tn or K % tk:
         sch.pad_einsum(block, [tm, tn, tk])
     sch.transform_layout(block, ("read", 1), lambda j, k: (j // 16, k // pack, j % 16, k % pack))
+    if pack_a:
+        _pack_a(sch, block, k_step, parallel)
     i, j, k = sch.get_loops(block)
     n_padded, k_padded = -(-N // tn) * tn, -(-K // tk) * tk
     panel = panel_blocks(n_padded // tn, tn * k_padded * (2 if A.dtype == "bfloat16" else 1), panel_bytes)
@@ -194,11 +200,23 @@ def schedule_amx_gemm(func, m_tiles: int = 2, n_tiles: int = 2, k_steps: int | N
         sch.reorder(j_oo, i_o, k_o, j_oi, i_i, j_i, k_i)
     else:
         sch.reorder(j_oo, i_o, j_oi, k_o, i_i, j_i, k_i)
-    name = amx_matmul_intrin(A.dtype, B.dtype, m_tiles, n_tiles, k_steps)
+    name = amx_matmul_intrin(A.dtype, B.dtype, m_tiles, n_tiles, k_steps, a_packed=pack_a)
     sch.tensorize(i_i, intrin or (emulation_intrin(name) if emulate else name))
     if parallel:
         sch.parallel(sch.fuse(j_oo, i_o))
     return sch
+
+
+def _pack_a(sch: Schedule, block, k_step: int, parallel: bool) -> None:
+    """Copy the GEMM's A (read 0) into a buffer of tiles, rows of the copy in parallel, each tile row one
+    vector."""
+    copy = sch.cache_read(block, 0, "global")
+    sch.transform_layout(block, ("read", 0), lambda i, k: (i // 16, k // k_step, i % 16, k % k_step))
+    rows, cols = sch.get_loops(copy)
+    _, lanes = sch.split(cols, [None, k_step])
+    sch.vectorize(lanes)
+    if parallel:
+        sch.parallel(rows)
 
 
 def _operands(sch: Schedule, block):
@@ -358,5 +376,5 @@ def emulation_schedule(func, m_tiles: int = 2, n_tiles: int = 2, k_steps: int | 
     return schedule_amx_gemm(func, m_tiles, n_tiles, k_steps, parallel, emulate=True)
 
 
-__all__ = ["amx_gemm", "amx_conv2d_nhwc", "conv2d_nhwc_hwio", "pack_b", "default_k_steps", "panel_blocks", "schedule_amx_gemm", "schedule_amx_conv2d",
-           "emulation_schedule"]
+__all__ = ["amx_gemm", "amx_conv2d_nhwc", "conv2d_nhwc_hwio", "pack_b", "default_k_steps", "panel_blocks",
+           "schedule_amx_gemm", "schedule_amx_conv2d", "emulation_schedule"]

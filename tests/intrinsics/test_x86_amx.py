@@ -167,6 +167,34 @@ def test_a_view_of_a_wider_buffer_is_tiled_by_the_gemms_extents():
     check(c, ref, "uint8", K)
 
 
+@pytest.mark.parametrize("shape,a_dtype,b_dtype", [((64, 64, 256), "uint8", "int8"),
+                                                   ((64, 96, 128), "bfloat16", "bfloat16"),
+                                                   ((33, 47, 70), "bfloat16", "bfloat16")])
+def test_a_packed_into_tiles_on_the_tile_model_and_in_assembly(shape, a_dtype, b_dtype):
+    """``pack_a``: A copied into tiles of one contiguous KiB (the ``_pa`` intrinsics, loaded at a 64-byte row
+    stride), padded shapes too; the sums are those of the unpacked schedule, and the assembly loads the tiles."""
+    M, N, K = shape
+    sch = schedule_amx_gemm(amx_gemm(M, N, K, a_dtype, b_dtype), parallel=False, pack_a=True)
+    assert "_amx_pa" in str(sch.trace)
+    a, b, ref = operands(a_dtype, b_dtype, M, N, K, seed=6)
+    padded = "pad_einsum" in [inst.kind for inst in sch.trace.insts]
+    c = np.full((M, N), 7, np.float32 if a_dtype == "bfloat16" else np.int32)
+    run_prim_func(sch.mod, a, b if padded else pack_b(b, 4 if a_dtype != "bfloat16" else 2), c,
+                  externs=AMXModel().externs())
+    check(c, ref, a_dtype, K)
+    asm = tvm.build(sch.mod, target=SPR).get_source("asm")
+    assert re.search(rf"\b{INSTRUCTIONS[(a_dtype, b_dtype)][0]}\s+%tmm", asm) and "ldtilecfg" in asm
+
+
+def test_a_packed_into_tiles_emulated_matches_numpy():
+    M, N, K = 64, 64, 256
+    sch = schedule_amx_gemm(amx_gemm(M, N, K, "bfloat16", "bfloat16"), emulate=True, pack_a=True)
+    a, b, ref = operands("bfloat16", "bfloat16", M, N, K, seed=7)
+    c = tvm.nd.array(np.zeros((M, N), np.float32))
+    tvm.build(sch.mod, target="llvm")(nd(a), nd(pack_b(b, 2)), c)
+    check(c.numpy(), ref, "bfloat16", K)
+
+
 def conv_operands(dtype, N, H, W, CI, CO, KH, KW, seed=0):
     """data, weights as the im2col GEMM's W[co, (rh, rw, ci)], and the NHWC reference flattened to (M, CO)."""
     if dtype == "bfloat16":
@@ -336,3 +364,13 @@ def test_amx_bf16_gemm_runs_within_bf16_tolerance(shape):
     c = tvm.nd.array(np.zeros((M, N), np.float32))
     f(nd(a), nd(b if padded else pack_b(b, 2)), c)
     check(c.numpy(), ref, "bfloat16", K)
+
+
+def test_the_search_leaves_out_the_a_packed_intrinsics():
+    """Registered by a hand schedule, the ``_pa`` intrinsics stay out of the search's space (it must not depend on
+    what ran before in the process)."""
+    from search.context import available_intrinsics
+
+    name = amx_matmul_intrin("bfloat16", "bfloat16", 2, 2, 4, a_packed=True)
+    names = available_intrinsics(tvm.target.Target(SPR))
+    assert name not in names and amx_matmul_intrin("bfloat16", "bfloat16", 2, 2, 4) in names
