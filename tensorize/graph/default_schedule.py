@@ -205,8 +205,10 @@ def _fuse_image_rows(sch: Schedule, block, epilogue, lanes: int):
     accumulators (``_scored_register_tile``) grow by over 5% (MobileNet-V2's 7x7 1x1 convolutions 1.3x, its
     14x14 ones 1.1-1.17x, 56x56 ones up to 1.13x; 12-pixel rows that two 6-row tiles fill stay apart). Not where
     an operand is indexed by only one of the two (a Winograd GEMM's weights by tile position: a tile of rows
-    would need a weight vector per row). Returns the consumer of the fused buffer (the epilogue or the copy),
-    or None when nothing was fused."""
+    would need a weight vector per row). An epilogue of another shape (a transposed convolution interleaving its
+    phases) does not follow: the tile goes to a local copy, and the caller runs the epilogue as a pass of its
+    own. Returns the consumer of the fused buffer (the epilogue or the copy), or None when nothing was
+    fused."""
     blk = sch.get(block)
     ivs = blk.iter_vars
     ns = _num_spatial(sch, block)
@@ -225,7 +227,7 @@ def _fuse_image_rows(sch: Schedule, block, epilogue, lanes: int):
         out = sch.get(epilogue)
         if [int(iv.dom.extent) for iv in out.iter_vars] != [int(iv.dom.extent) for iv in ivs[:ns]] \
                 or any(iv.iter_type != IterVar.DataPar for iv in out.iter_vars):
-            return None
+            epilogue = None  # another shape (a transposed convolution interleaving its phases): a local copy
     def pixels(ndim):  # (..., y, x, c, <reduction>) -> (..., y * cols + x, c, <reduction>)
         return IndexMap.from_func(lambda *idx: (*idx[:ns - 3], idx[ns - 3] * cols + idx[ns - 2], *idx[ns - 1:]),
                                   ndim=ndim)
@@ -284,7 +286,10 @@ def _schedule_reduction(sch: Schedule, block, epilogue, lanes: int, stream_all: 
         spatial, reduce = loops[:ns], loops[ns:]
         consumer = _fuse_image_rows(sch, block, epilogue, lanes)
         if consumer is not None:
-            cache = consumer if epilogue is None else None
+            cache = consumer if consumer != epilogue else None
+            if cache is not None and epilogue is not None:  # fused without the epilogue (another shape)
+                _schedule_spatial(sch, epilogue, lanes)
+                epilogue = None
             ns -= 1
             loops = sch.get_loops(block)
             spatial, reduce = loops[:ns], loops[ns:]

@@ -301,14 +301,16 @@ def test_register_rows_reuse_the_weight_vectors():
 
 def test_register_rows_of_an_intermediate_permute_its_layout():
     """Phases written to an intermediate that a later stage interleaves: the block's iterators and the buffer's
-    layout are permuted together (phases outer, the output rows and columns innermost before the channels)."""
+    layout are permuted together (phases outer, the output rows and columns innermost before the channels),
+    and the rows and columns then fuse into 16 pixels, tiles of 6 of them filling 12 accumulators (the
+    interleaving stage, of another shape, runs as a pass of its own)."""
     data, kernel, phases, d, w, want = _phases()
     q, co = 4, 16
     out = te.compute((2 * q, 2 * q, co), lambda y, x, o: phases[y // 2, y % 2, x // 2, x % 2, o], name="out")
     sch = tiled_schedule(te.create_prim_func([data, kernel, out]), lanes=8)
     kinds = [inst.kind for inst in sch.trace.insts]
     assert "transform_layout" in kinds and "transform_block_layout" in kinds
-    assert [extent for _, extent in _unrolled(sch, "phases_update")] == [q]
+    assert [extent for _, extent in _unrolled(sch, "phases_update")] == [6]
     got = tvm.nd.array(np.zeros((2 * q, 2 * q, co), "float32"))
     tvm.build(sch.mod, target="llvm")(tvm.nd.array(d), tvm.nd.array(w), got)
     # out[2 qy + py, 2 qx + px] = phases[qy, py, qx, px]: the phases' axes in order, reshaped
