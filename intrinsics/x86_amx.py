@@ -140,6 +140,20 @@ def _layout(a_dtype: str, b_dtype: str):
             from None
 
 
+def _a_operand(mt: int, ks: int, k_step: int, a_packed: bool):
+    """(shape, index of element (i, k)) of the A operand: row-major ``(16 * mt, k_step * ks)``, or packed into
+    tiles of one contiguous KiB, ``A[i // 16, k // k_step, i % 16, k % k_step]``."""
+    if a_packed:
+        return (mt, ks, 16, k_step), lambda i, k: (i // 16, k // k_step, i % 16, k % k_step)
+    return (16 * mt, k_step * ks), lambda i, k: (i, k)
+
+
+def _a_strides(shape) -> list:
+    """Free row strides of an A view (unit stride innermost): ``[sa, 1]``, or ``[sa0, sa1, sa2, 1]`` packed."""
+    names = ["sa"] if len(shape) == 2 else [f"sa{d}" for d in range(len(shape) - 1)]
+    return [E.Var(n, "int32") for n in names] + [1]
+
+
 def _desc(a_dtype: str, b_dtype: str, mt: int, nt: int, ks: int, strided: bool = False, a_packed: bool = False):
     """The semantics; ``strided``: the same loops over views with any row strides (an impl that emulates
     the instructions with plain code, see ``emulation_intrin``); ``a_packed``: A stored as tiles,
@@ -147,45 +161,25 @@ def _desc(a_dtype: str, b_dtype: str, mt: int, nt: int, ks: int, strided: bool =
     _, c_dtype, k_step, _ = _layout(a_dtype, b_dtype)
     M, N, K = 16 * mt, 16 * nt, k_step * ks
     pack = 4 if k_step == 64 else 2  # K values per 32-bit VNNI group
-    sa, sa0, sa1, sb0, sb1, sc = (E.Var(n, "int32") for n in ("sa", "sa0", "sa1", "sb0", "sb1", "sc"))
-    a_strides, b_strides, c_strides = ([sa, 1], [sb0, sb1, pack, 1], [sc, 1]) if strided else (None,) * 3
-    if a_packed:
-        return _desc_a_packed(a_dtype, b_dtype, c_dtype, mt, nt, ks, k_step, pack,
-                              [sa0, sa1, k_step, 1] if strided else None, b_strides, c_strides)
+    a_shape, a_at = _a_operand(mt, ks, k_step, a_packed)
+    a_region = tuple(slice(0, e) for e in a_shape)
+    sb0, sb1, sc = (E.Var(n, "int32") for n in ("sb0", "sb1", "sc"))
+    a_strides, b_strides, c_strides = (_a_strides(a_shape), [sb0, sb1, pack, 1], [sc, 1]) if strided \
+        else (None,) * 3
 
     @T.prim_func
     def desc(a: T.handle, b: T.handle, c: T.handle) -> None:
-        A = T.match_buffer(a, (M, K), a_dtype, offset_factor=1, strides=a_strides)
+        A = T.match_buffer(a, a_shape, a_dtype, offset_factor=1, strides=a_strides)
         B = T.match_buffer(b, (nt, K // pack, 16, pack), b_dtype, offset_factor=1, strides=b_strides)
         C = T.match_buffer(c, (M, N), c_dtype, offset_factor=1, strides=c_strides)
         with T.block("root"):
-            T.reads(C[0:M, 0:N], A[0:M, 0:K], B[0:nt, 0:K // pack, 0:16, 0:pack])
+            T.reads(C[0:M, 0:N], A[a_region], B[0:nt, 0:K // pack, 0:16, 0:pack])
             T.writes(C[0:M, 0:N])
             for i, j, k in T.grid(M, N, K):
                 with T.block("update"):
                     vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-                    C[vi, vj] = C[vi, vj] + T.Cast(c_dtype, A[vi, vk]) * T.Cast(
+                    C[vi, vj] = C[vi, vj] + T.Cast(c_dtype, A[a_at(vi, vk)]) * T.Cast(
                         c_dtype, B[vj // 16, vk // pack, vj % 16, vk % pack])
-
-    return desc
-
-
-def _desc_a_packed(a_dtype, b_dtype, c_dtype, mt, nt, ks, k_step, pack, a_strides, b_strides, c_strides):
-    M, N, K = 16 * mt, 16 * nt, k_step * ks
-
-    @T.prim_func
-    def desc(a: T.handle, b: T.handle, c: T.handle) -> None:
-        A = T.match_buffer(a, (mt, ks, 16, k_step), a_dtype, offset_factor=1, strides=a_strides)
-        B = T.match_buffer(b, (nt, K // pack, 16, pack), b_dtype, offset_factor=1, strides=b_strides)
-        C = T.match_buffer(c, (M, N), c_dtype, offset_factor=1, strides=c_strides)
-        with T.block("root"):
-            T.reads(C[0:M, 0:N], A[0:mt, 0:ks, 0:16, 0:k_step], B[0:nt, 0:K // pack, 0:16, 0:pack])
-            T.writes(C[0:M, 0:N])
-            for i, j, k in T.grid(M, N, K):
-                with T.block("update"):
-                    vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-                    C[vi, vj] = C[vi, vj] + T.Cast(c_dtype, A[vi // 16, vk // k_step, vi % 16, vk % k_step]) * \
-                        T.Cast(c_dtype, B[vj // 16, vk // pack, vj % 16, vk % pack])
 
     return desc
 
@@ -194,43 +188,19 @@ def _impl_skeleton(a_dtype: str, b_dtype: str, mt: int, nt: int, ks: int, a_pack
     _, c_dtype, k_step, _ = _layout(a_dtype, b_dtype)
     M, N, K = 16 * mt, 16 * nt, k_step * ks
     pack = 4 if k_step == 64 else 2
-    if a_packed:
-        return _impl_skeleton_a_packed(a_dtype, b_dtype, c_dtype, mt, nt, ks, k_step, pack)
+    a_shape, _ = _a_operand(mt, ks, k_step, a_packed)
+    a_region, a_strides = tuple(slice(0, e) for e in a_shape), _a_strides(a_shape)
 
     @T.prim_func
     def impl(a: T.handle, b: T.handle, c: T.handle) -> None:
-        sa = T.int32()
-        A = T.match_buffer(a, (M, K), a_dtype, offset_factor=1, strides=[sa, 1])
+        A = T.match_buffer(a, a_shape, a_dtype, offset_factor=1, strides=a_strides)
         sb0 = T.int32()
         sb1 = T.int32()
         B = T.match_buffer(b, (nt, K // pack, 16, pack), b_dtype, offset_factor=1, strides=[sb0, sb1, pack, 1])
         sc = T.int32()
         C = T.match_buffer(c, (M, N), c_dtype, offset_factor=1, strides=[sc, 1])
         with T.block("root"):
-            T.reads(C[0:M, 0:N], A[0:M, 0:K], B[0:nt, 0:K // pack, 0:16, 0:pack])
-            T.writes(C[0:M, 0:N])
-            cfg = T.alloc_buffer((8,), "int64", scope="local")  # noqa: F841 - the impl's tile configuration
-            T.evaluate(0)
-
-    return impl
-
-
-def _impl_skeleton_a_packed(a_dtype, b_dtype, c_dtype, mt, nt, ks, k_step, pack):
-    M, N, K = 16 * mt, 16 * nt, k_step * ks
-
-    @T.prim_func
-    def impl(a: T.handle, b: T.handle, c: T.handle) -> None:
-        sa0 = T.int32()
-        sa1 = T.int32()
-        sa2 = T.int32()
-        A = T.match_buffer(a, (mt, ks, 16, k_step), a_dtype, offset_factor=1, strides=[sa0, sa1, sa2, 1])
-        sb0 = T.int32()
-        sb1 = T.int32()
-        B = T.match_buffer(b, (nt, K // pack, 16, pack), b_dtype, offset_factor=1, strides=[sb0, sb1, pack, 1])
-        sc = T.int32()
-        C = T.match_buffer(c, (M, N), c_dtype, offset_factor=1, strides=[sc, 1])
-        with T.block("root"):
-            T.reads(C[0:M, 0:N], A[0:mt, 0:ks, 0:16, 0:k_step], B[0:nt, 0:K // pack, 0:16, 0:pack])
+            T.reads(C[0:M, 0:N], A[a_region], B[0:nt, 0:K // pack, 0:16, 0:pack])
             T.writes(C[0:M, 0:N])
             cfg = T.alloc_buffer((8,), "int64", scope="local")  # noqa: F841 - the impl's tile configuration
             T.evaluate(0)
@@ -254,7 +224,7 @@ def _bytes(stride, dtype: str) -> E.PrimExpr:
 def _impl(a_dtype: str, b_dtype: str, mt: int, nt: int, ks: int, a_packed: bool = False):
     """The impl: configure, load the accumulators, for each K step load mt A and nt B tiles and multiply
     each pair into its accumulator, store the accumulators. Tiles: C 0..mt*nt-1, then A, then B. A packed
-    into tiles is loaded from ``A[t, s, 0, 0]`` at its row stride."""
+    into tiles is loaded from ``A[t, s, 0, 0]`` at its tile row stride."""
     instruction, c_dtype, k_step, _ = _layout(a_dtype, b_dtype)
     if mt * nt + mt + nt > NUM_TILES:
         raise ValueError(f"a {mt}x{nt} accumulator block needs {mt * nt} + {mt} + {nt} tile registers; AMX has "
@@ -263,7 +233,7 @@ def _impl(a_dtype: str, b_dtype: str, mt: int, nt: int, ks: int, a_packed: bool 
     A, B, C = (skeleton.buffer_map[p] for p in skeleton.params)
     root = skeleton.body.block
     cfg = root.alloc_buffers[0]
-    a_stride, c_stride = _bytes(A.strides[2 if a_packed else 0], a_dtype), _bytes(C.strides[0], c_dtype)
+    a_stride, c_stride = _bytes(A.strides[-2], a_dtype), _bytes(C.strides[0], c_dtype)  # A's tile rows apart
     b_stride = _bytes(B.strides[1], b_dtype)
     c_tile = {(t, u): t * nt + u for t in range(mt) for u in range(nt)}
     a_tile = {t: mt * nt + t for t in range(mt)}
@@ -275,8 +245,8 @@ def _impl(a_dtype: str, b_dtype: str, mt: int, nt: int, ks: int, a_packed: bool 
     s = E.Var("s", "int32")
     step = []
     for t, tile in a_tile.items():
-        address = T.address_of(A[t, s, 0, 0]) if a_packed else T.address_of(A[16 * t, s * k_step])
-        step.append(_tile_call("llvm.x86.tileloadd64", _tile(tile), address, a_stride))
+        corner = (t, s, 0, 0) if a_packed else (16 * t, s * k_step)
+        step.append(_tile_call("llvm.x86.tileloadd64", _tile(tile), T.address_of(A[corner]), a_stride))
     rows_per_step = 16  # one B tile covers 16 packed rows (64 int8 or 32 bf16 values of K)
     for u, tile in b_tile.items():
         step.append(_tile_call("llvm.x86.tileloadd64", _tile(tile), T.address_of(B[u, s * rows_per_step, 0, 0]),
