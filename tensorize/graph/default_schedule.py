@@ -33,7 +33,7 @@ from ..ir.functor import collect_vars
 from ..schedule import Schedule
 from ..transform.split_layout_rewrite import LAYOUT_FREE_BUFFERS, LAYOUT_REWRITE_PREPROC
 from .register_tile import (_lane_width, _register_tile, _scored_register_tile, _vector_width, reuse_rows,  # noqa: F401
-                            accumulator_registers)
+                            accumulator_registers, stores_in_iterator_order)
 
 logger = logging.getLogger(__name__)
 
@@ -212,9 +212,7 @@ def _fuse_image_rows(sch: Schedule, block, epilogue, lanes: int):
     blk = sch.get(block)
     ivs = blk.iter_vars
     ns = _num_spatial(sch, block)
-    body = blk.body
-    if ns < 3 or any(iv.iter_type != IterVar.DataPar for iv in ivs[:ns]) or not hasattr(body, "indices") \
-            or len(body.indices) != ns or any(i is not iv.var for i, iv in zip(body.indices, ivs)):
+    if ns < 3 or not stores_in_iterator_order(blk, ns):
         return None  # only a block whose iterators run spatial first and whose store is ``buf[spatial]``
     pair = {id(ivs[ns - 3].var), id(ivs[ns - 2].var)}
     for region in blk.reads:

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import math
 
+from ..arith.index_map import IndexMap
 from ..ir.expr import IterVar
 from ..ir.functor import collect_vars
 
-__all__ = ["accumulator_registers", "reuse_rows"]
+__all__ = ["accumulator_registers", "reuse_rows", "stores_in_iterator_order"]
 
 
 def _vector_width(n: int, lanes: int) -> int:
@@ -79,9 +80,28 @@ def _scored_register_tile(last: int, rows_extent: int, lanes: int, registers: in
     return best[1], best[0], best_score
 
 
-def reuse_rows(sch, block, spatial: list) -> list:
-    """``spatial`` (the block's spatial loops, bound one to one to its iterators) with the register tile's rows
-    made of axes that reuse the weight vectors. Where the second-to-last axis indexes an operand that the vector
+def stores_in_iterator_order(blk, ns: int) -> bool:
+    """Whether block ``blk``'s first ``ns`` iterators are spatial and it stores ``buf[those iterators]`` in order.
+
+    Parameters
+    ----------
+    blk : Block
+        The block.
+    ns : int
+        Its spatial iterators.
+
+    Returns
+    -------
+    bool
+    """
+    ivs, body = blk.iter_vars, blk.body
+    return all(iv.iter_type == IterVar.DataPar for iv in ivs[:ns]) and hasattr(body, "indices") \
+        and len(body.indices) == ns and all(i is iv.var for i, iv in zip(body.indices, ivs))
+
+
+def reuse_rows(sch, block, spatial: list) -> None:
+    """Make the register tile's rows of axes that reuse the weight vectors (``spatial``: the block's spatial
+    loops, bound one to one to its iterators). Where the second-to-last axis indexes an operand that the vector
     axis indexes too (each row would need its own weight vectors), the axes that index none of those operands
     move innermost, before the vector axis: when the block writes an intermediate buffer in iterator order,
     by permuting the block's iterators and that buffer's layout alike (so that ``_fuse_image_rows`` may then
@@ -92,38 +112,29 @@ def reuse_rows(sch, block, spatial: list) -> list:
     Parameters
     ----------
     sch : Schedule
-        The schedule (changed in place when axes move).
+        The schedule (changed in place when axes move; the caller reads the loops again).
     block : BlockRV
         The reduction block.
     spatial : list of LoopRV
         Its spatial loops, outermost first.
-
-    Returns
-    -------
-    list of LoopRV
-        The spatial loops in their new order (``spatial`` itself when nothing moved).
     """
     blk, ns = sch.get(block), len(spatial)
     ivs = blk.iter_vars
     if ns < 3 or [int(sch.get(lp).extent) for lp in spatial] != [int(iv.dom.extent) for iv in ivs[:ns]] \
             or any(iv.iter_type != IterVar.DataPar for iv in ivs[:ns]):
-        return spatial
+        return
     written = {id(region.buffer) for region in blk.writes}
     weights: set = set()
     for region in blk.reads:
         used = {id(v) for r in region.region for v in collect_vars(r.min)}
         if id(region.buffer) not in written and id(ivs[ns - 1].var) in used:
             weights |= used
-    if id(ivs[ns - 2].var) not in weights:
-        return spatial
     free = [k for k in range(ns - 1) if id(ivs[k].var) not in weights and int(ivs[k].dom.extent) > 1]
-    if not free:
-        return spatial
+    if id(ivs[ns - 2].var) not in weights or not free:
+        return
     order = [k for k in range(ns - 1) if k not in free] + free + [ns - 1]
-    body = blk.body
     params = {id(b) for b in sch.mod["main"].buffer_map.values()}
-    if len(blk.writes) == 1 and id(blk.writes[0].buffer) not in params and hasattr(body, "indices") \
-            and len(body.indices) == ns and all(i is iv.var for i, iv in zip(body.indices, ivs)):
+    if len(blk.writes) == 1 and id(blk.writes[0].buffer) not in params and stores_in_iterator_order(blk, ns):
         trial = sch.copy()  # tried on a copy first: both steps apply or neither
         try:
             _permute(trial, block, order, len(ivs))
@@ -131,16 +142,12 @@ def reuse_rows(sch, block, spatial: list) -> list:
             pass
         else:
             _permute(sch, block, order, len(ivs))
-            return sch.get_loops(block)[:ns]
-    moved = spatial[:free[-1]] + spatial[free[-1] + 1:ns - 1] + [spatial[free[-1]], spatial[ns - 1]]
-    sch.reorder(*moved)
-    return moved
+            return
+    sch.reorder(*spatial[:free[-1]], *spatial[free[-1] + 1:ns - 1], spatial[free[-1]], spatial[ns - 1])
 
 
 def _permute(sch, block, order: list, n_iters: int) -> None:
     """Put ``block``'s spatial iterators, and the axes of the buffer it writes, in ``order``."""
-    from ..arith.index_map import IndexMap
-
     ns = len(order)
     sch.transform_layout(block, ("write", 0), IndexMap.from_func(lambda *idx: tuple(idx[k] for k in order), ndim=ns))
     sch.transform_block_layout(block, IndexMap.from_func(
