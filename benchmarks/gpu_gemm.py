@@ -201,11 +201,10 @@ def main(argv=None) -> int:
         print("no CUDA GPU visible to cupy here: nothing to measure (install cupy-cuda13x and run on a GPU node)")
         return 0
     work_dir = args.work_dir or tempfile.mkdtemp(prefix="gpu_gemm_")
+    dtypes, layouts = args.dtypes.split(","), args.layouts.split(",")
     rows = [measure(args.size, dt, ot, args.arch, args.repeat, args.trials, work_dir, args.max_configs)
-            for dt, ot in (("float16", "float32"), ("int8", "int32"))
-            if dt in args.dtypes.split(",") and "nn" in args.layouts.split(",")]
-    layouts = args.layouts.split(",")
-    if args.arch == "sm_90a" and "float16" in args.dtypes.split(",") and "nt" in layouts:  # wgmma, NT layout
+            for dt, ot in (("float16", "float32"), ("int8", "int32")) if dt in dtypes and "nn" in layouts]
+    if args.arch == "sm_90a" and "float16" in dtypes and "nt" in layouts:  # Hopper's wgmma, on the NT layout
         rows.append({"wgmma": measure_wgmma(args.size, args.repeat, args.trials, work_dir, args.max_configs)})
     if args.out:
         with open(args.out, "w") as f:
