@@ -43,6 +43,12 @@ Code generation: the *plain* LLVM intrinsics with an explicit ``ldtilecfg``
   intrinsic; it is loaded at the start of each call (a few dozen cycles against ``mt * nt * ks``
   tile multiplies of 16 cycles each). Calls do not ``tilerelease``: the next call configures again.
 
+Issue order: named tiles are not renamed, so a load into a tile waits for the multiplies that still read
+it. The impl loads an operand tile for the next K step right after its last multiply of this step (the
+2 x 2 step: load B1, A1; C00 += A0 B0; C01 += A0 B1; load A0'; C10 += A1 B0; load B0'; C11 += A1 B1), as
+hand-written AMX kernels interleave them, rather than all four loads before the four multiplies
+(``issue_order_intrin(name, "grouped")`` gives that order, for timing one against the other).
+
 The OS must grant the process the tile data state first (Linux ``arch_prctl(ARCH_REQ_XCOMP_PERM,
 XFEATURE_XTILEDATA)``): ``tensorize.runtime`` requests it at the first call of a module that calls AMX
 intrinsics (``tensorize.runtime.amx``) and raises ``AMXPermissionError`` when the kernel refuses.
@@ -221,14 +227,26 @@ def _bytes(stride, dtype: str) -> E.PrimExpr:
     return E.Cast("int64", stride) * E.IntImm("int64", size)
 
 
-def _impl(a_dtype: str, b_dtype: str, mt: int, nt: int, ks: int, a_packed: bool = False):
+ISSUE_ORDERS = ("pipelined", "grouped")
+
+
+def _impl(a_dtype: str, b_dtype: str, mt: int, nt: int, ks: int, a_packed: bool = False, issue: str = "pipelined"):
     """The impl: configure, load the accumulators, for each K step load mt A and nt B tiles and multiply
     each pair into its accumulator, store the accumulators. Tiles: C 0..mt*nt-1, then A, then B. A packed
-    into tiles is loaded from ``A[t, s, 0, 0]`` at its tile row stride."""
+    into tiles is loaded from ``A[t, s, 0, 0]`` at its tile row stride.
+
+    ``issue`` orders a step's instructions. ``"grouped"``: the step's mt + nt loads, then its mt * nt
+    multiplies. ``"pipelined"``: an operand tile whose last multiply is not the step's last is loaded for the
+    next step right after that multiply, overlapping the multiplies still to run; the others load at the
+    start of their step. Tile registers are named, so a load into a tile waits for the multiplies that read
+    its previous contents: grouped, every step's first multiply waits for a load issued after the previous
+    step's last multiply."""
     instruction, c_dtype, k_step, _ = _layout(a_dtype, b_dtype)
     if mt * nt + mt + nt > NUM_TILES:
         raise ValueError(f"a {mt}x{nt} accumulator block needs {mt * nt} + {mt} + {nt} tile registers; AMX has "
                          f"{NUM_TILES}")
+    if issue not in ISSUE_ORDERS:
+        raise ValueError(f"unknown issue order {issue!r}; use one of {ISSUE_ORDERS}")
     skeleton = _impl_skeleton(a_dtype, b_dtype, mt, nt, ks, a_packed)
     A, B, C = (skeleton.buffer_map[p] for p in skeleton.params)
     root = skeleton.body.block
@@ -236,35 +254,54 @@ def _impl(a_dtype: str, b_dtype: str, mt: int, nt: int, ks: int, a_packed: bool 
     a_stride, c_stride = _bytes(A.strides[-2], a_dtype), _bytes(C.strides[0], c_dtype)  # A's tile rows apart
     b_stride = _bytes(B.strides[1], b_dtype)
     c_tile = {(t, u): t * nt + u for t in range(mt) for u in range(nt)}
-    a_tile = {t: mt * nt + t for t in range(mt)}
-    b_tile = {u: mt * nt + mt + u for u in range(nt)}
+    rows_per_step = 16  # one B tile covers 16 packed rows (64 int8 or 32 bf16 values of K)
+
+    def load(operand, step):
+        kind, index = operand
+        if kind == "A":
+            corner = (index, step, 0, 0) if a_packed else (16 * index, step * k_step)
+            return _tile_call("llvm.x86.tileloadd64", _tile(mt * nt + index), T.address_of(A[corner]), a_stride)
+        return _tile_call("llvm.x86.tileloadd64", _tile(mt * nt + mt + index),
+                          T.address_of(B[index, step * rows_per_step, 0, 0]), b_stride)
+
+    def multiply(t, u):
+        return _tile_call(f"llvm.x86.{instruction}", _tile(c_tile[t, u]), _tile(mt * nt + t), _tile(mt * nt + mt + u))
+
+    order = list(c_tile)  # the multiplies of a step, row-major over the accumulator block
+    operands = [("A", t) for t in range(mt)] + [("B", u) for u in range(nt)]
+    uses = {op: [p for p, (t, u) in enumerate(order) if op in (("A", t), ("B", u))] for op in operands}
+    ahead = [] if issue == "grouped" else [op for op in operands if uses[op][-1] < len(order) - 1]
+    at_start = operands if issue == "grouped" else sorted((op for op in operands if op not in ahead),
+                                                          key=lambda op: uses[op][0])
+
+    def step_body(step, prefetch: bool) -> list:
+        body = [load(op, step) for op in at_start]
+        for p, (t, u) in enumerate(order):
+            body.append(multiply(t, u))
+            if prefetch:
+                body.extend(load(op, step + 1) for op in ahead if uses[op][-1] == p)
+        return body
+
     body = [S.BufferStore(cfg, E.IntImm("int64", w), [E.IntImm("int32", i)]) for i, w in enumerate(tile_config())]
     body.append(_tile_call("llvm.x86.ldtilecfg", T.address_of(cfg[0])))
     for (t, u), tile in c_tile.items():
         body.append(_tile_call("llvm.x86.tileloadd64", _tile(tile), T.address_of(C[16 * t, 16 * u]), c_stride))
     s = E.Var("s", "int32")
-    step = []
-    for t, tile in a_tile.items():
-        corner = (t, s, 0, 0) if a_packed else (16 * t, s * k_step)
-        step.append(_tile_call("llvm.x86.tileloadd64", _tile(tile), T.address_of(A[corner]), a_stride))
-    rows_per_step = 16  # one B tile covers 16 packed rows (64 int8 or 32 bf16 values of K)
-    for u, tile in b_tile.items():
-        step.append(_tile_call("llvm.x86.tileloadd64", _tile(tile), T.address_of(B[u, s * rows_per_step, 0, 0]),
-                               b_stride))
-    for (t, u), tile in c_tile.items():
-        step.append(_tile_call(f"llvm.x86.{instruction}", _tile(tile), _tile(a_tile[t]), _tile(b_tile[u])))
-    body.append(S.For(s, E.IntImm("int32", 0), E.IntImm("int32", ks), S.ForKind.SERIAL, S.SeqStmt(step))
-                if ks > 1 else _substitute_zero(S.SeqStmt(step), s))
+    if ahead:  # the first step's early loads before the loop, the last step (nothing to load ahead) peeled
+        body.extend(load(op, E.IntImm("int32", 0)) for op in ahead)
+        if ks > 1:
+            body.append(S.For(s, E.IntImm("int32", 0), E.IntImm("int32", ks - 1), S.ForKind.SERIAL,
+                              S.SeqStmt(step_body(s, True))))
+        body.extend(step_body(E.IntImm("int32", ks - 1), False))
+    elif ks > 1:
+        body.append(S.For(s, E.IntImm("int32", 0), E.IntImm("int32", ks), S.ForKind.SERIAL,
+                          S.SeqStmt(step_body(s, False))))
+    else:
+        body.extend(step_body(E.IntImm("int32", 0), False))
     for (t, u), tile in c_tile.items():
         body.append(_tile_call("llvm.x86.tilestored64", _tile(tile), T.address_of(C[16 * t, 16 * u]), c_stride))
     new_root = skeleton.body.replace(block=root.replace(body=S.SeqStmt(body)))
     return skeleton.with_body(new_root)
-
-
-def _substitute_zero(stmt, var):
-    from tensorize.ir.functor import substitute
-
-    return substitute(stmt, {var: E.IntImm("int32", 0)})
 
 
 def amx_matmul_intrin(a_dtype: str = "uint8", b_dtype: str = "int8", m_tiles: int = 1, n_tiles: int = 1,
@@ -303,6 +340,7 @@ def amx_matmul_intrin(a_dtype: str = "uint8", b_dtype: str = "int8", m_tiles: in
     extra = {"instruction": instruction, "m_tiles": m_tiles, "n_tiles": n_tiles, "k_steps": k_steps,
              "tiles_used": m_tiles * n_tiles + m_tiles + n_tiles, "b_layout": "vnni_packed",
              "ops_per_call": 2 * shape[0] * shape[1] * shape[2], "a_packed": a_packed, "hand_only": a_packed,
+             "issue": "pipelined",
              # A and C tiles load/store at any row stride: the search uses plain GEMM operands in place
              "in_place_operands": ("C",) if a_packed else ("A", "C")}
     desc = _desc(a_dtype, b_dtype, m_tiles, n_tiles, k_steps, a_packed=a_packed)
@@ -350,5 +388,42 @@ def emulation_intrin(name: str) -> TensorIntrin:
     return _EMULATIONS[name]
 
 
-__all__ = ["AMX_U8S8_INTRIN", "AMX_BF16_INTRIN", "INSTRUCTIONS", "NUM_TILES", "TILE_ROWS", "TILE_BYTES",
-           "amx_matmul_intrin", "emulation_intrin", "tile_config"]
+_ISSUE_VARIANTS: dict[tuple, TensorIntrin] = {}
+
+
+def issue_order_intrin(name: str, issue: str) -> TensorIntrin:
+    """AMX intrinsic ``name`` with its instructions in another issue order (``ISSUE_ORDERS``; registered
+    intrinsics are ``"pipelined"``): the same computation, for timing one order against the other. Not
+    registered: pass the object to ``sch.tensorize`` (or ``schedule_amx_gemm(intrin=...)``).
+
+    Parameters
+    ----------
+    name : str
+        A registered AMX intrinsic, e.g. ``"matmul_32x32x1024_bf16bf16f32_amx"``.
+    issue : str
+        ``"grouped"`` (each K step's loads, then its multiplies) or ``"pipelined"``.
+
+    Returns
+    -------
+    TensorIntrin
+        The intrinsic (made once per name and order, then cached).
+
+    Examples
+    --------
+    >>> issue_order_intrin(amx_matmul_intrin("bfloat16", "bfloat16", 2, 2, 4), "grouped").name
+    'matmul_32x32x128_bf16bf16f32_amx_grouped'
+    """
+    if (name, issue) not in _ISSUE_VARIANTS:
+        intrin = TensorIntrin.get(name)
+        extra = intrin.meta.extra
+        a_dtype, b_dtype = (intrin.desc.buffer_map[p].dtype for p in intrin.desc.params[:2])
+        impl = _impl(a_dtype, b_dtype, extra["m_tiles"], extra["n_tiles"], extra["k_steps"],
+                     extra.get("a_packed", False), issue)
+        meta = IntrinMeta(target_kind="llvm", arch="x86_64", features=intrin.meta.features,
+                          extra={**extra, "issue": issue})
+        _ISSUE_VARIANTS[name, issue] = TensorIntrin(intrin.desc, impl, f"{name}_{issue}", meta)
+    return _ISSUE_VARIANTS[name, issue]
+
+
+__all__ = ["AMX_U8S8_INTRIN", "AMX_BF16_INTRIN", "INSTRUCTIONS", "ISSUE_ORDERS", "NUM_TILES", "TILE_ROWS",
+           "TILE_BYTES", "amx_matmul_intrin", "emulation_intrin", "issue_order_intrin", "tile_config"]

@@ -13,7 +13,8 @@ from tensorize.runtime.amx import AMXPermissionError, amx_permitted, uses_amx
 from tensorize.target import host_cpu
 
 import intrinsics  # noqa: F401  (registers the families)
-from intrinsics.x86_amx import AMX_BF16_INTRIN, AMX_U8S8_INTRIN, INSTRUCTIONS, amx_matmul_intrin, tile_config
+from intrinsics.x86_amx import (AMX_BF16_INTRIN, AMX_U8S8_INTRIN, INSTRUCTIONS, ISSUE_ORDERS, amx_matmul_intrin,
+                                issue_order_intrin, tile_config)
 from intrinsics.x86_amx_model import AMXError, AMXModel, bf16_to_f32
 from intrinsics.x86_amx_schedule import (amx_conv2d_nhwc, amx_gemm, emulation_schedule, pack_b, schedule_amx_conv2d,
                                          schedule_amx_gemm)
@@ -120,6 +121,42 @@ def test_impl_on_the_tile_model(a_dtype, b_dtype):
     c = np.full((32, 32), 3, c_dtype)
     run_prim_func(impl, a, pack_b(b, 4 if k_step == 64 else 2), c, externs=AMXModel().externs())
     check(c, ref + 3, a_dtype, 4 * k_step)
+
+
+@pytest.mark.parametrize("blocking", [(1, 1, 3), (1, 2, 1), (1, 2, 3), (2, 1, 3), (2, 2, 1), (2, 2, 3), (1, 3, 2),
+                                      (3, 1, 2)])
+@pytest.mark.parametrize("issue", ISSUE_ORDERS)
+def test_issue_orders_on_the_tile_model(blocking, issue):
+    """Both issue orders compute the block. The model runs the calls in program order, so a load issued before
+    the last multiply that reads the tile's previous contents would change the sums."""
+    mt, nt, ks = blocking
+    intrin = issue_order_intrin(amx_matmul_intrin("uint8", "int8", mt, nt, ks), issue)
+    a, b, ref = operands("uint8", "int8", 16 * mt, 16 * nt, 64 * ks, seed=11)
+    c = np.full((16 * mt, 16 * nt), 3, np.int32)
+    run_prim_func(intrin.impl, a, pack_b(b), c, externs=AMXModel().externs())
+    check(c, ref + 3, "uint8", 64 * ks)
+
+
+def _loop_calls(func) -> list:
+    """(instruction, first tile) of the calls inside the impl's K-step loop, in program order."""
+    text = func.script()
+    body = text[text.index("for s in range("):].split("\n")[1:]
+    indent = len(body[0]) - len(body[0].lstrip())
+    calls = [line for line in body[:next(i for i, ln in enumerate(body) if len(ln) - len(ln.lstrip()) < indent)]]
+    return [(m[1], int(m[2])) for m in (re.search(r'"llvm\.x86\.(\w+)", T\.int8\((\d)\)', ln) for ln in calls) if m]
+
+
+def test_pipelined_order_loads_the_next_step_between_the_multiplies():
+    """2 x 2 tiles (C 0-3, A 4-5, B 6-7): A0 and B0 of the next step load right after their last multiply; A1 and
+    B1, last read by the step's final multiply, at the step's start. Grouped: four loads, four multiplies."""
+    name = amx_matmul_intrin("bfloat16", "bfloat16", 2, 2, 4)
+    load, dot = "tileloadd64", "tdpbf16ps"
+    assert _loop_calls(tvm.tir.TensorIntrin.get(name).impl) == [
+        (load, 7), (load, 5), (dot, 0), (dot, 1), (load, 4), (dot, 2), (load, 6), (dot, 3)]
+    assert _loop_calls(issue_order_intrin(name, "grouped").impl) == [
+        (load, 4), (load, 5), (load, 6), (load, 7), (dot, 0), (dot, 1), (dot, 2), (dot, 3)]
+    with pytest.raises(ValueError, match="issue order"):
+        issue_order_intrin(name, "reversed")
 
 
 @pytest.mark.parametrize("shape,a_dtype,b_dtype,blocking", [((127, 255, 511), "uint8", "int8", (2, 2, None)),
