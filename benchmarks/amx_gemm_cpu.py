@@ -12,10 +12,11 @@ search's own runner, that packing is split out and run once per weight, ``search
 searched and the hand kernels both take B pre-packed), and AMX competes with AVX-512/VNNI and plain code in
 the same search (``--amx-only``: AMX sketches only). The row names the intrinsic the best program uses. Ours,
 hand: ``intrinsics.x86_amx_schedule`` (2 x 2 accumulator tiles, the K loop inside the intrinsic, B pre-packed,
-blocks of C parallel; the conv2d as an im2col GEMM; bf16 also with 1 x 2 tiles and 16 K-steps per call, the
-fastest blocking of the bf16 probe in ``results/amx_gemm.md``, and with A copied into contiguous tiles in the
-call, ``pack_a``). PyTorch: ``torch._int_mm`` (s8 x s8: the u8 operand shifted by -128 and corrected), bf16
-``torch.matmul``, and for the conv2d the quantized oneDNN conv where it runs, else an f32 channels-last one
+blocks of C parallel; the conv2d as an im2col GEMM). The GEMMs have one hand row per variant of
+``hand_variants``: the default, the same with the previous issue order (each K step's loads grouped before its
+multiplies), A copied into contiguous tiles in the call (``pack_a``), and K chunks of 8 tile steps with A's
+(packed) or B's chunk stationary in L1 (``stationary``). PyTorch: ``torch._int_mm`` (s8 x s8: the u8 operand
+shifted by -128 and corrected), bf16 ``torch.matmul``, and for the conv2d the quantized oneDNN conv where it runs, else an f32 channels-last one
 (timing only). The AMX peak: a TensorIR kernel of 4 accumulator tiles x ``tdpbusd`` on register-resident tiles
 per thread, checked against the same kernel in C (``benchmarks/c_peaks.py``): equal results, close rates.
 
@@ -45,10 +46,10 @@ from tensorize.script import tir as T  # noqa: E402
 from tensorize.target import host_cpu  # noqa: E402
 
 import intrinsics  # noqa: E402,F401
-from intrinsics.x86_amx import tile_config  # noqa: E402
+from intrinsics.x86_amx import INSTRUCTIONS, amx_matmul_intrin, issue_order_intrin, tile_config  # noqa: E402
 from intrinsics.x86_amx_model import bf16_to_f32  # noqa: E402
-from intrinsics.x86_amx_schedule import (amx_conv2d_nhwc, amx_gemm, conv2d_nhwc_hwio, pack_b,  # noqa: E402
-                                         schedule_amx_conv2d, schedule_amx_gemm)
+from intrinsics.x86_amx_schedule import (amx_conv2d_nhwc, amx_gemm, conv2d_nhwc_hwio, default_k_steps,  # noqa: E402
+                                         pack_b, schedule_amx_conv2d, schedule_amx_gemm)
 import search  # noqa: E402
 from search.context import TuneContext  # noqa: E402
 from search.postproc import default_postprocs  # noqa: E402
@@ -297,67 +298,68 @@ def torch_rows(a_u8, b_s8, a_bf, b_bf, data, weight, threads: int) -> dict:
     return out
 
 
-def gemm_int8_rows(a, b, torch_res: dict, opts, emulate: bool) -> list:
-    """u8 x s8 -> s32 GEMM: the hand AMX schedule and the searched program, checked exactly."""
-    (M, K), N = a.shape, b.shape[0]
-    f = tvm.build(schedule_amx_gemm(amx_gemm(M, N, K), emulate=emulate).mod, target=TARGET)
-    A, B, C = tvm.nd.array(a), tvm.nd.array(pack_b(b)), tvm.nd.array(np.zeros((M, N), np.int32))
-    f(A, B, C)
-    expected = a.astype(np.int32) @ b.astype(np.int32).T
-    np.testing.assert_array_equal(C.numpy(), expected)
-    base = torch_res.get("int8")
-    if base:
-        np.testing.assert_array_equal(base[0], expected)
-    ops = 2.0 * M * N * K
-    rows = [("u8.s8->s32 GEMM, hand: AMX 2x2 tiles", *paired_time(lambda: f(A, B, C), base, opts.repeat, ops),
-             "_int_mm")]
-    fs, args, used = searched(amx_gemm(M, N, K), opts, "gemm_int8", [a, b])
-    fs(*args, C)
-    np.testing.assert_array_equal(C.numpy(), expected)
-    rows.append((f"u8.s8->s32 GEMM, searched: {used}", *paired_time(lambda: fs(*args, C), base, opts.repeat, ops),
-                 "_int_mm"))
+def hand_variants(a_dtype: str, b_dtype: str, K: int, emulate: bool) -> list:
+    """``(label, schedule_amx_gemm keyword arguments)`` of the hand GEMM rows: 2 x 2 accumulator tiles, B pre-packed,
+    with K steps per call and cache blocking varied. In a dry run the grouped issue order is left out (its
+    intrinsic runs real tile instructions)."""
+    k_step = INSTRUCTIONS[(a_dtype, b_dtype)][2]
+    chunk = 8 if K % (8 * k_step) == 0 else None  # 8 tile steps a K chunk where K holds them
+    rows = [("2x2 tiles", {})]
+    if not emulate:
+        grouped = issue_order_intrin(amx_matmul_intrin(a_dtype, b_dtype, 2, 2, default_k_steps(K, k_step)), "grouped")
+        rows.append(("2x2 tiles, grouped issue (loads, then multiplies)", {"intrin": grouped}))
+    rows += [("2x2 tiles, A packed in the call", {"pack_a": True}),
+             ("2x2 tiles, A packed, its K chunk stationary in L1",
+              {"pack_a": True, "stationary": "a", "k_steps": chunk}),
+             ("2x2 tiles, B's K chunk stationary in L1", {"stationary": "b", "k_steps": chunk})]
     return rows
+
+
+def gemm_rows(a, b, torch_res: dict, opts, emulate: bool, kind: str) -> list:
+    """The hand-scheduled GEMM variants (``hand_variants``) and the searched program for ``kind`` (``"int8"``:
+    u8 x s8 -> s32, checked exactly; ``"bf16"``: bf16 -> f32 on bit patterns, within bf16 tolerance), each timed
+    next to PyTorch."""
+    (M, K), N = a.shape, b.shape[0]
+    if kind == "int8":
+        dtypes, title, baseline = ("uint8", "int8"), "u8.s8->s32 GEMM", "_int_mm"
+        A, B, C = tvm.nd.array(a), tvm.nd.array(pack_b(b)), tvm.nd.array(np.zeros((M, N), np.int32))
+        B_plain = b
+        expected = a.astype(np.int32) @ b.astype(np.int32).T
+        check = lambda got: np.testing.assert_array_equal(got, expected)  # noqa: E731
+    else:
+        dtypes, title, baseline = ("bfloat16", "bfloat16"), "bf16->f32 GEMM", "bf16 matmul"
+        A, B = tvm.nd.array(a, dtype="bfloat16"), tvm.nd.array(pack_b(b, 2), dtype="bfloat16")
+        C, B_plain = tvm.nd.array(np.zeros((M, N), np.float32)), tvm.nd.array(b, dtype="bfloat16")
+        ref = bf16_to_f32(a).astype(np.float64) @ bf16_to_f32(b).astype(np.float64).T
+        check = lambda got: np.testing.assert_allclose(got, ref, atol=2e-6 * K * np.abs(ref).max())  # noqa: E731
+    base = torch_res.get(kind)
+    if kind == "int8" and base:  # PyTorch's bf16 matmul rounds its output to bf16: not checked to f32 tolerance
+        check(base[0])
+    ops = 2.0 * M * N * K
+    rows = []
+    for label, kwargs in hand_variants(*dtypes, K, emulate):
+        f = tvm.build(schedule_amx_gemm(amx_gemm(M, N, K, *dtypes), emulate=emulate, **kwargs).mod, target=TARGET)
+        C.copyfrom(np.zeros((M, N), C.numpy().dtype))
+        f(A, B, C)
+        check(C.numpy())
+        rows.append((f"{title}, hand: {label}", *paired_time(lambda f=f: f(A, B, C), base, opts.repeat, ops),
+                     baseline))
+    fs, args, used = searched(amx_gemm(M, N, K, *dtypes), opts, f"gemm_{kind}", [A if kind == "bf16" else a, B_plain])
+    C.copyfrom(np.zeros((M, N), C.numpy().dtype))
+    fs(*args, C)
+    check(C.numpy())
+    rows.append((f"{title}, searched: {used}", *paired_time(lambda: fs(*args, C), base, opts.repeat, ops), baseline))
+    return rows
+
+
+def gemm_int8_rows(a, b, torch_res: dict, opts, emulate: bool) -> list:
+    """u8 x s8 -> s32 GEMM rows (``gemm_rows``)."""
+    return gemm_rows(a, b, torch_res, opts, emulate, "int8")
 
 
 def gemm_bf16_rows(a_bf, b_bf, torch_res: dict, opts, emulate: bool) -> list:
-    """bf16 -> f32 GEMM (operands as bf16 bit patterns): hand and searched, within bf16 tolerance."""
-    (M, K), N = a_bf.shape, b_bf.shape[0]
-    fb = tvm.build(schedule_amx_gemm(amx_gemm(M, N, K, "bfloat16", "bfloat16"), emulate=emulate).mod,
-                   target=TARGET)
-    Ab, Bb = tvm.nd.array(a_bf, dtype="bfloat16"), tvm.nd.array(pack_b(b_bf, 2), dtype="bfloat16")
-    Cb = tvm.nd.array(np.zeros((M, N), np.float32))
-    fb(Ab, Bb, Cb)
-    ref = bf16_to_f32(a_bf).astype(np.float64) @ bf16_to_f32(b_bf).astype(np.float64).T
-    tol = 2e-6 * K * np.abs(ref).max()
-    np.testing.assert_allclose(Cb.numpy(), ref, atol=tol)
-    base = torch_res.get("bf16")
-    ops = 2.0 * M * N * K
-    rows = [("bf16->f32 GEMM, hand: AMX 2x2 tiles", *paired_time(lambda: fb(Ab, Bb, Cb), base, opts.repeat, ops),
-             "bf16 matmul")]
-    # the fastest blocking of the bf16 probe (results/amx_gemm.md): 1 x 2 accumulator tiles, 16 K-steps per call
-    k_steps = 16 if K % (16 * 32) == 0 else None  # 16 steps of 32 bf16 where K holds them
-    f12 = tvm.build(schedule_amx_gemm(amx_gemm(M, N, K, "bfloat16", "bfloat16"), m_tiles=1, n_tiles=2,
-                                      k_steps=k_steps, emulate=emulate).mod, target=TARGET)
-    Cb.copyfrom(np.zeros((M, N), np.float32))
-    f12(Ab, Bb, Cb)
-    np.testing.assert_allclose(Cb.numpy(), ref, atol=tol)
-    rows.append(("bf16->f32 GEMM, hand: AMX 1x2 tiles, 16 K-steps",
-                 *paired_time(lambda: f12(Ab, Bb, Cb), base, opts.repeat, ops), "bf16 matmul"))
-    # A copied into tiles of one contiguous KiB in the call (a padded row stride ran 6-11% faster in a probe)
-    fpa = tvm.build(schedule_amx_gemm(amx_gemm(M, N, K, "bfloat16", "bfloat16"), pack_a=True, emulate=emulate).mod,
-                    target=TARGET)
-    Cb.copyfrom(np.zeros((M, N), np.float32))
-    fpa(Ab, Bb, Cb)
-    np.testing.assert_allclose(Cb.numpy(), ref, atol=tol)
-    rows.append(("bf16->f32 GEMM, hand: AMX 2x2 tiles, A packed in the call",
-                 *paired_time(lambda: fpa(Ab, Bb, Cb), base, opts.repeat, ops), "bf16 matmul"))
-    fs, args, used = searched(amx_gemm(M, N, K, "bfloat16", "bfloat16"), opts, "gemm_bf16",
-                              [Ab, tvm.nd.array(b_bf, dtype="bfloat16")])
-    fs(*args, Cb)
-    np.testing.assert_allclose(Cb.numpy(), ref, atol=tol)
-    rows.append((f"bf16->f32 GEMM, searched: {used}", *paired_time(lambda: fs(*args, Cb), base, opts.repeat, ops),
-                 "bf16 matmul"))
-    return rows
+    """bf16 -> f32 GEMM rows on bf16 bit patterns (``gemm_rows``)."""
+    return gemm_rows(a_bf, b_bf, torch_res, opts, emulate, "bf16")
 
 
 def conv2d_rows(conv_shape, data, weight, torch_res: dict, opts, emulate: bool) -> list:
@@ -506,14 +508,14 @@ def print_rows(rows, peak: float, torch_res: dict, opts) -> None:
     print(f"{torch_res.get('note')}; {opts.threads} threads; best of {opts.repeat} runs; "
           f"{torch_res.get('conv_q_note', '')}")
     print(f"AMX peak used for 'of peak': {peak:.0f} GOPS int8, {peak / 2:.0f} GFLOPS bf16")
-    print(f"{'variant':60s} {'ms':>8s} {'GOPS':>9s} {'of peak':>8s} {'PyTorch ms':>11s} {'speedup':>8s}  baseline")
+    print(f"{'variant':72s} {'ms':>8s} {'GOPS':>9s} {'of peak':>8s} {'PyTorch ms':>11s} {'speedup':>8s}  baseline")
     for name, seconds, ops, torch_s, baseline in rows:
         gops = ops / seconds / 1e9
         # tdpbf16ps does half the multiply-adds of tdpbusd in the same time: bf16 rows against half the peak
         row_peak = peak / 2 if name.startswith("bf16") else peak
         tms = f"{torch_s * 1e3:11.2f}" if torch_s else f"{'-':>11s}"
         speed = f"{torch_s / seconds:8.2f}" if torch_s else f"{'-':>8s}"
-        print(f"{name:60s} {seconds * 1e3:8.2f} {gops:9.1f} {gops / row_peak:8.1%} {tms} {speed}  {baseline}")
+        print(f"{name:72s} {seconds * 1e3:8.2f} {gops:9.1f} {gops / row_peak:8.1%} {tms} {speed}  {baseline}")
 
 
 if __name__ == "__main__":

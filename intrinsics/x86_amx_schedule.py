@@ -32,6 +32,9 @@ from .x86_amx import INSTRUCTIONS, amx_matmul_intrin, emulation_intrin
 MAX_K_STEPS = 32  # a 1024-long K in one call for bf16 too (32 steps of 32)
 #: bytes of packed B one sweep over M keeps hot (a quarter of a Sapphire Rapids core's 2 MiB L2)
 B_PANEL_BYTES = 512 * 1024
+#: rows of C one region covers when B's chunk is the L1-stationary operand (``stationary="b"``): with a 256-column
+#: panel, a 256 x 256 f32 region (256 KiB) and its A chunk stay in L2 across the K chunks
+B_STATIONARY_ROWS = 256
 
 
 def amx_gemm(M: int, N: int, K: int, a_dtype: str = "uint8", b_dtype: str = "int8"):
@@ -143,8 +146,9 @@ def panel_blocks(n_blocks: int, block_bytes: int, budget: int = B_PANEL_BYTES) -
 
 
 def schedule_amx_gemm(func, m_tiles: int = 2, n_tiles: int = 2, k_steps: int | None = None,
-                      parallel: bool = True, intrin=None, emulate: bool = False, k_outer: bool = False,
-                      panel_bytes: int = B_PANEL_BYTES, pack_a: bool = False) -> Schedule:
+                      parallel: bool = True, intrin=None, emulate: bool = False, stationary: str | None = None,
+                      panel_bytes: int = B_PANEL_BYTES, pack_a: bool = False,
+                      region_rows: int = B_STATIONARY_ROWS) -> Schedule:
     """Tensorize the GEMM ``func`` (as made by ``amx_gemm``) with AMX tiles.
 
     Parameters
@@ -162,12 +166,17 @@ def schedule_amx_gemm(func, m_tiles: int = 2, n_tiles: int = 2, k_steps: int | N
     emulate : bool
         Use the AMX intrinsic's emulation twin (its description as plain code, ``x86_amx.emulation_intrin``):
         the same program for any CPU.
-    k_outer : bool
-        Walk K in chunks of ``k_steps`` tile steps outside the panel's column blocks: the block row's chunk of A
-        then stays in L1 while the column blocks stream their B (the accumulators are stored and reloaded
-        between chunks). Without it each column block runs the whole K, re-reading the block row of A.
+    stationary : {None, "a", "b"}
+        Which operand's chunk of ``k_steps`` tile steps stays in L1 while the other streams from L2 (the
+        accumulators are stored and reloaded between chunks). None: each block of C runs its K chunks in a row,
+        streaming both A and B. ``"a"``: K chunks outside the panel's column blocks, the block row's chunk of A
+        reused by each column block (pack A too, ``pack_a``: a row-major A chunk's tile rows share L1 sets).
+        ``"b"``: regions of ``region_rows`` x (panel) of C, K chunks outside, each column block's chunk of B
+        (contiguous in the packed layout) reused by every row block of the region.
     panel_bytes : int
         Bytes of packed B one sweep over M keeps hot (``panel_blocks``'s budget).
+    region_rows : int
+        Rows of C one region covers when ``stationary="b"`` (their accumulators and A chunk stay in L2).
     pack_a : bool
         Copy A, in the call, into tiles of one contiguous KiB each (``A[i // 16, k // k_step, i % 16, k %
         k_step]``, the ``_pa`` intrinsics): a tile's 16 rows then never share L1 sets (a row-major A with a
@@ -177,6 +186,8 @@ def schedule_amx_gemm(func, m_tiles: int = 2, n_tiles: int = 2, k_steps: int | N
     -------
     Schedule
     """
+    if stationary not in (None, "a", "b"):
+        raise ValueError(f"stationary must be None, 'a' or 'b', got {stationary!r}")
     sch = Schedule(func)
     block = sch.get_block("C")
     A, B = _operands(sch, block)
@@ -193,17 +204,22 @@ def schedule_amx_gemm(func, m_tiles: int = 2, n_tiles: int = 2, k_steps: int | N
     i, j, k = sch.get_loops(block)
     n_padded, k_padded = -(-N // tn) * tn, -(-K // tk) * tk
     panel = panel_blocks(n_padded // tn, tn * k_padded * (2 if A.dtype == "bfloat16" else 1), panel_bytes)
-    i_o, i_i = sch.split(i, [None, tm])
     j_oo, j_oi, j_i = sch.split(j, [None, panel, tn])
     k_o, k_i = sch.split(k, [None, tk])
-    if k_outer:
-        sch.reorder(j_oo, i_o, k_o, j_oi, i_i, j_i, k_i)
+    if stationary == "b":
+        row_blocks = -(-M // tm)
+        rows = max(d for d in range(1, row_blocks + 1) if row_blocks % d == 0 and d * tm <= max(region_rows, tm))
+        i_oo, i_oi, i_i = sch.split(i, [None, rows, tm])
+        sch.reorder(i_oo, j_oo, k_o, j_oi, i_oi, i_i, j_i, k_i)
+        outer = (i_oo, j_oo)
     else:
-        sch.reorder(j_oo, i_o, j_oi, k_o, i_i, j_i, k_i)
+        i_o, i_i = sch.split(i, [None, tm])
+        sch.reorder(*((j_oo, i_o, k_o, j_oi) if stationary == "a" else (j_oo, i_o, j_oi, k_o)), i_i, j_i, k_i)
+        outer = (j_oo, i_o)
     name = amx_matmul_intrin(A.dtype, B.dtype, m_tiles, n_tiles, k_steps, a_packed=pack_a)
     sch.tensorize(i_i, intrin or (emulation_intrin(name) if emulate else name))
     if parallel:
-        sch.parallel(sch.fuse(j_oo, i_o))
+        sch.parallel(sch.fuse(*outer))
     return sch
 
 

@@ -80,3 +80,37 @@ def test_pinning_takes_one_cpu_per_core_or_leaves_the_affinity():
     assert cpus is None or (len(cpus) == 1 and after == cpus and set(cpus) <= set(before))
     cpus, before, after = pin(10_000)  # more threads than cores: nothing pinned
     assert cpus is None and after == before
+
+
+@pytest.mark.parametrize("kind", ["int8", "bf16"])
+def test_every_hand_variant_of_the_benchmark_computes_the_gemm_on_the_tile_model(kind):
+    """The benchmark's hand rows (``hand_variants``: issue orders, packed A, stationary K chunks) each schedule the
+    GEMM, compile for an AMX CPU with the tile instructions, and give the GEMM's result on the tile model."""
+    import numpy as np
+
+    from tensorize.codegen.python.interpreter import run_prim_func
+    from tensorize.driver import build
+
+    from intrinsics.x86_amx_model import AMXModel, bf16_to_f32
+    from intrinsics.x86_amx_schedule import amx_gemm, pack_b, schedule_amx_gemm
+
+    bench = _benchmark_module("amx_gemm_cpu")
+    dtypes = ("uint8", "int8") if kind == "int8" else ("bfloat16", "bfloat16")
+    M, N, K = 64, 64, 1024 if kind == "int8" else 512  # two K chunks of 8 tile steps
+    rng = np.random.default_rng(3)
+    if kind == "int8":
+        a, b = rng.integers(0, 256, (M, K)).astype(np.uint8), rng.integers(-128, 128, (N, K)).astype(np.int8)
+        ref, pack, c_dtype = a.astype(np.int64) @ b.astype(np.int64).T, 4, np.int32
+    else:
+        a, b = (rng.integers(0x3F00, 0x4000, (n, K)).astype(np.uint16) for n in (M, N))  # bf16 bits in [0.5, 2)
+        ref, pack, c_dtype = bf16_to_f32(a).astype(np.float64) @ bf16_to_f32(b).astype(np.float64).T, 2, np.float32
+    variants = bench.hand_variants(*dtypes, K, emulate=False)
+    labels = [label for label, _ in variants]
+    assert len(set(labels)) == len(labels) == 5 and any("grouped" in label for label in labels)
+    assert len(bench.hand_variants(*dtypes, K, emulate=True)) == 4  # the grouped intrinsic runs tile instructions
+    for label, kwargs in variants:
+        sch = schedule_amx_gemm(amx_gemm(M, N, K, *dtypes), parallel=False, **kwargs)
+        assert "ldtilecfg" in build(sch.mod, target="llvm -mcpu=sapphirerapids").get_source("asm"), label
+        c = np.zeros((M, N), c_dtype)
+        run_prim_func(sch.mod, a, pack_b(b, pack), c, externs=AMXModel().externs())
+        np.testing.assert_allclose(c, ref, rtol=1e-5, err_msg=label)

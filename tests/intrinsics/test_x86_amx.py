@@ -176,18 +176,35 @@ def test_scheduled_gemm_on_the_tile_model(shape, a_dtype, b_dtype, blocking):
 
 
 @pytest.mark.parametrize("a_dtype,b_dtype", [("uint8", "int8"), ("bfloat16", "bfloat16")])
-def test_k_chunks_outside_the_column_blocks_on_the_tile_model(a_dtype, b_dtype):
-    """``k_outer``: the accumulators are stored after each K chunk and reloaded for the next; the sums stay exact
-    (int8) or within bf16 tolerance, and the init still overwrites C once."""
-    M, N, K = 64, 128, 256
-    sch = schedule_amx_gemm(amx_gemm(M, N, K, a_dtype, b_dtype), 2, 2, 1, parallel=False, k_outer=True,
-                            panel_bytes=2 * 32 * K * (2 if a_dtype == "bfloat16" else 1))  # two column blocks
+@pytest.mark.parametrize("shape,stationary,pack_a,loop_names", [
+    ((64, 128, 256), "a", False, ["j_0", "i_0", "k_0", "j_1"]),
+    ((64, 128, 256), "a", True, ["j_0", "i_0", "k_0", "j_1"]),
+    ((64, 128, 256), "b", False, ["i_0", "j_0", "k_0", "j_1", "i_1"]),
+    ((100, 100, 200), "b", False, ["i_0", "j_0", "k_0", "j_1", "i_1"])])
+def test_k_chunks_outside_the_column_blocks_on_the_tile_model(a_dtype, b_dtype, shape, stationary, pack_a, loop_names):
+    """``stationary``: K chunks outside the blocks of C that reuse the stationary operand's chunk (``"a"``: the
+    panel's column blocks; ``"b"``: the region's row blocks, inside the column blocks), so the accumulators are
+    stored after each chunk and reloaded for the next; the sums stay exact (int8) or within bf16 tolerance, padded
+    shapes too, and the init still overwrites C once."""
+    M, N, K = shape
+    sch = schedule_amx_gemm(amx_gemm(M, N, K, a_dtype, b_dtype), 2, 2, 1, parallel=False, stationary=stationary,
+                            pack_a=pack_a, panel_bytes=2 * 32 * 256 * (2 if a_dtype == "bfloat16" else 1),
+                            region_rows=64)  # two column blocks a panel, two row blocks a region
     loops = [(sch.get(lp).loop_var.name, int(sch.get(lp).extent)) for lp in sch.get_loops(sch.get_block("C_o"))]
-    assert [name for name, _ in loops] == ["j_0", "i_0", "k_0", "j_1"] and loops[3][1] > 1, loops
+    assert [name for name, _ in loops] == loop_names and loops[3][1] == 2 and loops[2][1] > 1, loops
+    if stationary == "b":
+        assert loops[4][1] == 2, loops
     a, b, ref = operands(a_dtype, b_dtype, M, N, K, seed=4)
+    padded = "pad_einsum" in [inst.kind for inst in sch.trace.insts]
     c = np.full((M, N), 7, np.float32 if a_dtype == "bfloat16" else np.int32)
-    run_prim_func(sch.mod, a, pack_b(b, 4 if a_dtype != "bfloat16" else 2), c, externs=AMXModel().externs())
+    run_prim_func(sch.mod, a, b if padded else pack_b(b, 4 if a_dtype != "bfloat16" else 2), c,
+                  externs=AMXModel().externs())
     check(c, ref, a_dtype, K)
+
+
+def test_stationary_must_name_an_operand():
+    with pytest.raises(ValueError, match="stationary must be"):
+        schedule_amx_gemm(amx_gemm(32, 32, 64), stationary="c")
 
 
 def test_a_view_of_a_wider_buffer_is_tiled_by_the_gemms_extents():
