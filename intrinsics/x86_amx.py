@@ -90,7 +90,12 @@ INSTRUCTIONS = {
 # measured fastest for a hand-scheduled 1024^3 GEMM on a Sapphire Rapids core (int8 and bf16); (1, 2, 16) and
 # (2, 1, 16): the fastest bf16 1024^3 blockings of a later probe on another AMX host (2.20 and 2.52 ms on 2
 # threads against 2.62 for 1 x 1 and 2.76 for 2 x 2; results/amx_gemm.md), so the search proposes them too
-PREREGISTERED = ((1, 1, 1), (2, 2, 4), (2, 2, 16), (1, 1, 16), (1, 2, 16), (2, 1, 16))
+PREREGISTERED = ((1, 1, 1), (2, 2, 4), (2, 2, 8), (2, 2, 16), (1, 1, 16), (1, 2, 16), (2, 1, 16))
+# bf16's 2 x 2 block over the whole of a 1024-long K (32 steps of 32 values): the hand schedule's default there
+PREREGISTERED_BF16 = ((2, 2, 32),)
+# A packed into tiles, 8 steps a call: the K chunk the cache-blocked search sketch "a" keeps in L1
+# (search.schedule_rule.amx_blocking; 2 tiles x 8 KiB beside the streaming B chunk in a 48 KiB L1)
+PREREGISTERED_A_PACKED = ((2, 2, 8),)
 
 AMX_U8S8_INTRIN = "matmul_16x16x64_u8i8s32_amx"
 AMX_BF16_INTRIN = "matmul_16x16x32_bf16bf16f32_amx"
@@ -319,8 +324,11 @@ def amx_matmul_intrin(a_dtype: str = "uint8", b_dtype: str = "int8", m_tiles: in
         Tile steps along K inside one call (64 int8 / 32 bf16 values each).
     a_packed : bool
         A stored as tiles, ``A[i // 16, k // k_step, i % 16, k % k_step]`` (each tile one contiguous KiB; the
-        name ends in ``_pa``): loads without L1 set conflicts between a tile's rows. Hand schedules pack A
-        (``schedule_amx_gemm(pack_a=True)``); marked ``hand_only``, the search leaves it out.
+        name ends in ``_pa``): loads without L1 set conflicts between a tile's rows (``schedule_amx_gemm(pack_a=True)``;
+        the search's candidates pack A in the kernel).
+
+    Intrinsics registered here on demand, not on import (``PREREGISTERED``...), are marked ``hand_only``: the
+    search leaves them out, so that its space does not depend on which hand schedules ran before it.
 
     Returns
     -------
@@ -339,7 +347,7 @@ def amx_matmul_intrin(a_dtype: str = "uint8", b_dtype: str = "int8", m_tiles: in
         return name
     extra = {"instruction": instruction, "m_tiles": m_tiles, "n_tiles": n_tiles, "k_steps": k_steps,
              "tiles_used": m_tiles * n_tiles + m_tiles + n_tiles, "b_layout": "vnni_packed",
-             "ops_per_call": 2 * shape[0] * shape[1] * shape[2], "a_packed": a_packed, "hand_only": a_packed,
+             "ops_per_call": 2 * shape[0] * shape[1] * shape[2], "a_packed": a_packed, "hand_only": not _on_import,
              "issue": "pipelined",
              # A and C tiles load/store at any row stride: the search uses plain GEMM operands in place
              "in_place_operands": ("C",) if a_packed else ("A", "C")}
@@ -355,8 +363,10 @@ def amx_matmul_intrin(a_dtype: str = "uint8", b_dtype: str = "int8", m_tiles: in
 
 
 for _pair in INSTRUCTIONS:
-    for _blocking in PREREGISTERED:
+    for _blocking in PREREGISTERED + (PREREGISTERED_BF16 if _pair == ("bfloat16", "bfloat16") else ()):
         amx_matmul_intrin(*_pair, *_blocking, _on_import=True)
+    for _blocking in PREREGISTERED_A_PACKED:
+        amx_matmul_intrin(*_pair, *_blocking, a_packed=True, _on_import=True)
 
 _EMULATIONS: dict[str, TensorIntrin] = {}
 

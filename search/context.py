@@ -37,8 +37,8 @@ def as_module(mod) -> IRModule:
 def available_intrinsics(target: Target, include_saturating: bool = False) -> tuple[str, ...]:
     """Names of the registered tensor intrinsics the target can run (by kind, arch and features), sorted;
     intrinsics that are exact only for part of the input range (``saturates_int16``) are left out unless
-    ``include_saturating``, and those for hand schedules only (``hand_only``: AMX with A packed into tiles,
-    registered when a hand schedule asks) always, so that the space does not depend on what ran before."""
+    ``include_saturating``, and those for hand schedules only (``hand_only``: AMX blockings registered
+    when a hand schedule asks for them) always, so that the space does not depend on what ran before."""
     load_plugins()
     return tuple(sorted(name for name, intrin in TensorIntrin._registry.items()
                         if intrin.meta.supported_by(target) and not intrin.meta.extra.get("hand_only")

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import logging
 
+from tensorize.ir.tensor_intrin import TensorIntrin
 from tensorize.schedule import ScheduleError
 from tensorize.transform.split_layout_rewrite import LAYOUT_FREE_BUFFERS, LAYOUT_REWRITE_PREPROC
 
 from ..candidates import apply_candidate, get_tensorize_candidates
+from .amx_blocking import SKETCHES, amx_blocked_loops, is_amx
 from .analysis import AUTO_TENSORIZE, TILED, loop_kinds, needs_multi_level_tiling
 from .base import RULES, ScheduleRule
 from .tiling import add_write_reuse, tile_loops
@@ -37,16 +39,21 @@ class MultiLevelTilingWithIntrin(ScheduleRule):
         How many candidates (least padding first) of each intrinsic become branches.
     keep_untensorized : bool
         Keep the schedule without tensorization as a branch.
+    amx_sketches : bool
+        Tile a GEMM-shaped block tensorized with an AMX intrinsic as the cache-blocked sketches of
+        ``amx_blocking`` (one branch each) in place of ``structure`` and its write-cache branches.
     """
 
     def __init__(self, intrinsics=None, candidates_per_intrin: int = 1, structure: str = "SSRSRS",
-                 max_innermost_factor: int = 64, write_levels=(1, 2), keep_untensorized: bool = True):
+                 max_innermost_factor: int = 64, write_levels=(1, 2), keep_untensorized: bool = True,
+                 amx_sketches: bool = True):
         self.intrinsics = None if intrinsics is None else tuple(intrinsics)
         self.candidates_per_intrin = candidates_per_intrin
         self.structure = structure
         self.max_innermost_factor = max_innermost_factor
         self.write_levels = tuple(write_levels)
         self.keep_untensorized = keep_untensorized
+        self.amx_sketches = amx_sketches
 
     def apply(self, sch, block, ctx):
         """See ``ScheduleRule.apply``: the schedules ``sch`` branches into for ``block``."""
@@ -81,6 +88,10 @@ class MultiLevelTilingWithIntrin(ScheduleRule):
         kinds = loop_kinds(sch, block)[:split_at]
         if "O" in kinds:
             return []
+        if self.amx_sketches and is_amx(TensorIntrin.get(intrin).meta):
+            amx = self._amx_branches(sch, block, loops[:split_at], kinds, inner, intrin)
+            if amx:
+                return amx
         sch.annotate(block, TILED, self.structure)
         tiles = tile_loops(sch, loops[:split_at], kinds, self.structure, self.max_innermost_factor)
         outer = sch.blockize(inner)
@@ -88,6 +99,21 @@ class MultiLevelTilingWithIntrin(ScheduleRule):
         sch.annotate(outer, TILED, self.structure)
         branches = add_write_reuse(sch, outer, tiles, self.structure, self.write_levels) if any(tiles) else []
         return [sch] + branches
+
+    def _amx_branches(self, sch, block, loops, kinds, inner, intrin) -> list:
+        """One branch per cache-blocked AMX sketch (``amx_blocking.SKETCHES``); none where the block is not
+        GEMM-shaped. The tiles are written in place (AMX stores C tiles at any row stride): no write cache."""
+        out = []
+        for sketch in SKETCHES:
+            branch = sch.copy()
+            if amx_blocked_loops(branch, loops, kinds, sketch, self.max_innermost_factor // 2) is None:
+                return []
+            branch.annotate(block, TILED, f"amx_{sketch}")  # the intrinsic's own loops: no other rule tiles them
+            outer = branch.blockize(inner)
+            branch.annotate(outer, AUTO_TENSORIZE, intrin)
+            branch.annotate(outer, TILED, f"amx_{sketch}")  # no "S"/"R": register-tile analyses skip it
+            out.append(branch)
+        return out
 
     @staticmethod
     def _mark_preproc(sch, func_name, before) -> None:

@@ -18,6 +18,7 @@ from search.candidates.packed import desc_view
 from search.context import TuneContext
 from search.postproc import default_postprocs
 from search.schedule_rule import LAYOUT_REWRITE_PREPROC
+from search.schedule_rule.amx_blocking import SKETCHES
 from search.space_generator import PostOrderApply, sample_candidate
 from tensorize.codegen.python.interpreter import run_prim_func
 from tensorize.script import tir as T
@@ -192,11 +193,12 @@ def test_space_of_a_1024_cubed_int8_gemm_holds_amx_sketches(target):
             "matmul_16x16x1024_u8i8s32_amx"} <= amx_names(amx)
     if target == SPR:
         assert any("vnni" in str(s.trace) for s in space)
-    for sketch in amx:  # one packing copy (of B; of A for the commuted s8 x u8 instruction), unmarked:
-        packs = [r.block for r in _blocks(sketch)  # the function declares no weight, so it stays in the kernel
-                 if len(r.block.reads) == 1 and r.block.reads[0].buffer.name in ("A", "B")
-                 and len(r.block.writes[0].buffer.shape) == 4]
-        assert len(packs) == 1 and LAYOUT_REWRITE_PREPROC not in packs[0].annotations
+    for sketch in amx:  # one packing copy (of B; of A for the commuted s8 x u8 instruction), two with A packed
+        packs = [r.block for r in _blocks(sketch)  # into tiles (_pa), unmarked: the function declares no weight,
+                 if len(r.block.reads) == 1 and r.block.reads[0].buffer.name in ("A", "B")  # so they stay in the
+                 and len(r.block.writes[0].buffer.shape) == 4]  # kernel
+        assert len(packs) == (2 if "_amx_pa" in str(sketch.trace) else 1)
+        assert all(LAYOUT_REWRITE_PREPROC not in p.annotations for p in packs)
 
 
 def test_only_the_packing_of_a_declared_weight_is_marked_for_pre_packing():
@@ -240,6 +242,49 @@ def test_sampled_amx_candidate_compiles_to_tile_instructions_for_sapphire_rapids
     obj = path.read_bytes()
     assert obj[:4] == b"\x7fELF"
     assert re.search(r"\btdpbusd\s+%tmm\d, %tmm\d, %tmm\d", lib.get_source("asm"))
+
+
+# -- the cache-blocked AMX sketches ---------------------------------------------------------------
+def test_each_amx_intrinsic_gives_the_three_cache_blocked_sketches_without_a_write_cache():
+    _, _, amx = amx_sketches(gemm(256, 256, 512, "bfloat16", "bfloat16"))
+    by_intrin: dict = {}
+    for sketch in amx:
+        text = str(sketch.trace)
+        by_intrin.setdefault(re.search(r"matmul_\w+_amx(?:_pa)?\b", text)[0], []).append(
+            re.search(r'"amx_(panel|a|b)"', text)[1])
+        assert "cache_write" not in text  # the tile stores write C in place
+    assert by_intrin and all(sorted(found) == sorted(SKETCHES) for found in by_intrin.values()), by_intrin
+    assert {"matmul_32x32x256_bf16bf16f32_amx_pa", "matmul_32x32x1024_bf16bf16f32_amx"} <= set(by_intrin)
+
+
+@pytest.mark.parametrize("sketch,expected", [("panel", "SSSR"), ("a", "SSRS"), ("b", "SSRSS")])
+def test_amx_sketch_loop_orders(sketch, expected):
+    """panel, row block, column block, K chunk ("panel"); K chunk outside the column blocks ("a"); region, panel,
+    K chunk, column block, row block ("b": the row blocks innermost, reusing the column block's chunk of B)."""
+    from search.schedule_rule.amx_blocking import amx_blocked_loops
+    from search.schedule_rule.analysis import loop_kinds
+    from tensorize.schedule import Schedule
+
+    sch = Schedule(gemm(256, 256, 512, "bfloat16", "bfloat16"))
+    block = sch.get_block("C")
+    name = amx_matmul_intrin("bfloat16", "bfloat16", 2, 2, 4)
+    inner = apply_candidate(sch, list(get_tensorize_candidates(sch, block, name))[0])
+    loops = sch.get_loops(block)
+    outer = loops[:[sch.get(lp).loop_var for lp in loops].index(sch.get(inner).loop_var)]
+    order = amx_blocked_loops(sch, outer, loop_kinds(sch, block)[:len(outer)], sketch)
+    kinds = dict(zip((id(sch.get(lp).loop_var) for lp in sch.get_loops(block)), loop_kinds(sch, block)))
+    assert "".join(kinds[id(sch.get(lp).loop_var)] for lp in order) == expected
+    assert [sch.get(lp).loop_var for lp in sch.get_loops(block)][:len(order)] == [sch.get(lp).loop_var for lp in order]
+    before = sch.mod.script()
+    assert amx_blocked_loops(sch, order[:2], ["S", "R"], sketch) is None and sch.mod.script() == before
+    with pytest.raises(ValueError, match="unknown AMX sketch"):
+        amx_blocked_loops(sch, order, list(expected), "c")
+
+
+@pytest.mark.parametrize("intrin", ["matmul_32x32x256_u8i8s32_amx", "matmul_32x32x512_u8i8s32_amx_pa"])
+def test_sampled_cache_blocked_sketches_are_exact_on_the_tile_model(intrin):
+    amx = _check_sampled(gemm(100, 72, 600), ("uint8", "int8"), 600, intrinsics=(intrin,))
+    assert len(amx) == len(SKETCHES)
 
 
 # -- numerics of sampled candidates, on the tile model -------------------------------------------
