@@ -199,7 +199,8 @@ def searched(func, opts, name: str, inputs: list[np.ndarray]):
                          num_threads=opts.threads, space=amx_only_space() if opts.amx_only else None,
                          strategy_config={"population_size": opts.population,
                                           "init_min_unmeasured": min(50, opts.population)},
-                         builder_config={"timeout_s": opts.build_timeout, "max_workers": opts.build_workers},
+                         builder_config={"timeout_s": opts.build_timeout, "max_workers": opts.build_workers,
+                                         "cpus": getattr(opts, "build_cpus", None)},
                          progress=False)
     print(f"{name}: {opts.trials} trials tuned in {time.perf_counter() - start:.0f} s; measured by intrinsic "
           f"family: {family_summary(db)}")
@@ -414,7 +415,10 @@ def main() -> None:
     opts = parser.parse_args()
     opts.population = opts.population or (16 if opts.dry_run else 512)
     os.environ["TVM_NUM_THREADS"] = str(opts.threads)
+    allowed = sorted(os.sched_getaffinity(0))
     pinned = None if opts.no_pin else pin_to_cores(opts.threads)
+    # the search's builders compile on the CPUs the timing leaves free (inheriting the pinning, 8 builders shared 2)
+    opts.build_cpus = [cpu for cpu in allowed if cpu not in (pinned or [])] or allowed
     print(f"threads pinned to CPUs {pinned}, one per core" if pinned else "threads not pinned")
     check_assembly()
     emulate = opts.dry_run

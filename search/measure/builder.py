@@ -27,6 +27,7 @@ from typing import Sequence
 
 from .candidate import BuildResult, Builder, MeasureCandidate
 from .process import WorkerProcess
+from .worker import WORKER_CPUS_ENV
 
 logger = logging.getLogger(__name__)
 
@@ -45,18 +46,27 @@ class LocalBuilder(Builder):
         Worker processes building at the same time (started at once, so they are ready for the first batch).
     timeout_s : float
         Seconds one candidate may take to build before its worker is stopped and the build fails.
+    cpus : sequence of int, optional
+        CPUs the workers run on (``os.sched_setaffinity`` in each worker); default: the CPUs this process may
+        use. A caller that pins itself to a few cores for timing gives the builders the others.
     """
 
-    def __init__(self, work_dir: str | None = None, max_workers: int = 2, timeout_s: float = 120.0):
+    def __init__(self, work_dir: str | None = None, max_workers: int = 2, timeout_s: float = 120.0,
+                 cpus: Sequence[int] | None = None):
         if max_workers < 1:
             raise ValueError(f"max_workers must be at least 1, got {max_workers}")
+        if cpus is not None and not list(cpus):
+            raise ValueError("cpus must name at least one CPU (or be None: this process's CPUs)")
         self._own_dir = work_dir is None
         self.work_dir = os.path.abspath(work_dir) if work_dir else tempfile.mkdtemp(prefix="tensorize-build-")
         self.artifact_dir = os.path.join(self.work_dir, "artifacts")
         os.makedirs(self.artifact_dir, exist_ok=True)
         self.max_workers = max_workers
         self.timeout_s = timeout_s
-        self._workers = [WorkerProcess(f"builder{i}", env={"TVM_NUM_THREADS": "1"}) for i in range(max_workers)]
+        env = {"TVM_NUM_THREADS": "1"}
+        if cpus is not None:
+            env[WORKER_CPUS_ENV] = ",".join(str(int(c)) for c in cpus)
+        self._workers = [WorkerProcess(f"builder{i}", env=env) for i in range(max_workers)]
         for worker in self._workers:  # their imports (a second or more) overlap the search's first round
             worker.start()
         self._counter = itertools.count()

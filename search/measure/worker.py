@@ -66,9 +66,11 @@ def _exit_with_parent(period: float = 1.0) -> None:
 
 
 def handle(kind: str, payload, arrays: _ArrayCache):
-    """Answer one request of the parent (``ping``, ``build``, ``run``, ...)."""
+    """Answer one request of the parent (``ping``, ``cpus``, ``build``, ``run``, ...)."""
     if kind == "ping":
         return "pong"
+    if kind == "cpus":  # where this worker may run (LocalBuilder(cpus=...))
+        return sorted(os.sched_getaffinity(0))
     if kind == "build":
         mod, target, path = payload
         return build_artifact(mod, target, path)
@@ -86,6 +88,20 @@ def handle(kind: str, payload, arrays: _ArrayCache):
     raise ValueError(f"unknown request {kind!r}")
 
 
+WORKER_CPUS_ENV = "TENSORIZE_WORKER_CPUS"  # comma-separated CPUs a worker runs on (LocalBuilder(cpus=...))
+
+
+def _restrict_cpus(spec: str | None) -> None:
+    """Run this worker on the CPUs ``spec`` lists (``"0,2,5"``); nothing when unset. A CPU this process may not
+    use is logged and the affinity left as it was."""
+    if not spec:
+        return
+    try:
+        os.sched_setaffinity(0, {int(c) for c in spec.split(",") if c.strip()})
+    except (OSError, ValueError, AttributeError) as err:
+        logger.warning("cannot run on CPUs %s: %s", spec, err)
+
+
 def main() -> int:
     """The worker's loop: read request frames from stdin, write replies; the exit status."""
     replies = os.fdopen(os.dup(1), "wb")
@@ -94,6 +110,7 @@ def main() -> int:
     requests = sys.stdin.buffer
     logging.basicConfig(level=os.environ.get("TENSORIZE_WORKER_LOG", "WARNING"), stream=sys.stderr)
     _exit_with_parent()
+    _restrict_cpus(os.environ.get(WORKER_CPUS_ENV))
     pin_openmp_runtime()  # before any candidate's library is loaded (and, later, unloaded)
     arrays = _ArrayCache()
     while True:

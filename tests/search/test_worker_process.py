@@ -28,3 +28,20 @@ def test_a_worker_that_cannot_start_is_reported_dead(tmp_path):
     with WorkerProcess("broken", env={"PYTHONPATH": str(tmp_path)}) as worker:
         reply = worker.call("ping", None, timeout=5)
     assert reply[0] == "dead" and "exited with code 7" in reply[1]
+
+
+def test_builder_workers_run_on_the_cpus_they_are_given(tmp_path):
+    """``LocalBuilder(cpus=...)``: a caller pinned to a few cores for timing gives its builders other CPUs."""
+    import os
+
+    import pytest
+
+    from search.measure.builder import LocalBuilder
+
+    mine = sorted(os.sched_getaffinity(0))
+    with LocalBuilder(str(tmp_path), max_workers=1, cpus=mine[-1:]) as builder:
+        assert builder._workers[0].call("cpus", None, timeout=60) == ("ok", mine[-1:])
+    with LocalBuilder(str(tmp_path), max_workers=1) as builder:  # default: this process's CPUs
+        assert builder._workers[0].call("cpus", None, timeout=60) == ("ok", mine)
+    with pytest.raises(ValueError, match="at least one CPU"):
+        LocalBuilder(str(tmp_path), cpus=[])
