@@ -12,11 +12,12 @@ search's own runner, that packing is split out and run once per weight, ``search
 searched and the hand kernels both take B pre-packed), and AMX competes with AVX-512/VNNI and plain code in
 the same search (``--amx-only``: AMX sketches only). The row names the intrinsic the best program uses. Ours,
 hand: ``intrinsics.x86_amx_schedule`` (2 x 2 accumulator tiles, the K loop inside the intrinsic, B pre-packed,
-blocks of C parallel; the conv2d as an im2col GEMM). The GEMMs have one hand row per variant of
-``hand_variants``: the default, the same with the previous issue order (each K step's loads grouped before its
-multiplies), A copied into contiguous tiles in the call (``pack_a``), and K chunks of 8 tile steps with A's
-(packed) or B's chunk stationary in L1 (``stationary``). PyTorch: ``torch._int_mm`` (s8 x s8: the u8 operand
-shifted by -128 and corrected), bf16 ``torch.matmul``, and for the conv2d the quantized oneDNN conv where it runs, else an f32 channels-last one
+blocks of C parallel; the conv2d as an im2col GEMM). The GEMMs have one hand row per variant of ``hand_variants``:
+the default, the same with the previous issue order (each K step's loads grouped before its multiplies) and with
+A's, B's or both's tiles prefetched into L1 two K steps ahead, A copied into contiguous tiles in the call
+(``pack_a``), and K chunks of 8 tile steps with A's (packed) or B's chunk stationary in L1 (``stationary``).
+PyTorch: ``torch._int_mm`` (s8 x s8: the u8 operand shifted by -128 and corrected), bf16 ``torch.matmul``, and for
+the conv2d the quantized oneDNN conv where it runs, else an f32 channels-last one
 (timing only). The AMX peak: a TensorIR kernel of 4 accumulator tiles x ``tdpbusd`` on register-resident tiles
 per thread, checked against the same kernel in C (``benchmarks/c_peaks.py``): equal results, close rates.
 
@@ -46,7 +47,7 @@ from tensorize.script import tir as T  # noqa: E402
 from tensorize.target import host_cpu  # noqa: E402
 
 import intrinsics  # noqa: E402,F401
-from intrinsics.x86_amx import INSTRUCTIONS, amx_matmul_intrin, issue_order_intrin, tile_config  # noqa: E402
+from intrinsics.x86_amx import INSTRUCTIONS, amx_matmul_intrin, impl_variant_intrin, tile_config  # noqa: E402
 from intrinsics.x86_amx_model import bf16_to_f32  # noqa: E402
 from intrinsics.x86_amx_schedule import (amx_conv2d_nhwc, amx_gemm, conv2d_nhwc_hwio, default_k_steps,  # noqa: E402
                                          pack_b, schedule_amx_conv2d, schedule_amx_gemm)
@@ -301,14 +302,18 @@ def torch_rows(a_u8, b_s8, a_bf, b_bf, data, weight, threads: int) -> dict:
 
 def hand_variants(a_dtype: str, b_dtype: str, K: int, emulate: bool) -> list:
     """``(label, schedule_amx_gemm keyword arguments)`` of the hand GEMM rows: 2 x 2 accumulator tiles, B pre-packed,
-    with K steps per call and cache blocking varied. In a dry run the grouped issue order is left out (its
-    intrinsic runs real tile instructions)."""
+    with the impl (issue order, software prefetch), K steps per call and cache blocking varied. In a dry run the
+    impl variants are left out (their intrinsics run real tile instructions)."""
     k_step = INSTRUCTIONS[(a_dtype, b_dtype)][2]
     chunk = 8 if K % (8 * k_step) == 0 else None  # 8 tile steps a K chunk where K holds them
     rows = [("2x2 tiles", {})]
-    if not emulate:
-        grouped = issue_order_intrin(amx_matmul_intrin(a_dtype, b_dtype, 2, 2, default_k_steps(K, k_step)), "grouped")
-        rows.append(("2x2 tiles, grouped issue (loads, then multiplies)", {"intrin": grouped}))
+    if not emulate:  # impl variants of the default blocking
+        name = amx_matmul_intrin(a_dtype, b_dtype, 2, 2, default_k_steps(K, k_step))
+        rows.append(("2x2 tiles, grouped issue (loads, then multiplies)",
+                     {"intrin": impl_variant_intrin(name, "grouped")}))
+        for operands in ("a", "b", "ab"):
+            rows.append((f"2x2 tiles, {' and '.join(operands.upper())} tiles prefetched 2 steps ahead",
+                         {"intrin": impl_variant_intrin(name, prefetch=operands, distance=2)}))
     rows += [("2x2 tiles, A packed in the call", {"pack_a": True}),
              ("2x2 tiles, A packed, its K chunk stationary in L1",
               {"pack_a": True, "stationary": "a", "k_steps": chunk}),

@@ -47,7 +47,8 @@ Issue order: named tiles are not renamed, so a load into a tile waits for the mu
 it. The impl loads an operand tile for the next K step right after its last multiply of this step (the
 2 x 2 step: load B1, A1; C00 += A0 B0; C01 += A0 B1; load A0'; C10 += A1 B0; load B0'; C11 += A1 B1), as
 hand-written AMX kernels interleave them, rather than all four loads before the four multiplies
-(``issue_order_intrin(name, "grouped")`` gives that order, for timing one against the other).
+(``impl_variant_intrin(name, "grouped")`` gives that order, and ``prefetch=`` adds software prefetches of the
+operand tiles a few steps ahead, for timing one impl against another).
 
 The OS must grant the process the tile data state first (Linux ``arch_prctl(ARCH_REQ_XCOMP_PERM,
 XFEATURE_XTILEDATA)``): ``tensorize.runtime`` requests it at the first call of a module that calls AMX
@@ -233,9 +234,11 @@ def _bytes(stride, dtype: str) -> E.PrimExpr:
 
 
 ISSUE_ORDERS = ("pipelined", "grouped")
+_PREFETCH_T0 = (E.IntImm("int32", 0), E.IntImm("int32", 3), E.IntImm("int32", 1))  # read, keep in all levels, data
 
 
-def _impl(a_dtype: str, b_dtype: str, mt: int, nt: int, ks: int, a_packed: bool = False, issue: str = "pipelined"):
+def _impl(a_dtype: str, b_dtype: str, mt: int, nt: int, ks: int, a_packed: bool = False, issue: str = "pipelined",
+          prefetch: str = "", distance: int = 2):
     """The impl: configure, load the accumulators, for each K step load mt A and nt B tiles and multiply
     each pair into its accumulator, store the accumulators. Tiles: C 0..mt*nt-1, then A, then B. A packed
     into tiles is loaded from ``A[t, s, 0, 0]`` at its tile row stride.
@@ -245,13 +248,20 @@ def _impl(a_dtype: str, b_dtype: str, mt: int, nt: int, ks: int, a_packed: bool 
     next step right after that multiply, overlapping the multiplies still to run; the others load at the
     start of their step. Tile registers are named, so a load into a tile waits for the multiplies that read
     its previous contents: grouped, every step's first multiply waits for a load issued after the previous
-    step's last multiply."""
+    step's last multiply.
+
+    ``prefetch`` (``"a"``, ``"b"`` or ``"ab"``): each step starts by prefetching into L1 (``prefetcht0``, one per
+    64-byte tile row) the tiles of those operands that the step ``distance`` ahead loads (the last step's
+    where that is past the call's K)."""
     instruction, c_dtype, k_step, _ = _layout(a_dtype, b_dtype)
     if mt * nt + mt + nt > NUM_TILES:
         raise ValueError(f"a {mt}x{nt} accumulator block needs {mt * nt} + {mt} + {nt} tile registers; AMX has "
                          f"{NUM_TILES}")
     if issue not in ISSUE_ORDERS:
         raise ValueError(f"unknown issue order {issue!r}; use one of {ISSUE_ORDERS}")
+    if set(prefetch) - set("ab") or distance < 1:
+        raise ValueError(f"prefetch names operands 'a' and/or 'b' and distance is at least 1, got {prefetch!r} and "
+                         f"{distance}")
     skeleton = _impl_skeleton(a_dtype, b_dtype, mt, nt, ks, a_packed)
     A, B, C = (skeleton.buffer_map[p] for p in skeleton.params)
     root = skeleton.body.block
@@ -269,6 +279,20 @@ def _impl(a_dtype: str, b_dtype: str, mt: int, nt: int, ks: int, a_packed: bool 
         return _tile_call("llvm.x86.tileloadd64", _tile(mt * nt + mt + index),
                           T.address_of(B[index, step * rows_per_step, 0, 0]), b_stride)
 
+    def prefetches(step) -> list:
+        ahead = E.Min(step + distance, E.IntImm("int32", ks - 1)) if isinstance(step, E.Var) else \
+            E.IntImm("int32", min(int(step.value) + distance, ks - 1))
+        out = []
+        for t in range(mt) if "a" in prefetch else ():
+            for r in range(16):
+                row = (t, ahead, r, 0) if a_packed else (16 * t + r, ahead * k_step)
+                out.append(_tile_call("llvm.prefetch.p0", T.address_of(A[row]), *_PREFETCH_T0))
+        for u in range(nt) if "b" in prefetch else ():
+            for r in range(16):
+                out.append(_tile_call("llvm.prefetch.p0", T.address_of(B[u, ahead * rows_per_step + r, 0, 0]),
+                                      *_PREFETCH_T0))
+        return out
+
     def multiply(t, u):
         return _tile_call(f"llvm.x86.{instruction}", _tile(c_tile[t, u]), _tile(mt * nt + t), _tile(mt * nt + mt + u))
 
@@ -279,11 +303,11 @@ def _impl(a_dtype: str, b_dtype: str, mt: int, nt: int, ks: int, a_packed: bool 
     at_start = operands if issue == "grouped" else sorted((op for op in operands if op not in ahead),
                                                           key=lambda op: uses[op][0])
 
-    def step_body(step, prefetch: bool) -> list:
-        body = [load(op, step) for op in at_start]
+    def step_body(step, load_next: bool) -> list:
+        body = prefetches(step) + [load(op, step) for op in at_start]
         for p, (t, u) in enumerate(order):
             body.append(multiply(t, u))
-            if prefetch:
+            if load_next:
                 body.extend(load(op, step + 1) for op in ahead if uses[op][-1] == p)
         return body
 
@@ -398,13 +422,14 @@ def emulation_intrin(name: str) -> TensorIntrin:
     return _EMULATIONS[name]
 
 
-_ISSUE_VARIANTS: dict[tuple, TensorIntrin] = {}
+_IMPL_VARIANTS: dict[tuple, TensorIntrin] = {}
 
 
-def issue_order_intrin(name: str, issue: str) -> TensorIntrin:
-    """AMX intrinsic ``name`` with its instructions in another issue order (``ISSUE_ORDERS``; registered
-    intrinsics are ``"pipelined"``): the same computation, for timing one order against the other. Not
-    registered: pass the object to ``sch.tensorize`` (or ``schedule_amx_gemm(intrin=...)``).
+def impl_variant_intrin(name: str, issue: str = "pipelined", prefetch: str = "", distance: int = 2) -> TensorIntrin:
+    """AMX intrinsic ``name`` with another impl for the same computation, for timing one against another: its
+    instructions in another issue order (``ISSUE_ORDERS``; registered intrinsics are ``"pipelined"``) and/or
+    software prefetches of the operand tiles ``distance`` K steps ahead (``prefetch``: ``"a"``, ``"b"``, ``"ab"``).
+    Not registered: pass the object to ``sch.tensorize`` (or ``schedule_amx_gemm(intrin=...)``).
 
     Parameters
     ----------
@@ -412,28 +437,36 @@ def issue_order_intrin(name: str, issue: str) -> TensorIntrin:
         A registered AMX intrinsic, e.g. ``"matmul_32x32x1024_bf16bf16f32_amx"``.
     issue : str
         ``"grouped"`` (each K step's loads, then its multiplies) or ``"pipelined"``.
+    prefetch : str
+        The operands whose tiles are prefetched into L1 (none by default).
+    distance : int
+        How many K steps ahead they are prefetched.
 
     Returns
     -------
     TensorIntrin
-        The intrinsic (made once per name and order, then cached).
+        The intrinsic (made once per variant, then cached).
 
     Examples
     --------
-    >>> issue_order_intrin(amx_matmul_intrin("bfloat16", "bfloat16", 2, 2, 4), "grouped").name
+    >>> impl_variant_intrin(amx_matmul_intrin("bfloat16", "bfloat16", 2, 2, 4), "grouped").name
     'matmul_32x32x128_bf16bf16f32_amx_grouped'
+    >>> impl_variant_intrin(amx_matmul_intrin("bfloat16", "bfloat16", 2, 2, 4), prefetch="b").name
+    'matmul_32x32x128_bf16bf16f32_amx_pipelined_prefetch_b2'
     """
-    if (name, issue) not in _ISSUE_VARIANTS:
+    key = (name, issue, prefetch, distance)
+    if key not in _IMPL_VARIANTS:
         intrin = TensorIntrin.get(name)
         extra = intrin.meta.extra
         a_dtype, b_dtype = (intrin.desc.buffer_map[p].dtype for p in intrin.desc.params[:2])
         impl = _impl(a_dtype, b_dtype, extra["m_tiles"], extra["n_tiles"], extra["k_steps"],
-                     extra.get("a_packed", False), issue)
+                     extra.get("a_packed", False), issue, prefetch, distance)
         meta = IntrinMeta(target_kind="llvm", arch="x86_64", features=intrin.meta.features,
-                          extra={**extra, "issue": issue})
-        _ISSUE_VARIANTS[name, issue] = TensorIntrin(intrin.desc, impl, f"{name}_{issue}", meta)
-    return _ISSUE_VARIANTS[name, issue]
+                          extra={**extra, "issue": issue, "prefetch": prefetch, "prefetch_distance": distance})
+        suffix = f"_{issue}" + (f"_prefetch_{prefetch}{distance}" if prefetch else "")
+        _IMPL_VARIANTS[key] = TensorIntrin(intrin.desc, impl, name + suffix, meta)
+    return _IMPL_VARIANTS[key]
 
 
 __all__ = ["AMX_U8S8_INTRIN", "AMX_BF16_INTRIN", "INSTRUCTIONS", "ISSUE_ORDERS", "NUM_TILES", "TILE_ROWS",
-           "TILE_BYTES", "amx_matmul_intrin", "emulation_intrin", "issue_order_intrin", "tile_config"]
+           "TILE_BYTES", "amx_matmul_intrin", "emulation_intrin", "impl_variant_intrin", "tile_config"]

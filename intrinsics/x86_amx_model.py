@@ -285,7 +285,8 @@ class AMXModel:
         """
         out = {"llvm.x86.ldtilecfg": self.ldtilecfg, "llvm.x86.tileloadd64": self.tileloadd64,
                "llvm.x86.tilestored64": self.tilestored64, "llvm.x86.tilezero": self.tilezero,
-               "llvm.x86.tilerelease": self.tilerelease, "llvm.x86.tdpbf16ps": self.tdpbf16ps}
+               "llvm.x86.tilerelease": self.tilerelease, "llvm.x86.tdpbf16ps": self.tdpbf16ps,
+               "llvm.prefetch.p0": lambda *args: None}  # a cache hint: nothing to model
         for name in _INT8_SIGNS:
             out[f"llvm.x86.{name}"] = (lambda c, a, b, _n=name: self.int8_dot(_n, c, a, b))
         return out

@@ -14,7 +14,7 @@ from tensorize.target import host_cpu
 
 import intrinsics  # noqa: F401  (registers the families)
 from intrinsics.x86_amx import (AMX_BF16_INTRIN, AMX_U8S8_INTRIN, INSTRUCTIONS, ISSUE_ORDERS, amx_matmul_intrin,
-                                issue_order_intrin, tile_config)
+                                impl_variant_intrin, tile_config)
 from intrinsics.x86_amx_model import AMXError, AMXModel, bf16_to_f32
 from intrinsics.x86_amx_schedule import (amx_conv2d_nhwc, amx_gemm, emulation_schedule, pack_b, schedule_amx_conv2d,
                                          schedule_amx_gemm)
@@ -125,12 +125,13 @@ def test_impl_on_the_tile_model(a_dtype, b_dtype):
 
 @pytest.mark.parametrize("blocking", [(1, 1, 3), (1, 2, 1), (1, 2, 3), (2, 1, 3), (2, 2, 1), (2, 2, 3), (1, 3, 2),
                                       (3, 1, 2)])
-@pytest.mark.parametrize("issue", ISSUE_ORDERS)
-def test_issue_orders_on_the_tile_model(blocking, issue):
-    """Both issue orders compute the block. The model runs the calls in program order, so a load issued before
-    the last multiply that reads the tile's previous contents would change the sums."""
+@pytest.mark.parametrize("issue,prefetch", [(order, "") for order in ISSUE_ORDERS] + [("pipelined", "ab"),
+                                                                                      ("grouped", "b")])
+def test_issue_orders_on_the_tile_model(blocking, issue, prefetch):
+    """Both issue orders, with prefetches or not, compute the block. The model runs the calls in program order, so
+    a load issued before the last multiply that reads the tile's previous contents would change the sums."""
     mt, nt, ks = blocking
-    intrin = issue_order_intrin(amx_matmul_intrin("uint8", "int8", mt, nt, ks), issue)
+    intrin = impl_variant_intrin(amx_matmul_intrin("uint8", "int8", mt, nt, ks), issue, prefetch)
     a, b, ref = operands("uint8", "int8", 16 * mt, 16 * nt, 64 * ks, seed=11)
     c = np.full((16 * mt, 16 * nt), 3, np.int32)
     run_prim_func(intrin.impl, a, pack_b(b), c, externs=AMXModel().externs())
@@ -153,10 +154,29 @@ def test_pipelined_order_loads_the_next_step_between_the_multiplies():
     load, dot = "tileloadd64", "tdpbf16ps"
     assert _loop_calls(tvm.tir.TensorIntrin.get(name).impl) == [
         (load, 7), (load, 5), (dot, 0), (dot, 1), (load, 4), (dot, 2), (load, 6), (dot, 3)]
-    assert _loop_calls(issue_order_intrin(name, "grouped").impl) == [
+    assert _loop_calls(impl_variant_intrin(name, "grouped").impl) == [
         (load, 4), (load, 5), (load, 6), (load, 7), (dot, 0), (dot, 1), (dot, 2), (dot, 3)]
     with pytest.raises(ValueError, match="issue order"):
-        issue_order_intrin(name, "reversed")
+        impl_variant_intrin(name, "reversed")
+
+
+@pytest.mark.parametrize("prefetch,a_packed", [("a", False), ("b", False), ("ab", True)])
+def test_prefetch_variants_prefetch_each_tile_row_ahead(prefetch, a_packed):
+    """``prefetch``: 16 ``prefetcht0`` (one a tile row) per prefetched tile per K step, ``distance`` steps ahead and
+    clamped to the call's last step; the assembly holds them."""
+    name = amx_matmul_intrin("bfloat16", "bfloat16", 2, 2, 4, a_packed=a_packed)
+    intrin = impl_variant_intrin(name, prefetch=prefetch, distance=2)
+    text = intrin.impl.script()
+    loop = text[text.index("for s in range("):]
+    per_step = 16 * 2 * len(prefetch)
+    assert loop.split("T.call_llvm_intrin")[1:per_step + 1] and all(
+        '"llvm.prefetch.p0"' in call for call in loop.split("T.call_llvm_intrin")[1:per_step + 1])
+    assert "T.min(s + 2, 3)" in loop
+    sch = schedule_amx_gemm(amx_gemm(64, 64, 128, "bfloat16", "bfloat16"), parallel=False, intrin=intrin,
+                            pack_a=a_packed, k_steps=4)
+    assert "prefetcht0" in tvm.build(sch.mod, target=SPR).get_source("asm")
+    with pytest.raises(ValueError, match="prefetch names operands"):
+        impl_variant_intrin(name, prefetch="c")
 
 
 @pytest.mark.parametrize("shape,a_dtype,b_dtype,blocking", [((127, 255, 511), "uint8", "int8", (2, 2, None)),
