@@ -44,15 +44,16 @@ import numpy as np  # noqa: E402
 import tensorize as tvm  # noqa: E402
 from tensorize.runtime.amx import AMXPermissionError, request_amx_permission  # noqa: E402
 from tensorize.script import tir as T  # noqa: E402
-from tensorize.target import host_cpu  # noqa: E402
+from tensorize.target import Target, host_cpu  # noqa: E402
 
 import intrinsics  # noqa: E402,F401
+from intrinsics.naming import parse_intrin_name  # noqa: E402
 from intrinsics.x86_amx import INSTRUCTIONS, amx_matmul_intrin, impl_variant_intrin, tile_config  # noqa: E402
 from intrinsics.x86_amx_model import bf16_to_f32  # noqa: E402
 from intrinsics.x86_amx_schedule import (amx_conv2d_nhwc, amx_gemm, conv2d_nhwc_hwio, default_k_steps,  # noqa: E402
                                          pack_b, schedule_amx_conv2d, schedule_amx_gemm)
 import search  # noqa: E402
-from search.context import TuneContext  # noqa: E402
+from search.context import TuneContext, available_intrinsics  # noqa: E402
 from search.postproc import default_postprocs  # noqa: E402
 from search.schedule_rule import (AddRFactor, AutoInline, MultiLevelTiling, MultiLevelTilingWithIntrin,  # noqa: E402
                                   ParallelVectorizeUnroll, RandomComputeLocation)
@@ -180,8 +181,9 @@ def check_assembly() -> None:
 
 
 def amx_only_space() -> PostOrderApply:
-    """The default CPU rules with tensorization restricted to the AMX intrinsics and no untensorized branch."""
-    amx = [name for name in tvm.tir.TensorIntrin.list_names() if name.endswith("_amx")]
+    """The default CPU rules with tensorization restricted to the AMX intrinsics the search offers (A packed too;
+    not the blockings the hand rows registered) and no untensorized branch."""
+    amx = [name for name in available_intrinsics(Target(TARGET)) if AMX_NAME.search(name)]
     return PostOrderApply(rules=[AutoInline(), AddRFactor(),
                                  MultiLevelTilingWithIntrin(intrinsics=amx, keep_untensorized=False),
                                  MultiLevelTiling(), ParallelVectorizeUnroll(), RandomComputeLocation()])
@@ -215,15 +217,22 @@ def searched(func, opts, name: str, inputs: list[np.ndarray]):
 
 
 def family_summary(db) -> str:
-    """How many valid candidates each intrinsic family (the intrinsic name's last word: ``amx``, ``vnni``,
-    ``avx512``...; ``plain`` for none) had measured, and the best of each, e.g. ``amx 12 (best 1.61 ms)``."""
+    """How many valid candidates each intrinsic family (the name's instruction set: ``amx``, ``vnni``, ``avx512``...;
+    ``plain`` for none) had measured, and the best of each, e.g. ``amx 12 (best 1.61 ms)``."""
     names = list(tvm.tir.TensorIntrin.list_names())
+
+    def family(name: str) -> str:
+        try:
+            return parse_intrin_name(name).isa
+        except ValueError:  # an alias or another scheme's name
+            return name.rsplit("_", 1)[-1]
+
     best: dict[str, list] = {}
     for rec in db.get_all_tuning_records():
         if not rec.is_valid:
             continue
         text = json.dumps(rec.trace_json)
-        used = {n.rsplit("_", 1)[-1] for n in names if f'"{n}"' in text}
+        used = {family(n) for n in names if f'"{n}"' in text}
         for family in used or {"plain"}:
             entry = best.setdefault(family, [0, float("inf")])
             entry[0] += 1

@@ -7,7 +7,8 @@
 that stays in L2 (``panel_blocks``: an unblocked sweep streams the whole of B, 2 MiB for a bf16 1024^2,
 from L3 for every block row), tensorizes the block with the AMX
 intrinsic that keeps its ``m_tiles * n_tiles`` accumulators in tile registers, and runs the blocks
-of C in parallel.
+of C in parallel. ``stationary`` moves the K chunks outside the blocks that reuse A's chunk (``"a"``) or B's
+(``"b"``) from L1; ``pack_a`` copies A into contiguous tiles first.
 
 When nothing is padded, B is packed in the function's signature: the caller passes it pre-packed
 (``pack_b``). When the GEMM is padded the packing happens inside, in the copy that pads B.
@@ -175,12 +176,12 @@ def schedule_amx_gemm(func, m_tiles: int = 2, n_tiles: int = 2, k_steps: int | N
         (contiguous in the packed layout) reused by every row block of the region.
     panel_bytes : int
         Bytes of packed B one sweep over M keeps hot (``panel_blocks``'s budget).
-    region_rows : int
-        Rows of C one region covers when ``stationary="b"`` (their accumulators and A chunk stay in L2).
     pack_a : bool
         Copy A, in the call, into tiles of one contiguous KiB each (``A[i // 16, k // k_step, i % 16, k %
         k_step]``, the ``_pa`` intrinsics): a tile's 16 rows then never share L1 sets (a row-major A with a
         power-of-two row length of 1 KiB or more puts them in one or two), at the cost of one pass over A.
+    region_rows : int
+        Rows of C one region covers when ``stationary="b"`` (their accumulators and A chunk stay in L2).
 
     Returns
     -------
