@@ -287,6 +287,14 @@ def test_sampled_cache_blocked_sketches_are_exact_on_the_tile_model(intrin):
     assert len(amx) == len(SKETCHES)
 
 
+def test_sampled_cache_blocked_sketches_of_a_batch_matmul_keep_the_batch_outside_and_are_exact():
+    from tests.search.test_tensor_candidates import batch_matmul
+
+    amx = _check_sampled(batch_matmul(2, 40, 48, 256), ("uint8", "int8"), 256,
+                         intrinsics=("matmul_32x32x256_u8i8s32_amx",))
+    assert sorted(re.search(r'"amx_(panel|a|b)"', str(s.trace))[1] for s in amx) == sorted(SKETCHES)
+
+
 # -- numerics of sampled candidates, on the tile model -------------------------------------------
 def _check_sampled(func, operand_dtypes, depth, n=None, intrinsics=None):
     ctx, _, amx = amx_sketches(func, intrinsics=intrinsics)
@@ -307,6 +315,8 @@ def _reference(ins):
     a, b = (values(x) for x in ins)
     if a.ndim == 2:  # a GEMM with B stored (N, K)
         return a @ b.T
+    if a.ndim == 3:  # a batch matmul, B stored (batch, N, K)
+        return np.einsum("bik,bjk->bij", a, b)
     KH, KW = b.shape[:2]
     OH, OW = a.shape[1] - KH + 1, a.shape[2] - KW + 1
     return sum(np.einsum("nhwc,co->nhwo", a[:, r:r + OH, s:s + OW], b[r, s]) for r in range(KH) for s in range(KW))
