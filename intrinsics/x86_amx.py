@@ -43,8 +43,8 @@ Code generation: the *plain* LLVM intrinsics with an explicit ``ldtilecfg``
   intrinsic; it is loaded at the start of each call (a few dozen cycles against ``mt * nt * ks``
   tile multiplies of 16 cycles each). Calls do not ``tilerelease``: the next call configures again.
 
-Issue order: named tiles are not renamed, so a load into a tile waits for the multiplies that still read
-it. The impl loads an operand tile for the next K step right after its last multiply of this step (the
+Issue order: unless the core renames tile registers (nothing public says it does), a load into a tile waits
+for the multiplies that still read it. The impl loads an operand tile for the next K step right after its last multiply of this step (the
 2 x 2 step: load B1, A1; C00 += A0 B0; C01 += A0 B1; load A0'; C10 += A1 B0; load B0'; C11 += A1 B1), as
 hand-written AMX kernels interleave them, rather than all four loads before the four multiplies
 (``impl_variant_intrin(name, "grouped")`` gives that order, and ``prefetch=`` adds software prefetches of the
@@ -246,9 +246,9 @@ def _impl(a_dtype: str, b_dtype: str, mt: int, nt: int, ks: int, a_packed: bool 
     ``issue`` orders a step's instructions. ``"grouped"``: the step's mt + nt loads, then its mt * nt
     multiplies. ``"pipelined"``: an operand tile whose last multiply is not the step's last is loaded for the
     next step right after that multiply, overlapping the multiplies still to run; the others load at the
-    start of their step. Tile registers are named, so a load into a tile waits for the multiplies that read
-    its previous contents: grouped, every step's first multiply waits for a load issued after the previous
-    step's last multiply.
+    start of their step. Without tile renaming, a load into a tile waits for the multiplies that read its
+    previous contents: grouped, every step's first multiply waits for a load issued after the previous step's
+    last multiply.
 
     ``prefetch`` (``"a"``, ``"b"`` or ``"ab"``): each step starts by prefetching into L1 (``prefetcht0``, one per
     64-byte tile row) the tiles of those operands that the step ``distance`` ahead loads (the last step's
