@@ -212,8 +212,9 @@ def searched(func, opts, name: str, inputs: list[np.ndarray]):
         raise RuntimeError(f"the search found no valid program for {name} (see {work_dir})")
     text = str(sch.trace)
     used = sorted(name for name in tvm.tir.TensorIntrin.list_names() if re.search(rf"\b{name}\b", text))
+    sketches = sorted(set(re.findall(r'"amx_(panel|a|b)"', text)))  # search.schedule_rule.amx_blocking's sketch
     lib, args = build_prepacked(sch.mod, inputs)
-    return lib, args, ", ".join(used) or "no intrinsic"
+    return lib, args, ", ".join(used + [f"sketch {s}" for s in sketches]) or "no intrinsic"
 
 
 def family_summary(db) -> str:
