@@ -222,7 +222,7 @@ def family_summary(db) -> str:
     ``plain`` for none) had measured, and the best of each, e.g. ``amx 12 (best 1.61 ms)``."""
     names = list(tvm.tir.TensorIntrin.list_names())
 
-    def family(name: str) -> str:
+    def isa_of(name: str) -> str:
         try:
             return parse_intrin_name(name).isa
         except ValueError:  # an alias or another scheme's name
@@ -233,7 +233,7 @@ def family_summary(db) -> str:
         if not rec.is_valid:
             continue
         text = json.dumps(rec.trace_json)
-        used = {family(n) for n in names if f'"{n}"' in text}
+        used = {isa_of(n) for n in names if f'"{n}"' in text}
         for family in used or {"plain"}:
             entry = best.setdefault(family, [0, float("inf")])
             entry[0] += 1

@@ -115,3 +115,18 @@ def test_every_hand_variant_of_the_benchmark_computes_the_gemm_on_the_tile_model
         c = np.zeros((M, N), c_dtype)
         run_prim_func(sch.mod, a, pack_b(b, pack), c, externs=AMXModel().externs())
         np.testing.assert_allclose(c, ref, rtol=1e-5, err_msg=label)
+
+
+def test_family_summary_counts_candidates_by_the_intrinsic_names_isa():
+    from types import SimpleNamespace
+
+    import intrinsics  # noqa: F401  (registers the AMX names)
+
+    bench = _benchmark_module("amx_gemm_cpu")
+    record = lambda trace, secs, valid=True: SimpleNamespace(is_valid=valid, trace_json=trace,  # noqa: E731
+                                                             mean_run_secs=secs)
+    records = [record(["tensorize", "matmul_32x32x512_u8i8s32_amx_pa"], 2e-3),
+               record(["tensorize", "matmul_32x32x256_u8i8s32_amx"], 1e-3), record(["split"], 5e-3),
+               record(["tensorize", "dot_16x4_u8i8s32_vnni"], 3e-3), record(["split"], 1e-4, valid=False)]
+    summary = bench.family_summary(SimpleNamespace(get_all_tuning_records=lambda: records))
+    assert summary == "amx 2 (best 1.00 ms), vnni 1 (best 3.00 ms), plain 1 (best 5.00 ms)", summary
