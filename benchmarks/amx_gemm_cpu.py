@@ -15,7 +15,8 @@ hand: ``intrinsics.x86_amx_schedule`` (2 x 2 accumulator tiles, the K loop insid
 blocks of C parallel; the conv2d as an im2col GEMM). The GEMMs have one hand row per variant of ``hand_variants``:
 the default, the same with the previous issue order (each K step's loads grouped before its multiplies) and with
 A's, B's or both's tiles prefetched into L1 two K steps ahead, A copied into contiguous tiles in the call
-(``pack_a``), and K chunks of 8 tile steps with A's (packed) or B's chunk stationary in L1 (``stationary``).
+(``pack_a``), and K chunks of 8 tile steps with A's (packed) or B's chunk stationary in L1 (``stationary``), the
+other operand loaded with or without the no-reuse hint (``tileloaddt1``).
 PyTorch: ``torch._int_mm`` (s8 x s8: the u8 operand shifted by -128 and corrected), bf16 ``torch.matmul``, and for
 the conv2d the quantized oneDNN conv where it runs, else an f32 channels-last one
 (timing only). The AMX peak: a TensorIR kernel of 4 accumulator tiles x ``tdpbusd`` on register-resident tiles
@@ -328,6 +329,15 @@ def hand_variants(a_dtype: str, b_dtype: str, K: int, emulate: bool) -> list:
              ("2x2 tiles, A packed, its K chunk stationary in L1",
               {"pack_a": True, "stationary": "a", "k_steps": chunk}),
              ("2x2 tiles, B's K chunk stationary in L1", {"stationary": "b", "k_steps": chunk})]
+    if not emulate:  # the streaming operand of the stationary schedules loaded with the no-reuse hint
+        steps = chunk or default_k_steps(K, k_step)
+        packed = amx_matmul_intrin(a_dtype, b_dtype, 2, 2, steps, a_packed=True)
+        rows += [("2x2 tiles, A packed, its K chunk stationary in L1, B tiles by tileloaddt1",
+                  {"pack_a": True, "stationary": "a", "k_steps": chunk,
+                   "intrin": impl_variant_intrin(packed, stream="b")}),
+                 ("2x2 tiles, B's K chunk stationary in L1, A tiles by tileloaddt1",
+                  {"stationary": "b", "k_steps": chunk,
+                   "intrin": impl_variant_intrin(amx_matmul_intrin(a_dtype, b_dtype, 2, 2, steps), stream="a")})]
     return rows
 
 

@@ -43,12 +43,13 @@ Code generation: the *plain* LLVM intrinsics with an explicit ``ldtilecfg``
   intrinsic; it is loaded at the start of each call (a few dozen cycles against ``mt * nt * ks``
   tile multiplies of 16 cycles each). Calls do not ``tilerelease``: the next call configures again.
 
-Issue order: unless the core renames tile registers (nothing public says it does), a load into a tile waits
-for the multiplies that still read it. The impl loads an operand tile for the next K step right after its last multiply of this step (the
-2 x 2 step: load B1, A1; C00 += A0 B0; C01 += A0 B1; load A0'; C10 += A1 B0; load B0'; C11 += A1 B1), as
-hand-written AMX kernels interleave them, rather than all four loads before the four multiplies
-(``impl_variant_intrin(name, "grouped")`` gives that order, and ``prefetch=`` adds software prefetches of the
-operand tiles a few steps ahead, for timing one impl against another).
+Issue order: unless the core renames tile registers (nothing public says it does), a load into a tile waits for
+the multiplies that still read it. The impl loads an operand tile for the next K step right after its last
+multiply of this step (the 2 x 2 step: load B1, A1; C00 += A0 B0; C01 += A0 B1; load A0'; C10 += A1 B0; load
+B0'; C11 += A1 B1), as hand-written AMX kernels interleave them, rather than all four loads before the four
+multiplies (``impl_variant_intrin(name, "grouped")`` gives that order, and ``prefetch=`` adds software
+prefetches of the operand tiles a few steps ahead, ``stream=`` loads an operand with the no-reuse hint
+``tileloaddt1``, for timing one impl against another).
 
 The OS must grant the process the tile data state first (Linux ``arch_prctl(ARCH_REQ_XCOMP_PERM,
 XFEATURE_XTILEDATA)``): ``tensorize.runtime`` requests it at the first call of a module that calls AMX
@@ -238,7 +239,7 @@ _PREFETCH_T0 = (E.IntImm("int32", 0), E.IntImm("int32", 3), E.IntImm("int32", 1)
 
 
 def _impl(a_dtype: str, b_dtype: str, mt: int, nt: int, ks: int, a_packed: bool = False, issue: str = "pipelined",
-          prefetch: str = "", distance: int = 2):
+          prefetch: str = "", distance: int = 2, stream: str = ""):
     """The impl: configure, load the accumulators, for each K step load mt A and nt B tiles and multiply
     each pair into its accumulator, store the accumulators. Tiles: C 0..mt*nt-1, then A, then B. A packed
     into tiles is loaded from ``A[t, s, 0, 0]`` at its tile row stride.
@@ -252,16 +253,18 @@ def _impl(a_dtype: str, b_dtype: str, mt: int, nt: int, ks: int, a_packed: bool 
 
     ``prefetch`` (``"a"``, ``"b"`` or ``"ab"``): each step starts by prefetching into L1 (``prefetcht0``, one per
     64-byte tile row) the tiles of those operands that the step ``distance`` ahead loads (the last step's
-    where that is past the call's K)."""
+    where that is past the call's K). ``stream`` (``"a"``, ``"b"``): those operands' tiles load with
+    ``tileloaddt1``, the hint that they will not be reused soon (so that they displace less of the operand a
+    cache-blocked schedule keeps in L1)."""
     instruction, c_dtype, k_step, _ = _layout(a_dtype, b_dtype)
     if mt * nt + mt + nt > NUM_TILES:
         raise ValueError(f"a {mt}x{nt} accumulator block needs {mt * nt} + {mt} + {nt} tile registers; AMX has "
                          f"{NUM_TILES}")
     if issue not in ISSUE_ORDERS:
         raise ValueError(f"unknown issue order {issue!r}; use one of {ISSUE_ORDERS}")
-    if set(prefetch) - set("ab") or distance < 1:
-        raise ValueError(f"prefetch names operands 'a' and/or 'b' and distance is at least 1, got {prefetch!r} and "
-                         f"{distance}")
+    if set(prefetch) - set("ab") or set(stream) - set("ab") or distance < 1:
+        raise ValueError(f"prefetch and stream name operands 'a' and/or 'b' and distance is at least 1, got "
+                         f"{prefetch!r}, {stream!r} and {distance}")
     skeleton = _impl_skeleton(a_dtype, b_dtype, mt, nt, ks, a_packed)
     A, B, C = (skeleton.buffer_map[p] for p in skeleton.params)
     root = skeleton.body.block
@@ -273,10 +276,11 @@ def _impl(a_dtype: str, b_dtype: str, mt: int, nt: int, ks: int, a_packed: bool 
 
     def load(operand, step):
         kind, index = operand
+        instruction_name = "llvm.x86.tileloaddt164" if kind.lower() in stream else "llvm.x86.tileloadd64"
         if kind == "A":
             corner = (index, step, 0, 0) if a_packed else (16 * index, step * k_step)
-            return _tile_call("llvm.x86.tileloadd64", _tile(mt * nt + index), T.address_of(A[corner]), a_stride)
-        return _tile_call("llvm.x86.tileloadd64", _tile(mt * nt + mt + index),
+            return _tile_call(instruction_name, _tile(mt * nt + index), T.address_of(A[corner]), a_stride)
+        return _tile_call(instruction_name, _tile(mt * nt + mt + index),
                           T.address_of(B[index, step * rows_per_step, 0, 0]), b_stride)
 
     def prefetches(step) -> list:
@@ -425,11 +429,13 @@ def emulation_intrin(name: str) -> TensorIntrin:
 _IMPL_VARIANTS: dict[tuple, TensorIntrin] = {}
 
 
-def impl_variant_intrin(name: str, issue: str = "pipelined", prefetch: str = "", distance: int = 2) -> TensorIntrin:
+def impl_variant_intrin(name: str, issue: str = "pipelined", prefetch: str = "", distance: int = 2,
+                        stream: str = "") -> TensorIntrin:
     """AMX intrinsic ``name`` with another impl for the same computation, for timing one against another: its
-    instructions in another issue order (``ISSUE_ORDERS``; registered intrinsics are ``"pipelined"``) and/or
-    software prefetches of the operand tiles ``distance`` K steps ahead (``prefetch``: ``"a"``, ``"b"``, ``"ab"``).
-    Not registered: pass the object to ``sch.tensorize`` (or ``schedule_amx_gemm(intrin=...)``).
+    instructions in another issue order (``ISSUE_ORDERS``; registered intrinsics are ``"pipelined"``), software
+    prefetches of the operand tiles ``distance`` K steps ahead (``prefetch``: ``"a"``, ``"b"``, ``"ab"``), and/or
+    operands loaded with the no-reuse hint ``tileloaddt1`` (``stream``). Not registered: pass the object to
+    ``sch.tensorize`` (or ``schedule_amx_gemm(intrin=...)``).
 
     Parameters
     ----------
@@ -441,6 +447,8 @@ def impl_variant_intrin(name: str, issue: str = "pipelined", prefetch: str = "",
         The operands whose tiles are prefetched into L1 (none by default).
     distance : int
         How many K steps ahead they are prefetched.
+    stream : str
+        The operands whose tiles load with ``tileloaddt1`` (none by default).
 
     Returns
     -------
@@ -454,16 +462,18 @@ def impl_variant_intrin(name: str, issue: str = "pipelined", prefetch: str = "",
     >>> impl_variant_intrin(amx_matmul_intrin("bfloat16", "bfloat16", 2, 2, 4), prefetch="b").name
     'matmul_32x32x128_bf16bf16f32_amx_pipelined_prefetch_b2'
     """
-    key = (name, issue, prefetch, distance)
+    key = (name, issue, prefetch, distance, stream)
     if key not in _IMPL_VARIANTS:
         intrin = TensorIntrin.get(name)
         extra = intrin.meta.extra
         a_dtype, b_dtype = (intrin.desc.buffer_map[p].dtype for p in intrin.desc.params[:2])
         impl = _impl(a_dtype, b_dtype, extra["m_tiles"], extra["n_tiles"], extra["k_steps"],
-                     extra.get("a_packed", False), issue, prefetch, distance)
+                     extra.get("a_packed", False), issue, prefetch, distance, stream)
         meta = IntrinMeta(target_kind="llvm", arch="x86_64", features=intrin.meta.features,
-                          extra={**extra, "issue": issue, "prefetch": prefetch, "prefetch_distance": distance})
-        suffix = f"_{issue}" + (f"_prefetch_{prefetch}{distance}" if prefetch else "")
+                          extra={**extra, "issue": issue, "prefetch": prefetch, "prefetch_distance": distance,
+                                 "stream": stream})
+        suffix = f"_{issue}" + (f"_prefetch_{prefetch}{distance}" if prefetch else "") + \
+            (f"_stream_{stream}" if stream else "")
         _IMPL_VARIANTS[key] = TensorIntrin(intrin.desc, impl, name + suffix, meta)
     return _IMPL_VARIANTS[key]
 

@@ -284,6 +284,7 @@ class AMXModel:
             LLVM intrinsic name (``"llvm.x86.tdpbusd"``, ...) to the model's method.
         """
         out = {"llvm.x86.ldtilecfg": self.ldtilecfg, "llvm.x86.tileloadd64": self.tileloadd64,
+               "llvm.x86.tileloaddt164": self.tileloadd64,  # the no-reuse hint changes no value
                "llvm.x86.tilestored64": self.tilestored64, "llvm.x86.tilezero": self.tilezero,
                "llvm.x86.tilerelease": self.tilerelease, "llvm.x86.tdpbf16ps": self.tdpbf16ps,
                "llvm.prefetch.p0": lambda *args: None}  # a cache hint: nothing to model

@@ -125,13 +125,14 @@ def test_impl_on_the_tile_model(a_dtype, b_dtype):
 
 @pytest.mark.parametrize("blocking", [(1, 1, 3), (1, 2, 1), (1, 2, 3), (2, 1, 3), (2, 2, 1), (2, 2, 3), (1, 3, 2),
                                       (3, 1, 2)])
-@pytest.mark.parametrize("issue,prefetch", [(order, "") for order in ISSUE_ORDERS] + [("pipelined", "ab"),
-                                                                                      ("grouped", "b")])
-def test_issue_orders_on_the_tile_model(blocking, issue, prefetch):
-    """Both issue orders, with prefetches or not, compute the block. The model runs the calls in program order, so
-    a load issued before the last multiply that reads the tile's previous contents would change the sums."""
+@pytest.mark.parametrize("issue,prefetch,stream", [(order, "", "") for order in ISSUE_ORDERS] + [
+    ("pipelined", "ab", ""), ("grouped", "b", "a"), ("pipelined", "", "b")])
+def test_issue_orders_on_the_tile_model(blocking, issue, prefetch, stream):
+    """Both issue orders, with prefetches and no-reuse loads or not, compute the block. The model runs the calls in
+    program order, so a load issued before the last multiply that reads the tile's previous contents would change
+    the sums."""
     mt, nt, ks = blocking
-    intrin = impl_variant_intrin(amx_matmul_intrin("uint8", "int8", mt, nt, ks), issue, prefetch)
+    intrin = impl_variant_intrin(amx_matmul_intrin("uint8", "int8", mt, nt, ks), issue, prefetch, stream=stream)
     a, b, ref = operands("uint8", "int8", 16 * mt, 16 * nt, 64 * ks, seed=11)
     c = np.full((16 * mt, 16 * nt), 3, np.int32)
     run_prim_func(intrin.impl, a, pack_b(b), c, externs=AMXModel().externs())
@@ -175,8 +176,19 @@ def test_prefetch_variants_prefetch_each_tile_row_ahead(prefetch, a_packed):
     sch = schedule_amx_gemm(amx_gemm(64, 64, 128, "bfloat16", "bfloat16"), parallel=False, intrin=intrin,
                             pack_a=a_packed, k_steps=4)
     assert "prefetcht0" in tvm.build(sch.mod, target=SPR).get_source("asm")
-    with pytest.raises(ValueError, match="prefetch names operands"):
+    with pytest.raises(ValueError, match="name operands"):
         impl_variant_intrin(name, prefetch="c")
+
+
+def test_streamed_operand_loads_with_the_no_reuse_hint():
+    name = amx_matmul_intrin("uint8", "int8", 2, 2, 4)
+    intrin = impl_variant_intrin(name, stream="b")
+    assert intrin.name == f"{name}_pipelined_stream_b"
+    sch = schedule_amx_gemm(amx_gemm(64, 64, 256), parallel=False, intrin=intrin, k_steps=4)
+    asm = tvm.build(sch.mod, target=SPR).get_source("asm")
+    assert len(re.findall(r"tileloaddt1\s", asm)) >= 2 and re.search(r"tileloadd\s", asm)  # B hinted, A and C not
+    with pytest.raises(ValueError, match="name operands"):
+        impl_variant_intrin(name, stream="x")
 
 
 @pytest.mark.parametrize("shape,a_dtype,b_dtype,blocking", [((127, 255, 511), "uint8", "int8", (2, 2, None)),
