@@ -16,7 +16,7 @@ blocks of C parallel; the conv2d as an im2col GEMM). The GEMMs have one hand row
 the default, the same with the previous issue order (each K step's loads grouped before its multiplies) and with
 A's, B's or both's tiles prefetched into L1 two K steps ahead, A copied into contiguous tiles in the call
 (``pack_a``), and K chunks of 8 tile steps with A's (packed) or B's chunk stationary in L1 (``stationary``), the
-other operand loaded with or without the no-reuse hint (``tileloaddt1``).
+other operand loaded with or without the no-reuse hint (``tileloaddt1``), A's with the multiplies in either order.
 PyTorch: ``torch._int_mm`` (s8 x s8: the u8 operand shifted by -128 and corrected), bf16 ``torch.matmul``, and for
 the conv2d the quantized oneDNN conv where it runs, else an f32 channels-last one
 (timing only). The AMX peak: a TensorIR kernel of 4 accumulator tiles x ``tdpbusd`` on register-resident tiles
@@ -335,6 +335,9 @@ def hand_variants(a_dtype: str, b_dtype: str, K: int, emulate: bool) -> list:
         rows += [("2x2 tiles, A packed, its K chunk stationary in L1, B tiles by tileloaddt1",
                   {"pack_a": True, "stationary": "a", "k_steps": chunk,
                    "intrin": impl_variant_intrin(packed, stream="b")}),
+                 ("2x2 tiles, A packed, its K chunk stationary in L1, multiplies by rows",  # A-packed: by columns
+                  {"pack_a": True, "stationary": "a", "k_steps": chunk,
+                   "intrin": impl_variant_intrin(packed, multiply_order="rows")}),
                  ("2x2 tiles, B's K chunk stationary in L1, A tiles by tileloaddt1",
                   {"stationary": "b", "k_steps": chunk,
                    "intrin": impl_variant_intrin(amx_matmul_intrin(a_dtype, b_dtype, 2, 2, steps), stream="a")})]

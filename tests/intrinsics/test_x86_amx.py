@@ -125,14 +125,15 @@ def test_impl_on_the_tile_model(a_dtype, b_dtype):
 
 @pytest.mark.parametrize("blocking", [(1, 1, 3), (1, 2, 1), (1, 2, 3), (2, 1, 3), (2, 2, 1), (2, 2, 3), (1, 3, 2),
                                       (3, 1, 2)])
-@pytest.mark.parametrize("issue,prefetch,stream", [(order, "", "") for order in ISSUE_ORDERS] + [
-    ("pipelined", "ab", ""), ("grouped", "b", "a"), ("pipelined", "", "b")])
-def test_issue_orders_on_the_tile_model(blocking, issue, prefetch, stream):
+@pytest.mark.parametrize("issue,prefetch,stream,columns", [(order, "", "", False) for order in ISSUE_ORDERS] + [
+    ("pipelined", "ab", "", False), ("grouped", "b", "a", True), ("pipelined", "", "b", True)])
+def test_issue_orders_on_the_tile_model(blocking, issue, prefetch, stream, columns):
     """Both issue orders, with prefetches and no-reuse loads or not, compute the block. The model runs the calls in
     program order, so a load issued before the last multiply that reads the tile's previous contents would change
     the sums."""
     mt, nt, ks = blocking
-    intrin = impl_variant_intrin(amx_matmul_intrin("uint8", "int8", mt, nt, ks), issue, prefetch, stream=stream)
+    intrin = impl_variant_intrin(amx_matmul_intrin("uint8", "int8", mt, nt, ks), issue, prefetch, stream=stream,
+                                 multiply_order="columns" if columns else "rows")
     a, b, ref = operands("uint8", "int8", 16 * mt, 16 * nt, 64 * ks, seed=11)
     c = np.full((16 * mt, 16 * nt), 3, np.int32)
     run_prim_func(intrin.impl, a, pack_b(b), c, externs=AMXModel().externs())
@@ -161,6 +162,19 @@ def test_pipelined_order_loads_the_next_step_between_the_multiplies():
         impl_variant_intrin(name, "reversed")
 
 
+def test_column_order_gives_bs_next_loads_the_lead_and_is_the_a_packed_default():
+    """Multiplies column by column (C00, C10, C01, C11): B0 reloads after its last multiply (the second), A0 after
+    the third; A-packed intrinsics, which serve the sketch where A stays in L1 and B streams, order them so."""
+    load, dot = "tileloadd64", "tdpbf16ps"
+    expected = [(load, 4 + 1), (load, 6 + 1), (dot, 0), (dot, 2), (load, 6), (dot, 1), (load, 4), (dot, 3)]
+    packed = tvm.tir.TensorIntrin.get(amx_matmul_intrin("bfloat16", "bfloat16", 2, 2, 8, a_packed=True))
+    assert packed.meta.extra["impl_options"].multiply_order == "columns" and _loop_calls(packed.impl) == expected
+    plain = amx_matmul_intrin("bfloat16", "bfloat16", 2, 2, 4)
+    assert _loop_calls(impl_variant_intrin(plain, multiply_order="columns").impl) == expected
+    with pytest.raises(ValueError, match="multiply order"):
+        impl_variant_intrin(plain, multiply_order="diagonal")
+
+
 @pytest.mark.parametrize("prefetch,a_packed", [("a", False), ("b", False), ("ab", True)])
 def test_prefetch_variants_prefetch_each_tile_row_ahead(prefetch, a_packed):
     """``prefetch``: 16 ``prefetcht0`` (one a tile row) per prefetched tile per K step, ``distance`` steps ahead and
@@ -183,7 +197,7 @@ def test_prefetch_variants_prefetch_each_tile_row_ahead(prefetch, a_packed):
 def test_streamed_operand_loads_with_the_no_reuse_hint():
     name = amx_matmul_intrin("uint8", "int8", 2, 2, 4)
     intrin = impl_variant_intrin(name, stream="b")
-    assert intrin.name == f"{name}_pipelined_stream_b"
+    assert intrin.name == f"{name}_pipelined_rows_stream_b"
     sch = schedule_amx_gemm(amx_gemm(64, 64, 256), parallel=False, intrin=intrin, k_steps=4)
     asm = tvm.build(sch.mod, target=SPR).get_source("asm")
     assert len(re.findall(r"tileloaddt1\s", asm)) >= 2 and re.search(r"tileloadd\s", asm)  # B hinted, A and C not
