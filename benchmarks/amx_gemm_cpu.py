@@ -2,8 +2,8 @@
 tiles, next to PyTorch (oneDNN) and the machine's AMX peak.
 
 Run: ``python benchmarks/amx_gemm_cpu.py [--size 1024] [--conv-size 56] [--repeat 10] [--threads 2] [--trials 64]
-[--amx-only] [--build-workers 2] [--workloads gemm_int8,gemm_bf16,conv2d] [--no-pin]`` (the process is pinned to
-one CPU per physical core unless ``--no-pin``; the AMX peak is measured after the workloads)
+[--amx-only] [--no-search] [--build-workers 2] [--workloads gemm_int8,gemm_bf16,conv2d] [--no-pin]`` (the process
+is pinned to one CPU per physical core unless ``--no-pin``; the AMX peak is measured after the workloads)
 
 Ours, searched (the headline figure): ``search.tune_tir`` on the plain workloads (``amx_gemm``, the direct
 ``conv2d_nhwc_hwio``) for ``llvm -mcpu=native``; the candidate generator matches the AMX intrinsics by itself
@@ -373,6 +373,8 @@ def gemm_rows(a, b, torch_res: dict, opts, emulate: bool, kind: str) -> list:
         check(C.numpy())
         rows.append((f"{title}, hand: {label}", *paired_time(lambda f=f: f(A, B, C), base, opts.repeat, ops),
                      baseline))
+    if opts.no_search:
+        return rows
     fs, args, used = searched(amx_gemm(M, N, K, *dtypes), opts, f"gemm_{kind}", [A if kind == "bf16" else a, B_plain])
     C.copyfrom(np.zeros((M, N), C.numpy().dtype))
     fs(*args, C)
@@ -409,6 +411,8 @@ def conv2d_rows(conv_shape, data, weight, torch_res: dict, opts, emulate: bool) 
     ops = 2.0 * n * oh * ow * co * kh * kw * ci
     rows = [(f"conv2d NHWC int8 {h}x{w}x{ci}->{co} {kh}x{kw}, hand",
              *paired_time(lambda: fc(D, Wt, O), base, opts.repeat, ops), base_name)]
+    if opts.no_search:
+        return rows
     fs, args, used = searched(conv2d_nhwc_hwio(*conv_shape), opts, "conv2d_int8", [data, weight])
     Os = tvm.nd.array(np.zeros((n, oh, ow, co), np.int32))
     fs(*args, Os)
@@ -429,6 +433,8 @@ def main() -> None:
     parser.add_argument("--conv-size", type=int, default=CONV[1], help="the conv2d layer's input height and width")
     parser.add_argument("--trials", type=int, default=64, help="programs the search measures per workload")
     parser.add_argument("--amx-only", action="store_true", help="search AMX sketches only")
+    parser.add_argument("--no-search", action="store_true",
+                        help="the hand rows only (a minute where the search takes several): which variant wins")
     parser.add_argument("--build-timeout", type=float, default=120.0, help="seconds per candidate build")
     parser.add_argument("--population", type=int, default=None,
                         help="the evolutionary search's population (default 512; 16 in a dry run)")

@@ -130,3 +130,13 @@ def test_family_summary_counts_candidates_by_the_intrinsic_names_isa():
                record(["tensorize", "dot_16x4_u8i8s32_vnni"], 3e-3), record(["split"], 1e-4, valid=False)]
     summary = bench.family_summary(SimpleNamespace(get_all_tuning_records=lambda: records))
     assert summary == "amx 2 (best 1.00 ms), vnni 1 (best 3.00 ms), plain 1 (best 5.00 ms)", summary
+
+
+def test_dry_run_of_the_hand_rows_only():
+    """``--dry-run --no-search``: every hand GEMM variant this CPU can run (the descriptions in place of the tile
+    instructions), checked and timed next to PyTorch where it is installed, no search."""
+    result = _run("amx_gemm_cpu.py", "--dry-run", "--no-search", "--size", "64", "--repeat", "1", "--workloads",
+                  "gemm_int8")
+    assert result.returncode == 0, result.stderr[-3000:]
+    rows = [line for line in result.stdout.splitlines() if line.startswith("u8.s8->s32 GEMM, hand:")]
+    assert len(rows) == 2 * 4 and "searched" not in result.stdout  # 4 variants, each printed twice
