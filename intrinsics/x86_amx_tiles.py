@@ -262,9 +262,12 @@ class ImplOptions:
         -------
         str
         """
-        return f"_{self.issue}_{self.multiply_order}" + (f"_prefetch_{self.prefetch}{self.distance}"
-                                                          if self.prefetch else "") + \
-            (f"_stream_{self.stream}" if self.stream else "")
+        parts = [self.issue, self.multiply_order]
+        if self.prefetch:
+            parts.append(f"prefetch_{self.prefetch}{self.distance}")
+        if self.stream:
+            parts.append(f"stream_{self.stream}")
+        return "_" + "_".join(parts)
 
 
 def build_impl(a_dtype: str, b_dtype: str, mt: int, nt: int, ks: int, a_packed: bool = False,
