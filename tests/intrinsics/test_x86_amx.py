@@ -205,6 +205,17 @@ def test_streamed_operand_loads_with_the_no_reuse_hint():
         impl_variant_intrin(name, stream="x")
 
 
+def _check_gemm_on_the_tile_model(sch, a_dtype, b_dtype, M, N, K, seed):
+    """Run the scheduled GEMM on the tile model (C filled with 7 first: the init must overwrite it), B pre-packed
+    unless the schedule pads (and packs) it, and check the result."""
+    a, b, ref = operands(a_dtype, b_dtype, M, N, K, seed=seed)
+    padded = "pad_einsum" in [inst.kind for inst in sch.trace.insts]
+    c = np.full((M, N), 7, np.float32 if a_dtype == "bfloat16" else np.int32)
+    run_prim_func(sch.mod, a, b if padded else pack_b(b, 4 if a_dtype != "bfloat16" else 2), c,
+                  externs=AMXModel().externs())
+    check(c, ref, a_dtype, K)
+
+
 @pytest.mark.parametrize("shape,a_dtype,b_dtype,blocking", [((127, 255, 511), "uint8", "int8", (2, 2, None)),
                                                             ((64, 64, 128), "int8", "int8", (2, 2, None)),
                                                             ((48, 32, 192), "uint8", "uint8", (1, 1, 1)),
@@ -213,12 +224,7 @@ def test_streamed_operand_loads_with_the_no_reuse_hint():
 def test_scheduled_gemm_on_the_tile_model(shape, a_dtype, b_dtype, blocking):
     M, N, K = shape
     sch = schedule_amx_gemm(amx_gemm(M, N, K, a_dtype, b_dtype), *blocking, parallel=False)
-    a, b, ref = operands(a_dtype, b_dtype, M, N, K, seed=2)
-    padded = "pad_einsum" in [inst.kind for inst in sch.trace.insts]
-    pack = 4 if a_dtype != "bfloat16" else 2
-    c = np.full((M, N), 7, np.float32 if a_dtype == "bfloat16" else np.int32)  # init must overwrite it
-    run_prim_func(sch.mod, a, b if padded else pack_b(b, pack), c, externs=AMXModel().externs())
-    check(c, ref, a_dtype, K)
+    _check_gemm_on_the_tile_model(sch, a_dtype, b_dtype, M, N, K, seed=2)
 
 
 @pytest.mark.parametrize("a_dtype,b_dtype", [("uint8", "int8"), ("bfloat16", "bfloat16")])
@@ -240,12 +246,7 @@ def test_k_chunks_outside_the_column_blocks_on_the_tile_model(a_dtype, b_dtype, 
     assert [name for name, _ in loops] == loop_names and loops[3][1] == 2 and loops[2][1] > 1, loops
     if stationary == "b":
         assert loops[4][1] == 2, loops
-    a, b, ref = operands(a_dtype, b_dtype, M, N, K, seed=4)
-    padded = "pad_einsum" in [inst.kind for inst in sch.trace.insts]
-    c = np.full((M, N), 7, np.float32 if a_dtype == "bfloat16" else np.int32)
-    run_prim_func(sch.mod, a, b if padded else pack_b(b, 4 if a_dtype != "bfloat16" else 2), c,
-                  externs=AMXModel().externs())
-    check(c, ref, a_dtype, K)
+    _check_gemm_on_the_tile_model(sch, a_dtype, b_dtype, M, N, K, seed=4)
 
 
 def test_stationary_must_name_an_operand():
@@ -276,12 +277,7 @@ def test_a_packed_into_tiles_on_the_tile_model_and_in_assembly(shape, a_dtype, b
     M, N, K = shape
     sch = schedule_amx_gemm(amx_gemm(M, N, K, a_dtype, b_dtype), parallel=False, pack_a=True)
     assert "_amx_pa" in str(sch.trace)
-    a, b, ref = operands(a_dtype, b_dtype, M, N, K, seed=6)
-    padded = "pad_einsum" in [inst.kind for inst in sch.trace.insts]
-    c = np.full((M, N), 7, np.float32 if a_dtype == "bfloat16" else np.int32)
-    run_prim_func(sch.mod, a, b if padded else pack_b(b, 4 if a_dtype != "bfloat16" else 2), c,
-                  externs=AMXModel().externs())
-    check(c, ref, a_dtype, K)
+    _check_gemm_on_the_tile_model(sch, a_dtype, b_dtype, M, N, K, seed=6)
     asm = tvm.build(sch.mod, target=SPR).get_source("asm")
     assert re.search(rf"\b{INSTRUCTIONS[(a_dtype, b_dtype)][0]}\s+%tmm", asm) and "ldtilecfg" in asm
 
