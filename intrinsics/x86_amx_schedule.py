@@ -208,8 +208,7 @@ def schedule_amx_gemm(func, m_tiles: int = 2, n_tiles: int = 2, k_steps: int | N
     j_oo, j_oi, j_i = sch.split(j, [None, panel, tn])
     k_o, k_i = sch.split(k, [None, tk])
     if stationary == "b":
-        row_blocks = -(-M // tm)
-        rows = max(d for d in range(1, row_blocks + 1) if row_blocks % d == 0 and d * tm <= max(region_rows, tm))
+        rows = panel_blocks(-(-M // tm), tm, region_rows)  # the most row blocks that divide M within the rows
         i_oo, i_oi, i_i = sch.split(i, [None, rows, tm])
         sch.reorder(i_oo, j_oo, k_o, j_oi, i_oi, i_i, j_i, k_i)
         outer = (i_oo, j_oo)
