@@ -26,8 +26,7 @@ from collections import deque
 from typing import Sequence
 
 from .candidate import BuildResult, Builder, MeasureCandidate
-from .process import WorkerProcess
-from .worker import WORKER_CPUS_ENV
+from .process import WORKER_CPUS_ENV, WorkerProcess
 
 logger = logging.getLogger(__name__)
 

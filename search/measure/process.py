@@ -25,9 +25,10 @@ from typing import Any
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["WorkerProcess", "read_frame", "write_frame", "project_root"]
+__all__ = ["WorkerProcess", "WORKER_CPUS_ENV", "read_frame", "write_frame", "project_root"]
 
 _HEADER = struct.Struct("<Q")
+WORKER_CPUS_ENV = "TENSORIZE_WORKER_CPUS"  # comma-separated CPUs a worker runs on (LocalBuilder(cpus=...))
 
 
 def write_frame(stream, message: Any) -> None:

@@ -28,7 +28,7 @@ from collections import OrderedDict
 from tensorize.runtime.openmp import pin_openmp_runtime
 
 from .inputs import load_arrays
-from .process import read_frame, write_frame
+from .process import WORKER_CPUS_ENV, read_frame, write_frame
 from .tasks import RunFailure, build_artifact, check_and_time, reference_outputs
 
 logger = logging.getLogger(__name__)
@@ -86,9 +86,6 @@ def handle(kind: str, payload, arrays: _ArrayCache):
         artifact, inputs_path, reference_path, outputs, tols, timing = payload
         return check_and_time(artifact, arrays.get(inputs_path), arrays.get(reference_path), outputs, tols, timing)
     raise ValueError(f"unknown request {kind!r}")
-
-
-WORKER_CPUS_ENV = "TENSORIZE_WORKER_CPUS"  # comma-separated CPUs a worker runs on (LocalBuilder(cpus=...))
 
 
 def _restrict_cpus(spec: str | None) -> None:
