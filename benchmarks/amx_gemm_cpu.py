@@ -368,7 +368,7 @@ def gemm_rows(a, b, torch_res: dict, opts, emulate: bool, kind: str) -> list:
     rows = []
     for label, kwargs in hand_variants(*dtypes, K, emulate):
         f = tvm.build(schedule_amx_gemm(amx_gemm(M, N, K, *dtypes), emulate=emulate, **kwargs).mod, target=TARGET)
-        C.copyfrom(np.zeros((M, N), C.numpy().dtype))
+        C.copyfrom(np.zeros((M, N), C.dtype))
         f(A, B, C)
         check(C.numpy())
         rows.append((f"{title}, hand: {label}", *paired_time(lambda f=f: f(A, B, C), base, opts.repeat, ops),
@@ -376,7 +376,7 @@ def gemm_rows(a, b, torch_res: dict, opts, emulate: bool, kind: str) -> list:
     if opts.no_search:
         return rows
     fs, args, used = searched(amx_gemm(M, N, K, *dtypes), opts, f"gemm_{kind}", [A if kind == "bf16" else a, B_plain])
-    C.copyfrom(np.zeros((M, N), C.numpy().dtype))
+    C.copyfrom(np.zeros((M, N), C.dtype))
     fs(*args, C)
     check(C.numpy())
     rows.append((f"{title}, searched: {used}", *paired_time(lambda: fs(*args, C), base, opts.repeat, ops), baseline))
