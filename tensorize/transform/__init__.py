@@ -33,6 +33,8 @@ from .common_subexpr_elim import CommonSubexprElimTIR  # noqa: F401
 from .compact_buffer import CompactBufferAllocation  # noqa: F401
 from .convert_blocks_to_opaque import ConvertBlocksToOpaque  # noqa: F401
 from .flatten_buffer import FlattenBuffer  # noqa: F401
+from .fuse_tile_zero import FuseTileZero  # noqa: F401
+from .hoist_tile_config import HoistTileConfig  # noqa: F401
 from .inject_software_pipeline import InjectSoftwarePipeline  # noqa: F401
 from .lower_init_block import LowerInitBlock  # noqa: F401
 from .lower_match_buffer import LowerMatchBuffer  # noqa: F401
@@ -75,7 +77,7 @@ def PrintIR(header: str = "", show_meta_data: bool = False) -> Pass:  # noqa: N8
 from .pass_infra import register_pass_factory as _register_pass_factory
 
 for _factory in (CommonSubexprElimTIR, CompactBufferAllocation, ConvertBlocksToOpaque, FlattenBuffer,
-                 InjectSoftwarePipeline, LowerInitBlock,
+                 FuseTileZero, HoistTileConfig, InjectSoftwarePipeline, LowerInitBlock,
                  LowerMatchBuffer, LowerOpaqueBlock, PlanAndUpdateBufferAllocationLocation, RemoveNoOp, Simplify,
                  StorageAlign, StorageRewrite, UnrollLoop, VectorizeLoop, PrintIR):
     _register_pass_factory(_factory.__name__, _factory)

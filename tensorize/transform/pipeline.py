@@ -5,7 +5,8 @@
   opaque blocks;
 * phase 1 - storage flattening (``FlattenBuffer``) and simplification;
 * phase 2 - loop transforms: software pipelining, padding taps skipped, padded loops partitioned, vectorize, unroll;
-* phase 3 - cleanup: simplification, no-op removal, scalar promotion, common subexpressions.
+* phase 3 - cleanup: AMX tile configurations hoisted to once per thread's work and zeroed accumulators made
+  by ``tilezero``, simplification, no-op removal, scalar promotion, common subexpressions.
 """
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ from .common_subexpr_elim import CommonSubexprElimTIR
 from .compact_buffer import CompactBufferAllocation
 from .convert_blocks_to_opaque import ConvertBlocksToOpaque
 from .flatten_buffer import FlattenBuffer
+from .fuse_tile_zero import FuseTileZero
+from .hoist_tile_config import HoistTileConfig
 from .inject_software_pipeline import InjectSoftwarePipeline
 from .lower_init_block import LowerInitBlock
 from .lower_match_buffer import LowerMatchBuffer
@@ -46,13 +49,16 @@ def phase_passes(phase: int) -> list[Pass]:
     """
     if phase == 0:
         return [LowerInitBlock(), PlanAndUpdateBufferAllocationLocation(), ConvertBlocksToOpaque(),
-                CompactBufferAllocation(), StorageAlign(), SwizzleSharedLayout(), LowerMatchBuffer(), LowerOpaqueBlock()]
+                CompactBufferAllocation(), StorageAlign(), SwizzleSharedLayout(), LowerMatchBuffer(),
+                LowerOpaqueBlock()]
     if phase == 1:
         return [FlattenBuffer(), Simplify()]
     if phase == 2:
-        return [InjectSoftwarePipeline(), SkipPaddedTaps(), PartitionPaddedLoops(), VectorizeLoop(), UnrollLoop(), Simplify()]
+        return [InjectSoftwarePipeline(), SkipPaddedTaps(), PartitionPaddedLoops(), VectorizeLoop(), UnrollLoop(),
+                Simplify()]
     if phase == 3:
-        return [RemoveNoOp(), StorageRewrite(), Simplify(), RemoveNoOp(), CommonSubexprElimTIR()]
+        return [HoistTileConfig(), FuseTileZero(), RemoveNoOp(), StorageRewrite(), Simplify(), RemoveNoOp(),
+                CommonSubexprElimTIR()]
     raise ValueError(f"lowering phases are 0..3, got {phase}")
 
 

@@ -87,3 +87,18 @@ def test_wrong_arguments_are_reported():
         run_prim_func(f, np.zeros((8, 8), "float32"), np.zeros((16, 8), "float32"))
     with pytest.raises(InterpreterError, match="takes 2 arguments"):
         run_prim_func(f, np.zeros((16, 8), "float32"))
+
+
+def test_a_scalar_guard_of_a_vector_load_runs_only_the_taken_side():
+    """``if_then_else(i < 3, A[i * 4:i * 4 + 4], 0)``: one condition for all lanes, so the load past A's end (rows 3
+    and beyond of a padded copy) is never made, as in the compiled code, which branches."""
+    from tensorize.script import tir as T
+
+    @T.prim_func
+    def pad_rows(A: T.Buffer((12,), "float32"), B: T.Buffer((20,), "float32")):
+        for i in range(5):
+            B[i * 4:i * 4 + 4] = T.if_then_else(i < 3, A[i * 4:i * 4 + 4], T.Broadcast(T.float32(0), 4))
+
+    a, b = np.arange(12, dtype=np.float32), np.full(20, 9, np.float32)
+    run_prim_func(pad_rows, a, b)
+    np.testing.assert_array_equal(b, np.concatenate([a, np.zeros(8, np.float32)]))

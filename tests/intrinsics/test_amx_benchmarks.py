@@ -89,7 +89,7 @@ def test_every_hand_variant_of_the_benchmark_computes_the_gemm_on_the_tile_model
     import numpy as np
 
     from tensorize.codegen.python.interpreter import run_prim_func
-    from tensorize.driver import build
+    from tensorize.driver import build, lower
 
     from intrinsics.x86_amx_model import AMXModel, bf16_to_f32
     from intrinsics.x86_amx_schedule import amx_gemm, pack_b, schedule_amx_gemm
@@ -112,8 +112,8 @@ def test_every_hand_variant_of_the_benchmark_computes_the_gemm_on_the_tile_model
     for label, kwargs in variants:
         sch = schedule_amx_gemm(amx_gemm(M, N, K, *dtypes), parallel=False, **kwargs)
         assert "ldtilecfg" in build(sch.mod, target="llvm -mcpu=sapphirerapids").get_source("asm"), label
-        c = np.zeros((M, N), c_dtype)
-        run_prim_func(sch.mod, a, pack_b(b, pack), c, externs=AMXModel().externs())
+        c = np.full((M, N), 7, c_dtype)
+        run_prim_func(lower(sch.mod), a, pack_b(b, pack), c, externs=AMXModel().externs())
         np.testing.assert_allclose(c, ref, rtol=1e-5, err_msg=label)
 
 

@@ -105,9 +105,11 @@ def test_register_blocking_uses_all_eight_tiles():
     sch = schedule_amx_gemm(amx_gemm(32, 32, 256), m_tiles=2, n_tiles=2, k_steps=4, parallel=False)
     asm = tvm.build(sch.mod, target=SPR).get_source("asm")  # one call: a 32 x 32 block, 4 K steps
     assert set(re.findall(r"%tmm(\d)", asm)) == set("01234567")
-    # the accumulators are loaded and stored once, the K steps stream A and B (the loop may be unrolled)
-    stores, loads, dots = (len(re.findall(rf"\b{op}\b", asm)) for op in ("tilestored", "tileloadd", "tdpbusd"))
-    assert stores == 4 and (loads, dots) in ((8, 4), (4 + 4 * 4, 16))
+    # the accumulators are zeroed (the init fused into tilezero) and stored once, the K steps stream A and B (the
+    # loop may be unrolled); the tiles are configured once and released
+    stores, loads, dots, zeros, configs, releases = (len(re.findall(rf"\b{op}\b", asm)) for op in (
+        "tilestored", "tileloadd", "tdpbusd", "tilezero", "ldtilecfg", "tilerelease"))
+    assert (stores, zeros, configs, releases) == (4, 4, 1, 1) and (loads, dots) in ((4, 4), (4 * 4, 16))
 
 
 # -- numerics: the instruction calls on the numpy model of the tiles ---------------------------------
@@ -210,10 +212,11 @@ def _check_gemm_on_the_tile_model(sch, a_dtype, b_dtype, M, N, K, seed):
     unless the schedule pads (and packs) it, and check the result."""
     a, b, ref = operands(a_dtype, b_dtype, M, N, K, seed=seed)
     padded = "pad_einsum" in [inst.kind for inst in sch.trace.insts]
-    c = np.full((M, N), 7, np.float32 if a_dtype == "bfloat16" else np.int32)
-    run_prim_func(sch.mod, a, b if padded else pack_b(b, 4 if a_dtype != "bfloat16" else 2), c,
-                  externs=AMXModel().externs())
-    check(c, ref, a_dtype, K)
+    for program in (sch.mod, tvm.lower(sch.mod)):  # lowered: tiles configured once, init fused into tilezero
+        c = np.full((M, N), 7, np.float32 if a_dtype == "bfloat16" else np.int32)
+        run_prim_func(program, a, b if padded else pack_b(b, 4 if a_dtype != "bfloat16" else 2), c,
+                      externs=AMXModel().externs())
+        check(c, ref, a_dtype, K)
 
 
 @pytest.mark.parametrize("shape,a_dtype,b_dtype,blocking", [((127, 255, 511), "uint8", "int8", (2, 2, None)),
@@ -319,9 +322,11 @@ def test_conv2d_nhwc_on_the_tile_model_and_in_assembly(dtype, shape):
     w_dtype = "int8" if dtype == "uint8" else dtype
     sch = schedule_amx_conv2d(amx_conv2d_nhwc(*shape, dtype=dtype, w_dtype=w_dtype), parallel=False)
     data, wk, ref = conv_operands(dtype, *shape)
-    out = np.zeros(ref.shape, np.float32 if dtype == "bfloat16" else np.int32)
-    run_prim_func(sch.mod, data, _b_arg(sch, wk, 2 if dtype == "bfloat16" else 4), out, externs=AMXModel().externs())
-    check(out, ref, dtype, shape[3] * shape[5] * shape[6])
+    for program in (sch.mod, tvm.lower(sch.mod)):
+        out = np.zeros(ref.shape, np.float32 if dtype == "bfloat16" else np.int32)
+        run_prim_func(program, data, _b_arg(sch, wk, 2 if dtype == "bfloat16" else 4), out,
+                      externs=AMXModel().externs())
+        check(out, ref, dtype, shape[3] * shape[5] * shape[6])
     asm = tvm.build(sch.mod, target=SPR).get_source("asm")
     assert ("tdpbf16ps" if dtype == "bfloat16" else "tdpbusd") in asm
 

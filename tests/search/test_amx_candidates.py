@@ -305,9 +305,10 @@ def _check_sampled(func, operand_dtypes, depth, n=None, intrinsics=None):
     expected = _reference(ins)
     for i, sketch in enumerate(amx[:n]):
         sch = sample_candidate(ctx, sketch, default_postprocs(ctx), seed=i)
-        out = np.full(expected.shape, 7, np.float32 if operand_dtypes[0] == "bfloat16" else np.int32)
-        run_prim_func(sch.mod, *ins, out, externs=AMXModel().externs())
-        check(out, expected, depth)
+        for program in (sch.mod, tvm.lower(sch.mod)):  # lowered: tiles configured once, init fused into tilezero
+            out = np.full(expected.shape, 7, np.float32 if operand_dtypes[0] == "bfloat16" else np.int32)
+            run_prim_func(program, *ins, out, externs=AMXModel().externs())
+            check(out, expected, depth)
     return amx
 
 

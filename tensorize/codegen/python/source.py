@@ -193,9 +193,10 @@ class _Codegen:
         name = e.op.name
         args = e.args
         if name == "tir.if_then_else":
-            if vector:
+            condition = args[0].value if isinstance(args[0], E.Broadcast) else args[0]
+            if vector and dt.lanes_of(condition.dtype) > 1:
                 return f"np.where({sub(args[0])}, {sub(args[1])}, {sub(args[2])})"
-            cond = sub(args[0])
+            cond = sub(condition)  # one condition for all lanes: only the taken side runs (it may guard a load)
             self.guarded += 1
             try:
                 return f"({sub(args[1])} if {cond} else {sub(args[2])})"

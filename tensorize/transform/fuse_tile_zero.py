@@ -1,0 +1,370 @@
+"""``FuseTileZero``: a reduction's zero initialisation of C, then AMX tile loads of that C, becomes ``tilezero``.
+
+A GEMM tensorized with AMX keeps a block of C in accumulator tiles: the impl loads the tiles from C, multiplies
+into them and stores them back. The reduction's init (lowered to a loop nest writing zeros, guarded by ``k == 0``
+when K is split across calls) runs before, in vector stores to the same memory the tile loads then read. The
+pass zeroes the tiles instead (``tilezero``) and drops the stores: no pass over C, and no tile load waiting for
+vector stores to reach L1. For example::
+
+    if k_0 == 0:                                           (init dropped)
+        for i, j in T.grid(32, 32): C[b + i * N + j] = 0
+    tileloadd(0, &C[b], 4 N)                               if k_0 == 0: tilezero(0)
+    ...                                                    else: tileloadd(0, &C[b], 4 N)
+    tilestored(0, &C[b], 4 N)                              ...
+
+It applies only when it is exact: the zeroed elements are exactly those the loaded tiles cover (offsets from
+constant strides, tile shapes from the function's one ``ldtilecfg`` descriptor), each such tile is stored back
+to the same place by a later statement of the same sequence, and nothing between the init and those stores
+reads or writes C except the tile instructions.
+
+Off with ``PassContext(disabled_pass=["tir.FuseTileZero"])``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..arith.linear_form import difference, to_linear
+from ..ir import dtype as dt
+from ..ir import expr as E
+from ..ir import stmt as S
+from ..ir.functor import StmtExprMutator, StmtExprVisitor, post_order_visit, substitute
+from ..ir.structural import structural_equal
+from ..ir.op_call import call_llvm_intrin
+from .hoist_tile_config import config_site, llvm_intrin_name
+from .pass_infra import func_pass
+
+_TILE_LOADS = ("llvm.x86.tileloadd64", "llvm.x86.tileloaddt164")
+_TILE_STORE = "llvm.x86.tilestored64"
+# Loops around tile code are followed iteration by iteration up to this many iterations (a K loop, blocks of C).
+_MAX_SIMULATED_ITERATIONS = 256
+
+
+def tile_shapes(words) -> list[tuple[int, int]]:
+    """Each tile's (rows, bytes per row) in an ``ldtilecfg`` descriptor given as 8 little-endian 64-bit words.
+
+    Parameters
+    ----------
+    words : sequence of int
+        The descriptor.
+
+    Returns
+    -------
+    list of (int, int)
+        Tiles 0 to 7.
+
+    Examples
+    --------
+    >>> tile_shapes([1, 0, 0x40004000400040, 0x40004000400040, 0, 0, 0x1010101010101010, 0])[0]
+    (16, 64)
+    """
+    raw = b"".join(int(w).to_bytes(8, "little", signed=int(w) < 0) for w in words)
+    return [(raw[48 + t], int.from_bytes(raw[16 + 2 * t:18 + 2 * t], "little")) for t in range(8)]
+
+
+class _Descriptors(StmtExprVisitor):
+    """Every ``ldtilecfg`` descriptor of a function, as constant words (None for one that is computed)."""
+
+    def __init__(self):
+        super().__init__()
+        self.sites, self.words, self.varying = set(), {}, set()
+
+    def visit_evaluate_(self, op):
+        var = config_site(op)
+        if var is not None:
+            self.sites.add(var)
+        super().visit_evaluate_(op)
+
+    def visit_buffer_store_(self, op):
+        if len(op.indices) == 1 and isinstance(op.indices[0], E.IntImm) and isinstance(op.value, E.IntImm):
+            self.words.setdefault(op.buffer.data, {})[op.indices[0].value] = op.value.value
+        else:
+            self.varying.add(op.buffer.data)
+        super().visit_buffer_store_(op)
+
+    def only_descriptor(self) -> tuple | None:
+        found = set()
+        for var in self.sites:
+            words = self.words.get(var)
+            if var in self.varying or not words or sorted(words) != list(range(len(words))):
+                return None
+            found.add(tuple(words[i] for i in range(len(words))))
+        return found.pop() if len(found) == 1 else None
+
+
+def _zero_fill(stmt):
+    """``(guard, buffer, base, offsets)`` when ``stmt`` is a (guarded) nest of constant loops storing zero into a
+    flat buffer at ``base + linear(loop variables)``; offsets are the written elements' offsets from ``base``."""
+    guard = None
+    if isinstance(stmt, S.IfThenElse) and stmt.else_case is None:
+        guard, stmt = stmt.condition, stmt.then_case
+    loops = []
+    while isinstance(stmt, S.For) and stmt.kind in (S.ForKind.SERIAL, S.ForKind.UNROLLED, S.ForKind.VECTORIZED) \
+            and isinstance(stmt.min, E.IntImm) and isinstance(stmt.extent, E.IntImm):
+        loops.append(stmt)
+        stmt = stmt.body
+    if not (loops and isinstance(stmt, S.BufferStore) and len(stmt.indices) == 1 and stmt.predicate is None):
+        return None
+    value, index = stmt.value, stmt.indices[0]
+    lanes = 1
+    if isinstance(value, E.Broadcast):
+        value = value.value
+    if isinstance(index, E.Ramp):
+        if not isinstance(index.stride, E.IntImm) or not isinstance(index.lanes, (int, E.IntImm)):
+            return None
+        lanes, step, index = int(index.lanes), index.stride.value, index.base
+    else:
+        step = 0
+    if not (isinstance(value, (E.IntImm, E.FloatImm)) and value.value == 0):
+        return None
+    loop_vars = {loop.loop_var for loop in loops}
+    base = substitute(index, {loop.loop_var: loop.min for loop in loops})
+    offsets = np.zeros(1, np.int64)
+    form = to_linear(E.Sub(index, base))
+    if form.terms and any(not isinstance(term, E.Var) or term not in loop_vars for term, _ in form.terms.values()):
+        return None
+    coeff = {term: c for term, c in form.terms.values()}
+    for loop in loops:
+        extent = np.arange(loop.extent.value, dtype=np.int64) * coeff.get(loop.loop_var, 0)
+        offsets = (offsets[:, None] + extent[None, :]).reshape(-1)
+    offsets = (offsets[:, None] + np.arange(lanes, dtype=np.int64)[None, :] * step).reshape(-1)
+    return guard, stmt.buffer, base, offsets
+
+
+def _tile_access(stmt, names):
+    """``(tile, buffer, index, stride in bytes)`` when ``stmt`` is a tile load/store of ``names``."""
+    if not isinstance(stmt, S.Evaluate) or llvm_intrin_name(stmt.value) not in names:
+        return None
+    tile, address, stride = stmt.value.args[1:4]
+    if not (isinstance(tile, E.IntImm) and isinstance(stride, E.IntImm) and isinstance(address, E.Call)
+            and address.op.name == "tir.address_of" and len(address.args[0].indices) == 1):
+        return None
+    load = address.args[0]
+    return tile.value, load.buffer, load.indices[0], stride.value
+
+
+class _Touches(StmtExprVisitor):
+    """Whether a statement reads or writes a buffer other than through the given tile instructions."""
+
+    def __init__(self, data, allowed):
+        super().__init__()
+        self.data, self.allowed, self.found = data, allowed, False
+
+    def visit_evaluate_(self, op):
+        if not any(op is s for s in self.allowed):
+            super().visit_evaluate_(op)
+
+    def visit_buffer_load_(self, op):
+        self.found |= op.buffer.data is self.data
+        super().visit_buffer_load_(op)
+
+    def visit_buffer_store_(self, op):
+        self.found |= op.buffer.data is self.data
+        super().visit_buffer_store_(op)
+
+
+def _reads_memory(expr) -> bool:
+    found = []
+    post_order_visit(expr, lambda node: found.append(node) if isinstance(node, E.BufferLoad) else None)
+    return bool(found)
+
+
+class _Fuser(StmtExprMutator):
+    """Tracks, from a group of zero fills on, the elements that still hold the fill's zeros (``pending``): a tile
+    load of pending elements only becomes ``tilezero``; a tile store takes its elements out; anything else that
+    reads or writes the buffer, a load straddling pending and other elements, or pending elements left at the end
+    of the sequence keep the program as it is."""
+
+    def __init__(self, shapes):
+        super().__init__()
+        self.shapes = shapes
+
+    def visit_seq_stmt_(self, op):
+        seq = [self.visit_stmt(s) for s in op.seq]
+        position = 0
+        while position < len(seq):
+            fused = self._fuse_at(seq, position)
+            if fused is not None:
+                seq = fused
+            position += 1
+        kept = [s for s in seq if not (isinstance(s, S.Evaluate) and isinstance(s.value, E.IntImm))]
+        return S.SeqStmt.flatten(*kept) if kept else S.Evaluate(0)
+
+    def _fills(self, seq, position):
+        """The zero fills from ``position`` on that share the first one's buffer and guard: (guard, buffer, base,
+        offsets of all of them from the first one's base, how many)."""
+        first = _zero_fill(seq[position])
+        if first is None or (first[0] is not None and _reads_memory(first[0])):
+            return None
+        guard, buffer, base, offsets = first
+        parts, count = [offsets], 1
+        for stmt in seq[position + 1:]:
+            fill = _zero_fill(stmt)
+            if fill is None or fill[1].data is not buffer.data or (fill[0] is None) != (guard is None) or \
+                    (guard is not None and not structural_equal(fill[0], guard)):
+                break
+            shift = difference(fill[2], base)
+            if shift is None:
+                break
+            parts.append(fill[3] + shift)
+            count += 1
+        return guard, buffer, base, np.unique(np.concatenate(parts)), count
+
+    def _covered(self, access, base, element):
+        """The elements (offsets from ``base``) a tile load or store covers, or None when not constant."""
+        tile, _, index, stride = access
+        offset = difference(index, base)
+        rows, colsb = self.shapes[tile]
+        if offset is None or stride % element or colsb % element or not rows:
+            return None
+        return (offset + np.arange(rows)[:, None] * (stride // element) + np.arange(colsb // element)[None, :]).ravel()
+
+    def _classify(self, stmt, state, binding=None):
+        """What ``stmt`` does to the pending elements (advancing ``state``): ``"zero"`` for a tile load of pending
+        elements only, ``"same"`` for a statement that stays as it is, None when the fusion must not happen.
+        ``binding`` gives enclosing loop variables a value (one iteration of a loop)."""
+        buffer, base, element = state["buffer"], state["base"], state["element"]
+        load = _tile_access(stmt, _TILE_LOADS)
+        access = load or _tile_access(stmt, (_TILE_STORE,))
+        if access is None or access[1].data is not buffer.data:
+            checker = _Touches(buffer.data, ())
+            checker.visit_stmt(stmt)
+            return None if checker.found else "same"
+        tile, _, index, stride = access
+        covered = self._covered((tile, None, substitute(index, binding) if binding else index, stride), base,
+                                element)
+        if covered is None:
+            return None
+        if load is None:  # a store: its elements now hold the tile, in both programs
+            state["pending"] = np.setdiff1d(state["pending"], covered, assume_unique=True)
+            return "same"
+        inside = np.isin(covered, state["pending"])
+        if not inside.any():
+            return "same"  # reads elements a store has overwritten, as before
+        return "zero" if inside.all() else None
+
+    def _zero(self, load, condition):
+        tile = _tile_access(load, _TILE_LOADS)[0]
+        zero = S.Evaluate(call_llvm_intrin("void", "llvm.x86.tilezero", E.IntImm("int8", tile)))
+        return zero if condition is None else S.IfThenElse(condition, zero, load)
+
+    def _step(self, stmt, state):
+        """The statement replacing ``stmt`` (itself when unchanged), or None when the fusion must not happen."""
+        if isinstance(stmt, S.For) and stmt.kind in (S.ForKind.SERIAL, S.ForKind.UNROLLED) and \
+                isinstance(stmt.min, E.IntImm) and isinstance(stmt.extent, E.IntImm) and \
+                1 <= stmt.extent.value <= _MAX_SIMULATED_ITERATIONS:
+            return self._loop(stmt, state)
+        kind = self._classify(stmt, state)
+        if kind == "zero":
+            state["zeroed"] = True
+            return self._zero(stmt, state["guard"])
+        return None if kind is None else stmt
+
+    def _loop(self, loop, state):
+        """A loop around intrinsic calls, run iteration by iteration: a load of pending elements in every iteration
+        (a loop over blocks of C) becomes ``tilezero``; one in the first iteration only (a K loop, each iteration
+        loading what the one before stored) becomes ``tilezero`` there."""
+        body = list(loop.body.seq) if isinstance(loop.body, S.SeqStmt) else [loop.body]
+        zero_at = [set() for _ in body]
+        for iteration in range(loop.extent.value):
+            binding = {loop.loop_var: E.IntImm(loop.loop_var.dtype, loop.min.value + iteration)}
+            for n, stmt in enumerate(body):
+                kind = self._classify(stmt, state, binding)
+                if kind is None:
+                    return None
+                if kind == "zero":
+                    zero_at[n].add(iteration)
+        if not any(zero_at):
+            return loop
+        guard, out = state["guard"], []
+        first = E.EQ(loop.loop_var, loop.min)
+        for stmt, iterations in zip(body, zero_at):
+            if not iterations:
+                out.append(stmt)
+            elif len(iterations) == loop.extent.value:
+                out.append(self._zero(stmt, guard))
+            elif iterations == {0}:
+                out.append(self._zero(stmt, first if guard is None else E.And(guard, first)))
+            else:
+                return None
+        state["zeroed"] = True
+        return loop.replace(body=S.SeqStmt.flatten(*out))
+
+    def _fuse_at(self, seq, position):
+        fills = self._fills(seq, position)
+        if fills is None:
+            return None
+        guard, buffer, base, offsets, count = fills
+        state = {"buffer": buffer, "base": base, "element": dt.bits_of(buffer.dtype) // 8, "pending": offsets,
+                 "guard": guard, "zeroed": False}
+        out = list(seq)
+        for at in range(position + count, len(seq)):
+            if not len(state["pending"]):
+                break
+            new = self._step(seq[at], state)
+            if new is None:
+                return None
+            out[at] = new
+        if len(state["pending"]) or not state["zeroed"]:
+            return None
+        for at in range(position, position + count):
+            out[at] = S.Evaluate(0)
+        return out
+
+
+def fuse_tile_zero(func):
+    """``func`` with zero-initialised AMX accumulators made by ``tilezero`` (the PrimFunc-level form of
+    ``FuseTileZero``).
+
+    Parameters
+    ----------
+    func : PrimFunc
+        The function, lowered to flat buffers (phase 3).
+
+    Returns
+    -------
+    PrimFunc
+        The transformed function; unchanged unless all its ``ldtilecfg`` calls load one constant descriptor.
+
+    Examples
+    --------
+    >>> from tensorize.script import tir as T
+    >>> @T.prim_func
+    ... def f(C: T.Buffer((256,), "int32")):
+    ...     cfg = T.allocate([8], "int64", "local")
+    ...     cfg_1 = T.decl_buffer((8,), "int64", data=cfg, scope="local")
+    ...     cfg_1[0] = T.int64(1)
+    ...     cfg_1[1] = T.int64(0)
+    ...     cfg_1[2] = T.int64(0x40)
+    ...     cfg_1[3] = T.int64(0)
+    ...     cfg_1[4] = T.int64(0)
+    ...     cfg_1[5] = T.int64(0)
+    ...     cfg_1[6] = T.int64(0x10)
+    ...     cfg_1[7] = T.int64(0)
+    ...     T.call_llvm_intrin("void", "llvm.x86.ldtilecfg", T.address_of(cfg_1[0]))
+    ...     for i, j in T.grid(16, 16):
+    ...         C[i * 16 + j] = 0
+    ...     T.call_llvm_intrin("void", "llvm.x86.tileloadd64", T.int8(0), T.address_of(C[0]), T.int64(64))
+    ...     T.call_llvm_intrin("void", "llvm.x86.tilestored64", T.int8(0), T.address_of(C[0]), T.int64(64))
+    >>> text = fuse_tile_zero(f).script()
+    >>> "tilezero" in text, "tileloadd" in text, "T.grid" in text
+    (True, False, False)
+    """
+    scan = _Descriptors()
+    scan.visit_stmt(func.body)
+    if not scan.sites:
+        return func
+    words = scan.only_descriptor()
+    if words is None:
+        return func
+    return func.with_body(_Fuser(tile_shapes(words)).visit_stmt(func.body))
+
+
+def FuseTileZero():  # noqa: N802 - pass names follow TVM's
+    """Zero AMX accumulator tiles with ``tilezero`` instead of loading a just-zeroed C.
+
+    Returns
+    -------
+    Pass
+        The pass (a ``PrimFuncPass``, phase 3 of lowering).
+    """
+    return func_pass(fuse_tile_zero, "tir.FuseTileZero")
