@@ -313,12 +313,16 @@ def torch_rows(a_u8, b_s8, a_bf, b_bf, data, weight, threads: int) -> dict:
 
 def hand_variants(a_dtype: str, b_dtype: str, K: int, emulate: bool) -> list:
     """``(label, schedule_amx_gemm keyword arguments)`` of the hand GEMM rows: 2 x 2 accumulator tiles, B pre-packed,
-    with the impl (issue order, software prefetch), K steps per call and cache blocking varied. In a dry run the
+    with the impl (issue order, software prefetch), K steps per call and cache blocking varied, and the default
+    built without one of the AMX lowering passes (key ``"disabled_pass"``, for ``build_hand``). In a dry run the
     impl variants are left out (their intrinsics run real tile instructions)."""
     k_step = INSTRUCTIONS[(a_dtype, b_dtype)][2]
     chunk = 8 if K % (8 * k_step) == 0 else None  # 8 tile steps a K chunk where K holds them
     rows = [("2x2 tiles", {})]
-    if not emulate:  # impl variants of the default blocking
+    if not emulate:  # the AMX lowering passes off (each block of C configures the tiles, or zeroes C in memory
+        # first), and impl variants of the default blocking
+        rows += [("2x2 tiles, tiles configured per block", {"disabled_pass": ["tir.HoistTileConfig"]}),
+                 ("2x2 tiles, C zeroed in memory, then loaded", {"disabled_pass": ["tir.FuseTileZero"]})]
         name = amx_matmul_intrin(a_dtype, b_dtype, 2, 2, default_k_steps(K, k_step))
         rows.append(("2x2 tiles, grouped issue (loads, then multiplies)",
                      {"intrin": impl_variant_intrin(name, "grouped")}))
@@ -344,6 +348,17 @@ def hand_variants(a_dtype: str, b_dtype: str, K: int, emulate: bool) -> list:
     return rows
 
 
+def build_hand(M: int, N: int, K: int, dtypes, variant: dict, emulate: bool = False, parallel: bool = True,
+               target=None):
+    """Build one ``hand_variants`` row's GEMM: ``schedule_amx_gemm`` with its arguments, lowered without the passes
+    it names under ``"disabled_pass"``."""
+    variant = dict(variant)
+    disabled = variant.pop("disabled_pass", ())
+    sch = schedule_amx_gemm(amx_gemm(M, N, K, *dtypes), emulate=emulate, parallel=parallel, **variant)
+    with tvm.transform.PassContext(disabled_pass=disabled):
+        return tvm.build(sch.mod, target=target or TARGET)
+
+
 def gemm_rows(a, b, torch_res: dict, opts, emulate: bool, kind: str) -> list:
     """The hand-scheduled GEMM variants (``hand_variants``) and the searched program for ``kind`` (``"int8"``:
     u8 x s8 -> s32, checked exactly; ``"bf16"``: bf16 -> f32 on bit patterns, within bf16 tolerance), each timed
@@ -367,8 +382,8 @@ def gemm_rows(a, b, torch_res: dict, opts, emulate: bool, kind: str) -> list:
     ops = 2.0 * M * N * K
     rows = []
     for label, kwargs in hand_variants(*dtypes, K, emulate):
-        f = tvm.build(schedule_amx_gemm(amx_gemm(M, N, K, *dtypes), emulate=emulate, **kwargs).mod, target=TARGET)
-        C.copyfrom(np.zeros((M, N), C.dtype))
+        f = build_hand(M, N, K, dtypes, kwargs, emulate)
+        C.copyfrom(np.full((M, N), 7, C.dtype))  # the kernel must overwrite C
         f(A, B, C)
         check(C.numpy())
         rows.append((f"{title}, hand: {label}", *paired_time(lambda f=f: f(A, B, C), base, opts.repeat, ops),
@@ -376,7 +391,7 @@ def gemm_rows(a, b, torch_res: dict, opts, emulate: bool, kind: str) -> list:
     if opts.no_search:
         return rows
     fs, args, used = searched(amx_gemm(M, N, K, *dtypes), opts, f"gemm_{kind}", [A if kind == "bf16" else a, B_plain])
-    C.copyfrom(np.zeros((M, N), C.dtype))
+    C.copyfrom(np.full((M, N), 7, C.dtype))
     fs(*args, C)
     check(C.numpy())
     rows.append((f"{title}, searched: {used}", *paired_time(lambda: fs(*args, C), base, opts.repeat, ops), baseline))

@@ -89,7 +89,8 @@ def test_every_hand_variant_of_the_benchmark_computes_the_gemm_on_the_tile_model
     import numpy as np
 
     from tensorize.codegen.python.interpreter import run_prim_func
-    from tensorize.driver import build, lower
+    from tensorize.driver import lower
+    from tensorize.transform import PassContext
 
     from intrinsics.x86_amx_model import AMXModel, bf16_to_f32
     from intrinsics.x86_amx_schedule import amx_gemm, pack_b, schedule_amx_gemm
@@ -106,14 +107,20 @@ def test_every_hand_variant_of_the_benchmark_computes_the_gemm_on_the_tile_model
         ref, pack, c_dtype = bf16_to_f32(a).astype(np.float64) @ bf16_to_f32(b).astype(np.float64).T, 2, np.float32
     variants = bench.hand_variants(*dtypes, K, emulate=False)
     labels = [label for label, _ in variants]
-    assert len(set(labels)) == len(labels) == 11 and any("grouped" in label for label in labels)
+    assert len(set(labels)) == len(labels) == 13 and any("grouped" in label for label in labels)
     assert sum("prefetched" in label for label in labels) == 3 and sum("tileloaddt1" in lb for lb in labels) == 2
-    assert len(bench.hand_variants(*dtypes, K, emulate=True)) == 4  # the impl variants run tile instructions
+    assert len(bench.hand_variants(*dtypes, K, emulate=True)) == 4  # the impl and pass variants need tiles
     for label, kwargs in variants:
+        asm = bench.build_hand(M, N, K, dtypes, kwargs, target="llvm -mcpu=sapphirerapids").get_source("asm")
+        passes_off = kwargs.get("disabled_pass", [])
+        assert ("tilezero" in asm) == ("tir.FuseTileZero" not in passes_off), label
+        assert ("tilerelease" in asm) == ("tir.HoistTileConfig" not in passes_off), label
+        kwargs = {k: v for k, v in kwargs.items() if k != "disabled_pass"}
         sch = schedule_amx_gemm(amx_gemm(M, N, K, *dtypes), parallel=False, **kwargs)
-        assert "ldtilecfg" in build(sch.mod, target="llvm -mcpu=sapphirerapids").get_source("asm"), label
+        with PassContext(disabled_pass=passes_off):
+            lowered = lower(sch.mod)
         c = np.full((M, N), 7, c_dtype)
-        run_prim_func(lower(sch.mod), a, pack_b(b, pack), c, externs=AMXModel().externs())
+        run_prim_func(lowered, a, pack_b(b, pack), c, externs=AMXModel().externs())
         np.testing.assert_allclose(c, ref, rtol=1e-5, err_msg=label)
 
 
