@@ -21,6 +21,8 @@ Off with ``PassContext(disabled_pass=["tir.FuseTileZero"])``.
 """
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from ..arith.linear_form import difference, to_linear
@@ -35,8 +37,9 @@ from .pass_infra import func_pass
 
 _TILE_LOADS = ("llvm.x86.tileloadd64", "llvm.x86.tileloaddt164")
 _TILE_STORE = "llvm.x86.tilestored64"
-# Loops around tile code are followed iteration by iteration up to this many iterations (a K loop, blocks of C).
-_MAX_SIMULATED_ITERATIONS = 256
+# Loop nests around tile code are followed iteration by iteration up to this many iterations in all (a K loop,
+# blocks of C).
+_MAX_SIMULATED_ITERATIONS = 1024
 
 
 def tile_shapes(words) -> list[tuple[int, int]]:
@@ -91,43 +94,67 @@ class _Descriptors(StmtExprVisitor):
         return found.pop() if len(found) == 1 else None
 
 
-def _zero_fill(stmt):
-    """``(guard, buffer, base, offsets)`` when ``stmt`` is a (guarded) nest of constant loops storing zero into a
-    flat buffer at ``base + linear(loop variables)``; offsets are the written elements' offsets from ``base``."""
-    guard = None
-    if isinstance(stmt, S.IfThenElse) and stmt.else_case is None:
-        guard, stmt = stmt.condition, stmt.then_case
-    loops = []
-    while isinstance(stmt, S.For) and stmt.kind in (S.ForKind.SERIAL, S.ForKind.UNROLLED, S.ForKind.VECTORIZED) \
-            and isinstance(stmt.min, E.IntImm) and isinstance(stmt.extent, E.IntImm):
-        loops.append(stmt)
-        stmt = stmt.body
-    if not (loops and isinstance(stmt, S.BufferStore) and len(stmt.indices) == 1 and stmt.predicate is None):
+_FILL_LOOPS = (S.ForKind.SERIAL, S.ForKind.UNROLLED, S.ForKind.VECTORIZED)
+
+
+def _fill_stores(stmt, loops=()):
+    """The stores of a loop nest (constant bounds, bodies of stores and nests), each with its enclosing loops, or
+    None for anything else."""
+    if isinstance(stmt, S.BufferStore):
+        return [(stmt, loops)] if loops else None
+    if isinstance(stmt, S.For) and stmt.kind in _FILL_LOOPS and isinstance(stmt.min, E.IntImm) and \
+            isinstance(stmt.extent, E.IntImm):
+        return _fill_stores(stmt.body, loops + (stmt,))
+    if isinstance(stmt, S.SeqStmt) and loops:
+        found = [_fill_stores(s, loops) for s in stmt.seq]
+        return None if any(f is None for f in found) else [pair for f in found for pair in f]
+    return None
+
+
+def _store_offsets(store, loops, base):
+    """The elements (offsets from ``base``) a zero store writes over its loops, or None when it is not a zero store
+    at ``base + linear(loop variables)``."""
+    if len(store.indices) != 1 or store.predicate is not None:
         return None
-    value, index = stmt.value, stmt.indices[0]
-    lanes = 1
+    value, index = store.value, store.indices[0]
+    lanes, step = 1, 0
     if isinstance(value, E.Broadcast):
         value = value.value
     if isinstance(index, E.Ramp):
         if not isinstance(index.stride, E.IntImm) or not isinstance(index.lanes, (int, E.IntImm)):
             return None
         lanes, step, index = int(index.lanes), index.stride.value, index.base
-    else:
-        step = 0
     if not (isinstance(value, (E.IntImm, E.FloatImm)) and value.value == 0):
         return None
-    loop_vars = {loop.loop_var for loop in loops}
-    base = substitute(index, {loop.loop_var: loop.min for loop in loops})
-    offsets = np.zeros(1, np.int64)
     form = to_linear(E.Sub(index, base))
-    if form.terms and any(not isinstance(term, E.Var) or term not in loop_vars for term, _ in form.terms.values()):
+    if any(all(term is not loop.loop_var for loop in loops) for term, _ in form.terms.values()):
         return None
-    coeff = {term: c for term, c in form.terms.values()}
+    offsets = np.full(1, form.const, np.int64)
     for loop in loops:
-        extent = np.arange(loop.extent.value, dtype=np.int64) * coeff.get(loop.loop_var, 0)
-        offsets = (offsets[:, None] + extent[None, :]).reshape(-1)
-    offsets = (offsets[:, None] + np.arange(lanes, dtype=np.int64)[None, :] * step).reshape(-1)
-    return guard, stmt.buffer, base, offsets
+        coeff = sum(c for term, c in form.terms.values() if term is loop.loop_var)
+        values = (loop.min.value + np.arange(loop.extent.value, dtype=np.int64)) * coeff
+        offsets = (offsets[:, None] + values[None, :]).reshape(-1)
+    return (offsets[:, None] + np.arange(lanes, dtype=np.int64)[None, :] * step).reshape(-1)
+
+
+def _zero_fill(stmt):
+    """``(guard, buffer, base, offsets)`` when ``stmt`` is a (guarded) loop nest storing zeros into one flat buffer at
+    ``base + linear(loop variables)``; offsets are the written elements' offsets from ``base``."""
+    guard = None
+    if isinstance(stmt, S.IfThenElse) and stmt.else_case is None:
+        guard, stmt = stmt.condition, stmt.then_case
+    stores = _fill_stores(stmt)
+    if not stores:
+        return None
+    first, loops = stores[0]
+    if any(store.buffer.data is not first.buffer.data for store, _ in stores):
+        return None
+    index = first.indices[0].base if isinstance(first.indices[0], E.Ramp) else first.indices[0]
+    base = substitute(index, {loop.loop_var: loop.min for loop in loops})
+    parts = [_store_offsets(store, loops, base) for store, loops in stores]
+    if any(p is None for p in parts):
+        return None
+    return guard, first.buffer, base, np.unique(np.concatenate(parts))
 
 
 def _tile_access(stmt, names):
@@ -160,6 +187,62 @@ class _Touches(StmtExprVisitor):
     def visit_buffer_store_(self, op):
         self.found |= op.buffer.data is self.data
         super().visit_buffer_store_(op)
+
+
+class _Pending:
+    """A set of element offsets (those still holding the fill's zeros) as a mask over their range."""
+
+    def __init__(self, offsets: np.ndarray):
+        self.low = int(offsets.min())
+        self.mask = np.zeros(int(offsets.max()) - self.low + 1, bool)
+        self.mask[offsets - self.low] = True
+        self.count = int(self.mask.sum())
+
+    def _positions(self, offsets: np.ndarray):
+        at = offsets - self.low
+        within = (at >= 0) & (at < len(self.mask))
+        return at, within
+
+    def holds(self, offsets: np.ndarray) -> np.ndarray:
+        """Per offset, whether it is pending."""
+        at, within = self._positions(offsets)
+        out = np.zeros(len(offsets), bool)
+        out[within] = self.mask[at[within]]
+        return out
+
+    def remove(self, offsets: np.ndarray) -> None:
+        """The offsets no longer pending (a store wrote them)."""
+        at, within = self._positions(offsets)
+        at = np.unique(at[within])
+        self.count -= int(self.mask[at].sum())
+        self.mask[at] = False
+
+    def empty(self) -> bool:
+        return self.count == 0
+
+
+def _loop_nest(stmt) -> list | None:
+    """The perfectly nested serial loops of constant bounds from ``stmt`` down (at most
+    ``_MAX_SIMULATED_ITERATIONS`` iterations in all), or None when ``stmt`` is no such loop."""
+    loops, total = [], 1
+    while isinstance(stmt, S.For) and stmt.kind in (S.ForKind.SERIAL, S.ForKind.UNROLLED) and \
+            isinstance(stmt.min, E.IntImm) and isinstance(stmt.extent, E.IntImm) and stmt.extent.value >= 1:
+        loops.append(stmt)
+        total *= stmt.extent.value
+        stmt = stmt.body
+    return loops if loops and total <= _MAX_SIMULATED_ITERATIONS else None
+
+
+def _firsts_condition(points: set, loops: list) -> list | None:
+    """The loops whose first iteration is exactly where a load reads pending elements (``points``, iteration tuples
+    of the nest): none when it is every iteration; None when no such set of loops describes them."""
+    extents = [loop.extent.value for loop in loops]
+    for size in range(len(loops) + 1):
+        for chosen in itertools.combinations(range(len(loops)), size):
+            expected = {p for p in np.ndindex(*extents) if all(p[c] == 0 for c in chosen)}
+            if expected == points:
+                return [loops[c] for c in chosen]
+    return None
 
 
 def _reads_memory(expr) -> bool:
@@ -218,10 +301,9 @@ class _Fuser(StmtExprMutator):
             return None
         return (offset + np.arange(rows)[:, None] * (stride // element) + np.arange(colsb // element)[None, :]).ravel()
 
-    def _classify(self, stmt, state, binding=None):
+    def _classify(self, stmt, state):
         """What ``stmt`` does to the pending elements (advancing ``state``): ``"zero"`` for a tile load of pending
-        elements only, ``"same"`` for a statement that stays as it is, None when the fusion must not happen.
-        ``binding`` gives enclosing loop variables a value (one iteration of a loop)."""
+        elements only, ``"same"`` for a statement that stays as it is, None when the fusion must not happen."""
         buffer, base, element = state["buffer"], state["base"], state["element"]
         load = _tile_access(stmt, _TILE_LOADS)
         access = load or _tile_access(stmt, (_TILE_STORE,))
@@ -230,14 +312,13 @@ class _Fuser(StmtExprMutator):
             checker.visit_stmt(stmt)
             return None if checker.found else "same"
         tile, _, index, stride = access
-        covered = self._covered((tile, None, substitute(index, binding) if binding else index, stride), base,
-                                element)
+        covered = self._covered(access, base, element)
         if covered is None:
             return None
         if load is None:  # a store: its elements now hold the tile, in both programs
-            state["pending"] = np.setdiff1d(state["pending"], covered, assume_unique=True)
+            state["pending"].remove(covered)
             return "same"
-        inside = np.isin(covered, state["pending"])
+        inside = state["pending"].holds(covered)
         if not inside.any():
             return "same"  # reads elements a store has overwritten, as before
         return "zero" if inside.all() else None
@@ -249,62 +330,95 @@ class _Fuser(StmtExprMutator):
 
     def _step(self, stmt, state):
         """The statement replacing ``stmt`` (itself when unchanged), or None when the fusion must not happen."""
-        if isinstance(stmt, S.For) and stmt.kind in (S.ForKind.SERIAL, S.ForKind.UNROLLED) and \
-                isinstance(stmt.min, E.IntImm) and isinstance(stmt.extent, E.IntImm) and \
-                1 <= stmt.extent.value <= _MAX_SIMULATED_ITERATIONS:
-            return self._loop(stmt, state)
+        if _loop_nest(stmt) is not None:
+            return self._nest(stmt, state)
         kind = self._classify(stmt, state)
         if kind == "zero":
             state["zeroed"] = True
             return self._zero(stmt, state["guard"])
         return None if kind is None else stmt
 
-    def _loop(self, loop, state):
-        """A loop around intrinsic calls, run iteration by iteration: a load of pending elements in every iteration
-        (a loop over blocks of C) becomes ``tilezero``; one in the first iteration only (a K loop, each iteration
-        loading what the one before stored) becomes ``tilezero`` there."""
-        body = list(loop.body.seq) if isinstance(loop.body, S.SeqStmt) else [loop.body]
-        zero_at = [set() for _ in body]
-        for iteration in range(loop.extent.value):
-            binding = {loop.loop_var: E.IntImm(loop.loop_var.dtype, loop.min.value + iteration)}
-            for n, stmt in enumerate(body):
-                kind = self._classify(stmt, state, binding)
-                if kind is None:
+    def _nest(self, outer, state):
+        """A nest of loops around intrinsic calls, run iteration by iteration. A load of pending elements in every
+        iteration (a loop over blocks of C) becomes ``tilezero``; one pending exactly where some of the loops are at
+        their first iteration (a K loop, each iteration loading what the one before stored) becomes ``tilezero``
+        there. The innermost body's tile accesses of C must be at offsets linear in the loop variables; anything
+        else in it must leave C alone."""
+        loops = _loop_nest(outer)
+        inner = loops[-1].body
+        body = list(inner.seq) if isinstance(inner, S.SeqStmt) else [inner]
+        plans = []  # per statement: None (leaves C alone) or (is a load, tile shape offsets, constant, steps)
+        for stmt in body:
+            load = _tile_access(stmt, _TILE_LOADS)
+            access = load or _tile_access(stmt, (_TILE_STORE,))
+            if access is None or access[1].data is not state["buffer"].data:
+                checker = _Touches(state["buffer"].data, ())
+                checker.visit_stmt(stmt)
+                if checker.found:
                     return None
-                if kind == "zero":
-                    zero_at[n].add(iteration)
-        if not any(zero_at):
-            return loop
-        guard, out = state["guard"], []
-        first = E.EQ(loop.loop_var, loop.min)
-        for stmt, iterations in zip(body, zero_at):
-            if not iterations:
-                out.append(stmt)
-            elif len(iterations) == loop.extent.value:
-                out.append(self._zero(stmt, guard))
-            elif iterations == {0}:
-                out.append(self._zero(stmt, first if guard is None else E.And(guard, first)))
-            else:
+                plans.append(None)
+                continue
+            tile, _, index, stride = access
+            form = to_linear(E.Sub(index, state["base"]))
+            steps = [sum(c for term, c in form.terms.values() if term is loop.loop_var) for loop in loops]
+            shape = self._covered((tile, None, E.IntImm("int32", 0), stride), E.IntImm("int32", 0), state["element"])
+            nest_vars = [loop.loop_var for loop in loops]
+            if shape is None or any(all(term is not v for v in nest_vars) for term, _ in form.terms.values()):
                 return None
+            plans.append((load is not None, shape, form.const, steps))
+        extents = [loop.extent.value for loop in loops]
+        zero_at = [set() for _ in body]
+        for point in np.ndindex(*extents):
+            for n, plan in enumerate(plans):
+                if plan is None:
+                    continue
+                is_load, shape, const, steps = plan
+                covered = shape + (const + sum(s * (loop.min.value + p) for s, loop, p in zip(steps, loops, point)))
+                if not is_load:
+                    state["pending"].remove(covered)
+                    continue
+                inside = state["pending"].holds(covered)
+                if inside.all():
+                    zero_at[n].add(point)
+                elif inside.any():
+                    return None
+        if not any(zero_at):
+            return outer
+        out = []
+        for stmt, points in zip(body, zero_at):
+            if not points:
+                out.append(stmt)
+                continue
+            firsts = _firsts_condition(points, loops)
+            if firsts is None:
+                return None
+            condition = state["guard"]
+            for loop in firsts:
+                at_first = E.EQ(loop.loop_var, loop.min)
+                condition = at_first if condition is None else E.And(condition, at_first)
+            out.append(self._zero(stmt, condition))
         state["zeroed"] = True
-        return loop.replace(body=S.SeqStmt.flatten(*out))
+        rebuilt = S.SeqStmt.flatten(*out)
+        for loop in reversed(loops):
+            rebuilt = loop.replace(body=rebuilt)
+        return rebuilt
 
     def _fuse_at(self, seq, position):
         fills = self._fills(seq, position)
         if fills is None:
             return None
         guard, buffer, base, offsets, count = fills
-        state = {"buffer": buffer, "base": base, "element": dt.bits_of(buffer.dtype) // 8, "pending": offsets,
+        state = {"buffer": buffer, "base": base, "element": dt.bits_of(buffer.dtype) // 8, "pending": _Pending(offsets),
                  "guard": guard, "zeroed": False}
         out = list(seq)
         for at in range(position + count, len(seq)):
-            if not len(state["pending"]):
+            if state["pending"].empty():
                 break
             new = self._step(seq[at], state)
             if new is None:
                 return None
             out[at] = new
-        if len(state["pending"]) or not state["zeroed"]:
+        if not state["pending"].empty() or not state["zeroed"]:
             return None
         for at in range(position, position + count):
             out[at] = S.Evaluate(0)

@@ -305,7 +305,9 @@ def _check_sampled(func, operand_dtypes, depth, n=None, intrinsics=None):
     expected = _reference(ins)
     for i, sketch in enumerate(amx[:n]):
         sch = sample_candidate(ctx, sketch, default_postprocs(ctx), seed=i)
-        for program in (sch.mod, tvm.lower(sch.mod)):  # lowered: tiles configured once, init fused into tilezero
+        lowered = tvm.lower(sch.mod)
+        assert "llvm.x86.tilezero" in lowered.script(), "the init's zero fill and accumulator loads are fused"
+        for program in (sch.mod, lowered):  # lowered: tiles configured once, init fused into tilezero
             out = np.full(expected.shape, 7, np.float32 if operand_dtypes[0] == "bfloat16" else np.int32)
             run_prim_func(program, *ins, out, externs=AMXModel().externs())
             check(out, expected, depth)

@@ -158,3 +158,43 @@ def test_both_passes_can_be_disabled():
 def test_tile_shapes_decode_the_descriptor():
     assert tile_shapes(tile_config()) == [(16, 64)] * 8
     assert tile_shapes(tile_config(rows=8, colsb=32, tiles=2))[:3] == [(8, 32), (8, 32), (0, 0)]
+
+
+def _nest_program(order: str) -> str:
+    """C (16 x 32 int32, two 16 x 16 blocks) zeroed, then for each block ``b`` and K step ``k`` (loop order
+    ``order``) its accumulator loaded, multiplied by A's and B's tiles of step k, and stored."""
+    loops = {"kb": "for k, b in T.grid(2, 2):", "bk": "for b, k in T.grid(2, 2):", "b": "for b in range(2):"}[order]
+    k = "0" if order == "b" else "k"
+    cfg = "\n".join(f"    cfg_1[{i}] = T.int64({w})" for i, w in enumerate(W))
+    return f'''
+@T.prim_func
+def nest(A: T.Buffer((2048,), "uint8"), B: T.Buffer((4096,), "int8"), C: T.Buffer((512,), "int32")):
+    cfg = T.allocate([8], "int64", "local")
+    cfg_1 = T.decl_buffer((8,), "int64", data=cfg, scope="local")
+{cfg}
+    T.call_llvm_intrin("void", "llvm.x86.ldtilecfg", T.address_of(cfg_1[0]))
+    for b0, r, c in T.grid(2, 16, 16):
+        C[b0 * 16 + r * 32 + c] = 0
+    {loops}
+        T.call_llvm_intrin("void", "llvm.x86.tileloadd64", T.int8(0), T.address_of(C[b * 16]), T.int64(128))
+        T.call_llvm_intrin("void", "llvm.x86.tileloadd64", T.int8(1), T.address_of(A[{k} * 64]), T.int64(128))
+        T.call_llvm_intrin("void", "llvm.x86.tileloadd64", T.int8(2), T.address_of(B[b * 2048 + {k} * 1024]),
+                           T.int64(64))
+        T.call_llvm_intrin("void", "llvm.x86.tdpbusd", T.int8(0), T.int8(1), T.int8(2))
+        T.call_llvm_intrin("void", "llvm.x86.tilestored64", T.int8(0), T.address_of(C[b * 16]), T.int64(128))
+'''
+
+
+@pytest.mark.parametrize("order,condition", [("kb", "if k == 0:"), ("bk", "if k == 0:"), ("b", None)])
+def test_tilezero_through_loop_nests_around_the_calls(order, condition):
+    """The calls in a nest of K steps and blocks: the accumulator load becomes ``tilezero`` where it reads the
+    fill's zeros, the first K step (any loop order), or every iteration of a loop over blocks alone."""
+    func = tvm.script.from_source(_nest_program(order))
+    fused = fuse_tile_zero(func)
+    text = fused.script()
+    assert _calls(fused, "tilezero") == 1 and "] = 0" not in text
+    assert (condition in text) if condition else ("if " not in text)
+    rng = np.random.default_rng(4)
+    a, b = rng.integers(0, 256, 2048).astype(np.uint8), rng.integers(-128, 128, 4096).astype(np.int8)
+    c = np.full(512, 7, np.int32)
+    np.testing.assert_array_equal(_run(func, a, b, c)[2], _run(fused, a, b, c)[2])
