@@ -12,10 +12,12 @@ vector stores to reach L1. For example::
     ...                                                    else: tileloadd(0, &C[b], 4 N)
     tilestored(0, &C[b], 4 N)                              ...
 
-It applies only when it is exact: the zeroed elements are exactly those the loaded tiles cover (offsets from
-constant strides, tile shapes from the function's one ``ldtilecfg`` descriptor), each such tile is stored back
-to the same place by a later statement of the same sequence, and nothing between the init and those stores
-reads or writes C except the tile instructions.
+It applies only when it is exact. From a group of zero fills of one buffer on, the pass follows which elements
+still hold the zeros (offsets from constant strides, tile shapes from the function's one ``ldtilecfg`` descriptor;
+loop nests around the calls, a K loop or a loop over blocks of C, are followed iteration by iteration): a tile
+load of such elements only becomes ``tilezero`` (where some loops are at their first iteration, if that is where
+it reads them), a tile store takes its elements out, and the fills go only when every zeroed element has been
+stored again by the end of the sequence and nothing but tile loads and stores touched the buffer meanwhile.
 
 Off with ``PassContext(disabled_pass=["tir.FuseTileZero"])``.
 """
@@ -78,10 +80,10 @@ class _Descriptors(StmtExprVisitor):
         super().visit_evaluate_(op)
 
     def visit_buffer_store_(self, op):
-        if len(op.indices) == 1 and isinstance(op.indices[0], E.IntImm) and isinstance(op.value, E.IntImm):
-            self.words.setdefault(op.buffer.data, {})[op.indices[0].value] = op.value.value
-        else:
-            self.varying.add(op.buffer.data)
+        words = self.words.setdefault(op.buffer.data, {})
+        if not (len(op.indices) == 1 and isinstance(op.indices[0], E.IntImm) and isinstance(op.value, E.IntImm)
+                and words.setdefault(op.indices[0].value, op.value.value) == op.value.value):
+            self.varying.add(op.buffer.data)  # computed, or two different constants for one word
         super().visit_buffer_store_(op)
 
     def only_descriptor(self) -> tuple | None:

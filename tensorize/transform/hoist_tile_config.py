@@ -130,10 +130,10 @@ class _RegionScan(StmtExprVisitor):
     def visit_buffer_store_(self, op):
         var = op.buffer.data
         self.buffers.setdefault(var, op.buffer)
-        if len(op.indices) == 1 and isinstance(op.indices[0], E.IntImm) and isinstance(op.value, E.IntImm):
-            self.words.setdefault(var, {})[op.indices[0].value] = op.value.value
-        else:
-            self.varying.add(var)
+        words = self.words.setdefault(var, {})
+        if not (len(op.indices) == 1 and isinstance(op.indices[0], E.IntImm) and isinstance(op.value, E.IntImm)
+                and words.setdefault(op.indices[0].value, op.value.value) == op.value.value):
+            self.varying.add(var)  # computed, or two different constants for one word
         super().visit_buffer_store_(op)
 
     def visit_allocate_(self, op):

@@ -86,7 +86,8 @@ def _with(text: str, after: str, line: str, before: bool = False):
 @pytest.mark.parametrize("extra", [
     'T.evaluate(T.call_extern("int32", "other_kernel"))',       # foreign code may configure the tiles itself
     'T.call_llvm_intrin("void", "llvm.x86.tilerelease")',        # the program manages the state itself
-    'cfg_1[7] = T.Cast("int64", j)'])                            # a descriptor computed per block
+    'cfg_1[7] = T.Cast("int64", j)',                             # a descriptor computed per block
+    'if j == 1: cfg_1[6] = T.int64(0x0808080808080808)'])         # two descriptors, one per block
 def test_hoisting_leaves_regions_it_cannot_prove(extra):
     func = _with(per_block_config.script(), '"llvm.x86.tdpbusd"' if "cfg" not in extra else "cfg_1[7] =", extra)
     assert hoist_tile_config(func).script() == func.script()
