@@ -40,6 +40,7 @@ from .lower_init_block import LowerInitBlock  # noqa: F401
 from .lower_match_buffer import LowerMatchBuffer  # noqa: F401
 from .lower_opaque_block import LowerOpaqueBlock  # noqa: F401
 from .plan_buffer_allocation import PlanAndUpdateBufferAllocationLocation  # noqa: F401
+from .promote_tile_accumulators import PromoteTileAccumulators  # noqa: F401
 from .remove_no_op import RemoveNoOp  # noqa: F401
 from .simplify import Simplify  # noqa: F401
 from .storage_align import StorageAlign  # noqa: F401
@@ -78,7 +79,8 @@ from .pass_infra import register_pass_factory as _register_pass_factory
 
 for _factory in (CommonSubexprElimTIR, CompactBufferAllocation, ConvertBlocksToOpaque, FlattenBuffer,
                  FuseTileZero, HoistTileConfig, InjectSoftwarePipeline, LowerInitBlock,
-                 LowerMatchBuffer, LowerOpaqueBlock, PlanAndUpdateBufferAllocationLocation, RemoveNoOp, Simplify,
+                 LowerMatchBuffer, LowerOpaqueBlock, PlanAndUpdateBufferAllocationLocation, PromoteTileAccumulators,
+                 RemoveNoOp, Simplify,
                  StorageAlign, StorageRewrite, UnrollLoop, VectorizeLoop, PrintIR):
     _register_pass_factory(_factory.__name__, _factory)
 del _factory

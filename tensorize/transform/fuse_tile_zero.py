@@ -159,8 +159,22 @@ def _zero_fill(stmt):
     return guard, first.buffer, base, np.unique(np.concatenate(parts))
 
 
-def _tile_access(stmt, names):
-    """``(tile, buffer, index, stride in bytes)`` when ``stmt`` is a tile load/store of ``names``."""
+def tile_access(stmt, names):
+    """``(tile, buffer, index, stride in bytes)`` when ``stmt`` calls one of the tile loads or stores ``names`` on a
+    flat buffer at a constant tile and stride.
+
+    Parameters
+    ----------
+    stmt : Stmt
+        A statement.
+    names : sequence of str
+        LLVM intrinsic names (``"llvm.x86.tileloadd64"``).
+
+    Returns
+    -------
+    tuple or None
+        None for any other statement.
+    """
     if not isinstance(stmt, S.Evaluate) or llvm_intrin_name(stmt.value) not in names:
         return None
     tile, address, stride = stmt.value.args[1:4]
@@ -307,8 +321,8 @@ class _Fuser(StmtExprMutator):
         """What ``stmt`` does to the pending elements (advancing ``state``): ``"zero"`` for a tile load of pending
         elements only, ``"same"`` for a statement that stays as it is, None when the fusion must not happen."""
         buffer, base, element = state["buffer"], state["base"], state["element"]
-        load = _tile_access(stmt, _TILE_LOADS)
-        access = load or _tile_access(stmt, (_TILE_STORE,))
+        load = tile_access(stmt, _TILE_LOADS)
+        access = load or tile_access(stmt, (_TILE_STORE,))
         if access is None or access[1].data is not buffer.data:
             checker = _Touches(buffer.data, ())
             checker.visit_stmt(stmt)
@@ -326,7 +340,7 @@ class _Fuser(StmtExprMutator):
         return "zero" if inside.all() else None
 
     def _zero(self, load, condition):
-        tile = _tile_access(load, _TILE_LOADS)[0]
+        tile = tile_access(load, _TILE_LOADS)[0]
         zero = S.Evaluate(call_llvm_intrin("void", "llvm.x86.tilezero", E.IntImm("int8", tile)))
         return zero if condition is None else S.IfThenElse(condition, zero, load)
 
@@ -351,8 +365,8 @@ class _Fuser(StmtExprMutator):
         body = list(inner.seq) if isinstance(inner, S.SeqStmt) else [inner]
         plans = []  # per statement: None (leaves C alone) or (is a load, tile shape offsets, constant, steps)
         for stmt in body:
-            load = _tile_access(stmt, _TILE_LOADS)
-            access = load or _tile_access(stmt, (_TILE_STORE,))
+            load = tile_access(stmt, _TILE_LOADS)
+            access = load or tile_access(stmt, (_TILE_STORE,))
             if access is None or access[1].data is not state["buffer"].data:
                 checker = _Touches(state["buffer"].data, ())
                 checker.visit_stmt(stmt)
@@ -465,14 +479,27 @@ def fuse_tile_zero(func):
     >>> "tilezero" in text, "tileloadd" in text, "T.grid" in text
     (True, False, False)
     """
+    shapes = single_tile_shapes(func.body)
+    return func if shapes is None else func.with_body(_Fuser(shapes).visit_stmt(func.body))
+
+
+def single_tile_shapes(body) -> list[tuple[int, int]] | None:
+    """The tile shapes (``tile_shapes``) of the one constant descriptor every ``ldtilecfg`` in ``body`` loads, or
+    None (no ``ldtilecfg``, or several or computed descriptors).
+
+    Parameters
+    ----------
+    body : Stmt
+        A function's body.
+
+    Returns
+    -------
+    list of (int, int) or None
+    """
     scan = _Descriptors()
-    scan.visit_stmt(func.body)
-    if not scan.sites:
-        return func
-    words = scan.only_descriptor()
-    if words is None:
-        return func
-    return func.with_body(_Fuser(tile_shapes(words)).visit_stmt(func.body))
+    scan.visit_stmt(body)
+    words = scan.only_descriptor() if scan.sites else None
+    return None if words is None else tile_shapes(words)
 
 
 def FuseTileZero():  # noqa: N802 - pass names follow TVM's

@@ -5,8 +5,9 @@
   opaque blocks;
 * phase 1 - storage flattening (``FlattenBuffer``) and simplification;
 * phase 2 - loop transforms: software pipelining, padding taps skipped, padded loops partitioned, vectorize, unroll;
-* phase 3 - cleanup: AMX tile configurations hoisted to once per thread's work and zeroed accumulators made
-  by ``tilezero``, simplification, no-op removal, scalar promotion, common subexpressions.
+* phase 3 - cleanup: AMX tile configurations hoisted to once per thread's work, zeroed accumulators made by
+  ``tilezero`` and kept in their tiles across loops around the calls, simplification, no-op removal, scalar
+  promotion, common subexpressions.
 """
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from .lower_match_buffer import LowerMatchBuffer
 from .lower_opaque_block import LowerOpaqueBlock
 from .partition_padded_loops import PartitionPaddedLoops
 from .pass_infra import Pass, PassContext
+from .promote_tile_accumulators import PromoteTileAccumulators
 from .plan_buffer_allocation import PlanAndUpdateBufferAllocationLocation
 from .remove_no_op import RemoveNoOp
 from .simplify import Simplify
@@ -57,8 +59,8 @@ def phase_passes(phase: int) -> list[Pass]:
         return [InjectSoftwarePipeline(), SkipPaddedTaps(), PartitionPaddedLoops(), VectorizeLoop(), UnrollLoop(),
                 Simplify()]
     if phase == 3:
-        return [HoistTileConfig(), FuseTileZero(), RemoveNoOp(), StorageRewrite(), Simplify(), RemoveNoOp(),
-                CommonSubexprElimTIR()]
+        return [HoistTileConfig(), FuseTileZero(), PromoteTileAccumulators(), RemoveNoOp(), StorageRewrite(),
+                Simplify(), RemoveNoOp(), CommonSubexprElimTIR()]
     raise ValueError(f"lowering phases are 0..3, got {phase}")
 
 

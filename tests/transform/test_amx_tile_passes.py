@@ -12,6 +12,7 @@ from tensorize.script import tir as T
 from tensorize.transform import PassContext
 from tensorize.transform.fuse_tile_zero import fuse_tile_zero, tile_shapes
 from tensorize.transform.hoist_tile_config import hoist_tile_config
+from tensorize.transform.promote_tile_accumulators import promote_tile_accumulators
 
 from intrinsics.x86_amx_model import AMXModel
 from intrinsics.x86_amx_schedule import amx_gemm, pack_b, schedule_amx_gemm
@@ -128,12 +129,13 @@ def test_tilezero_needs_every_zeroed_element_loaded_and_stored():
     assert _calls(fuse_tile_zero(read), "tilezero") == 0
 
 
-@pytest.mark.parametrize("kwargs,guarded", [({}, False), ({"k_steps": 2}, True), ({"k_steps": 1, "m_tiles": 1,
-                                                                                  "n_tiles": 1}, True),
+@pytest.mark.parametrize("kwargs,guarded", [({}, False), ({"k_steps": 2}, False), ({"k_steps": 1, "m_tiles": 1,
+                                                                                   "n_tiles": 1}, False),
                                             ({"k_steps": 2, "stationary": "b"}, True)])
 def test_lowered_gemms_zero_their_accumulators_in_tiles_and_stay_exact(kwargs, guarded):
-    """Whole K per call (no guard), K split over calls (``if k == 0: tilezero else tileloadd``), one tile per call,
-    B stationary: the lowered program keeps no zero fill, and the tile model gives the GEMM."""
+    """Whole K per call; K split over calls, the K loop directly around them (the accumulators zeroed before it and
+    kept in their tiles, ``PromoteTileAccumulators``) or outside the blocks of a B-stationary region (``if k == 0:
+    tilezero else tileloadd``); one tile per call: no zero fill is left, and the tile model gives the GEMM."""
     M, N, K = 64, 64, 512
     sch = schedule_amx_gemm(amx_gemm(M, N, K), parallel=True, **kwargs)
     lowered = tvm.lower(sch.mod)["main"]
@@ -141,6 +143,9 @@ def test_lowered_gemms_zero_their_accumulators_in_tiles_and_stay_exact(kwargs, g
     assert _calls(lowered, "tilezero") >= 1 and _calls(lowered, "ldtilecfg") == 1
     assert ("if " in text.split("tilezero")[0][-200:]) == guarded
     assert "] = 0\n" not in text
+    if "k_steps" in kwargs and not guarded:
+        with PassContext(disabled_pass=["tir.PromoteTileAccumulators"]):
+            assert "if " in tvm.lower(sch.mod)["main"].script().split("tilezero")[0][-200:]
     rng = np.random.default_rng(2)
     a, b = rng.integers(0, 256, (M, K)).astype(np.uint8), rng.integers(-128, 128, (N, K)).astype(np.int8)
     c = np.full((M, N), 7, np.int32)
@@ -199,3 +204,31 @@ def test_tilezero_through_loop_nests_around_the_calls(order, condition):
     a, b = rng.integers(0, 256, 2048).astype(np.uint8), rng.integers(-128, 128, 4096).astype(np.int8)
     c = np.full(512, 7, np.int32)
     np.testing.assert_array_equal(_run(func, a, b, c)[2], _run(fused, a, b, c)[2])
+
+
+@pytest.mark.parametrize("order,promoted", [("bk", True), ("kb", False), ("b", False)])
+def test_accumulators_stay_in_tiles_across_a_k_loop(order, promoted):
+    """After ``FuseTileZero``, a K loop inside the loop over blocks (``bk``) loads nothing from C: the tile is
+    zeroed before it and stored after it. With the blocks inside the K loop (``kb``) the one tile holds each block
+    in turn and must go through C; a loop over blocks alone has nothing to carry."""
+    func = tvm.script.from_source(_nest_program(order))
+    fused = fuse_tile_zero(func)
+    out = promote_tile_accumulators(fused)
+    text = out.script()
+    if promoted:
+        loop = text[text.index("for k in range(2)"):]
+        assert "tilezero" not in loop and "tilestored" not in loop.split("\n        T.call")[0]
+        assert text.index("tilezero") < text.index("for k in range(2)") < text.index("tilestored")
+        assert "if " not in text
+    else:
+        assert text == fused.script()
+    rng = np.random.default_rng(5)
+    a, b = rng.integers(0, 256, 2048).astype(np.uint8), rng.integers(-128, 128, 4096).astype(np.int8)
+    c = np.full(512, 7, np.int32)
+    np.testing.assert_array_equal(_run(func, a, b, c)[2], _run(out, a, b, c)[2])
+
+
+def test_accumulators_are_not_promoted_when_c_is_read_in_the_loop():
+    func = tvm.script.from_source(_nest_program("bk"))
+    read = _with(func.script(), '"llvm.x86.tdpbusd"', 'A[0] = T.Cast("uint8", C[b * 16])')
+    assert promote_tile_accumulators(fuse_tile_zero(read)).script() == fuse_tile_zero(read).script()

@@ -1,0 +1,249 @@
+"""``PromoteTileAccumulators``: AMX accumulator tiles stay in their registers across a loop around intrinsic calls.
+
+Each AMX intrinsic call loads its accumulator tiles from C, multiplies into them and stores them back. When a
+serial loop wraps the calls (K split over calls, the taps of a convolution), every iteration stores a tile that
+the next one loads again from the same place. As a compiler keeps a scalar accumulator in a register across a
+loop, the pass loads (or zeroes) the tiles once before the loop and stores them once after it::
+
+    for k in range(4):                          if True: tilezero(0)   (k = 0 in the first iteration's load)
+        if k == 0: tilezero(0)                  for k in range(4):
+        else: tileloadd(0, &C[b], 64)               tileloadd(1, ...); tdpbusd(0, 1, 2)
+        tileloadd(1, ...); tdpbusd(0, 1, 2)     tilestored(0, &C[b], 64)
+        tilestored(0, &C[b], 64)
+
+A tile qualifies when, in the loop's body, its first statement loads it (or zeroes it in the first iteration,
+``FuseTileZero``'s form) from an address that does not change with the loop, its last statement stores it to the
+same address, nothing else in the body writes the tile except the dot products accumulating into it, and nothing
+else reads or writes the buffer there. The loop must run at least once (a constant extent). Loops nest: an inner
+loop's promoted tiles may be promoted again around the loop outside it.
+
+Off with ``PassContext(disabled_pass=["tir.PromoteTileAccumulators"])``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..arith.analyzer import Analyzer
+from ..arith.linear_form import difference
+from ..ir import dtype as dt
+from ..ir import expr as E
+from ..ir import stmt as S
+from ..ir.functor import StmtExprMutator, StmtExprVisitor, substitute, uses_var
+from .fuse_tile_zero import single_tile_shapes, tile_access
+from .hoist_tile_config import llvm_intrin_name
+from .pass_infra import func_pass
+
+_LOADS = ("llvm.x86.tileloadd64", "llvm.x86.tileloaddt164")
+_STORE = ("llvm.x86.tilestored64",)
+_ZERO = "llvm.x86.tilezero"
+
+
+def _accumulator_load(stmt):
+    """``(tile, access)`` when ``stmt`` loads a tile (``tileloadd``, or ``if c: tilezero(t) else tileloadd(t)``)."""
+    if isinstance(stmt, S.IfThenElse) and stmt.else_case is not None:
+        zero, load = stmt.then_case, stmt.else_case
+        access = tile_access(load, _LOADS)
+        if access is not None and isinstance(zero, S.Evaluate) and llvm_intrin_name(zero.value) == _ZERO and \
+                isinstance(zero.value.args[1], E.IntImm) and zero.value.args[1].value == access[0]:
+            return access[0], access
+        return None
+    access = tile_access(stmt, _LOADS)
+    return None if access is None else (access[0], access)
+
+
+class _TileWrites(StmtExprVisitor):
+    """Which tile registers a statement writes, apart from accumulating dot products (``tdp*`` into their first
+    operand), and which buffers it touches outside tile loads and stores."""
+
+    def __init__(self):
+        super().__init__()
+        self.written, self.accumulated, self.buffers = set(), set(), set()
+
+    def visit_call_(self, op):
+        name = llvm_intrin_name(op)
+        if name is not None and name.startswith("llvm.x86.") and len(op.args) > 1 and \
+                isinstance(op.args[1], E.IntImm):
+            if name.startswith("llvm.x86.tdp"):
+                self.accumulated.add(op.args[1].value)
+            elif name in _LOADS or name == _ZERO:
+                self.written.add(op.args[1].value)
+        elif name in ("llvm.x86.ldtilecfg", "llvm.x86.tilerelease"):
+            self.written.update(range(8))
+        super().visit_call_(op)
+
+    def visit_buffer_load_(self, op):
+        self.buffers.add(op.buffer.data)
+        super().visit_buffer_load_(op)
+
+    def visit_buffer_store_(self, op):
+        self.buffers.add(op.buffer.data)
+        super().visit_buffer_store_(op)
+
+
+def _effects(stmt) -> _TileWrites:
+    found = _TileWrites()
+    found.visit_stmt(stmt)
+    return found
+
+
+class _Promoter(StmtExprMutator):
+    def __init__(self, shapes):
+        super().__init__()
+        self.shapes = shapes
+
+    def visit_for_(self, op):
+        op = super().visit_for_(op)
+        if op.kind not in (S.ForKind.SERIAL, S.ForKind.UNROLLED) or not isinstance(op.extent, E.IntImm) or \
+                op.extent.value < 1:
+            return op
+        body = list(op.body.seq) if isinstance(op.body, S.SeqStmt) else [op.body]
+        pairs = self._pairs(op, body)
+        if not pairs:
+            return op
+        moved = {n for pair in pairs for n in pair}
+        first = {op.loop_var: op.min}
+        analyzer = Analyzer()
+        before = [_simplify_conditions(substitute(body[n], first), analyzer) for n, _ in pairs]
+        after = [body[m] for _, m in pairs]
+        rest = [s for n, s in enumerate(body) if n not in moved]
+        loop = op.replace(body=S.SeqStmt.flatten(*rest)) if rest else None
+        return S.SeqStmt.flatten(*before, *([loop] if loop is not None else []), *after)
+
+    def _pairs(self, loop, body) -> list[tuple[int, int]]:
+        """(load, store) statement positions of the tiles that qualify."""
+        effects = [_effects(s) for s in body]
+        pairs, regions = [], []
+        for n, stmt in enumerate(body):
+            load = _accumulator_load(stmt)
+            if load is None:
+                continue
+            tile, (_, buffer, index, stride) = load
+            if any(tile in e.written or tile in e.accumulated for e in effects[:n]) or uses_var(
+                    index, lambda v: v is loop.loop_var) or not _zeroes_only_first(stmt, loop):
+                continue
+            stores = [m for m in range(n + 1, len(body))
+                      if (a := tile_access(body[m], _STORE)) is not None and a[0] == tile]
+            if len(stores) != 1:
+                continue
+            m = stores[0]
+            _, store_buffer, store_index, store_stride = tile_access(body[m], _STORE)
+            if store_buffer.data is not buffer.data or store_stride != stride or \
+                    difference(store_index, index) != 0:
+                continue
+            later = effects[n + 1:]
+            if any(tile in e.written for e in later) or any(tile in e.accumulated for e in effects[m + 1:]):
+                continue
+            pairs.append((n, m))
+            regions.append((buffer, index, stride, tile))
+        if not pairs:
+            return []
+        # nothing else may touch the promoted accumulators' buffers, and the accumulators must not overlap
+        moved = {n for pair in pairs for n in pair}
+        promoted_buffers = {r[0].data for r in regions}
+        for n, stmt in enumerate(body):
+            if n in moved:
+                continue
+            if effects[n].buffers & promoted_buffers:  # tile loads and stores count too (their address_of)
+                return []
+        return pairs if self._disjoint(regions) else []
+
+    def _disjoint(self, regions) -> bool:
+        covered = []
+        for buffer, index, stride, tile in regions:
+            same = [c for c in covered if c[0] is buffer.data]
+            element = dt.bits_of(buffer.dtype) // 8
+            rows, colsb = self.shapes[tile]
+            if stride % element or colsb % element:
+                return False
+            cells = (np.arange(rows)[:, None] * (stride // element) + np.arange(colsb // element)[None, :]).ravel()
+            for data, other_index, other_cells in same:
+                shift = difference(index, other_index)
+                if shift is None or np.intersect1d(cells + shift, other_cells).size:
+                    return False
+            covered.append((buffer.data, index, cells))
+        return True
+
+
+_MAX_CHECKED_ITERATIONS = 256
+
+
+def _zeroes_only_first(stmt, loop) -> bool:
+    """Whether a ``if c: tilezero else tileloadd`` load has ``c`` false in every iteration after the first (a plain
+    load: True)."""
+    if not isinstance(stmt, S.IfThenElse):
+        return True
+    if loop.extent.value > _MAX_CHECKED_ITERATIONS or not isinstance(loop.min, E.IntImm):
+        return False
+    analyzer = Analyzer()
+    for iteration in range(1, loop.extent.value):
+        value = E.IntImm(loop.loop_var.dtype, loop.min.value + iteration)
+        condition = analyzer.simplify(substitute(stmt.condition, {loop.loop_var: value}))
+        if not (isinstance(condition, E.IntImm) and condition.value == 0):
+            return False
+    return True
+
+
+def _simplify_conditions(stmt, analyzer):
+    if isinstance(stmt, S.IfThenElse):
+        condition = analyzer.simplify(stmt.condition)
+        if isinstance(condition, E.IntImm):
+            return stmt.then_case if condition.value else stmt.else_case
+        return stmt.replace(condition=condition)
+    return stmt
+
+
+def promote_tile_accumulators(func):
+    """``func`` with AMX accumulator tiles kept in registers across loops around intrinsic calls (the
+    PrimFunc-level form of ``PromoteTileAccumulators``).
+
+    Parameters
+    ----------
+    func : PrimFunc
+        The function, lowered to flat buffers (phase 3).
+
+    Returns
+    -------
+    PrimFunc
+        The transformed function; unchanged unless all its ``ldtilecfg`` calls load one constant descriptor.
+
+    Examples
+    --------
+    >>> from tensorize.script import tir as T
+    >>> from intrinsics.x86_amx_tiles import tile_config
+    >>> w = tile_config()
+    >>> @T.prim_func
+    ... def f(A: T.Buffer((4096,), "uint8"), B: T.Buffer((4096,), "int8"), C: T.Buffer((256,), "int32")):
+    ...     cfg = T.allocate([8], "int64", "local")
+    ...     cfg_1 = T.decl_buffer((8,), "int64", data=cfg, scope="local")
+    ...     cfg_1[0] = T.int64(w[0])
+    ...     cfg_1[1] = T.int64(w[1])
+    ...     cfg_1[2] = T.int64(w[2])
+    ...     cfg_1[3] = T.int64(w[3])
+    ...     cfg_1[4] = T.int64(w[4])
+    ...     cfg_1[5] = T.int64(w[5])
+    ...     cfg_1[6] = T.int64(w[6])
+    ...     cfg_1[7] = T.int64(w[7])
+    ...     T.call_llvm_intrin("void", "llvm.x86.ldtilecfg", T.address_of(cfg_1[0]))
+    ...     for k in range(4):
+    ...         T.call_llvm_intrin("void", "llvm.x86.tileloadd64", T.int8(0), T.address_of(C[0]), T.int64(64))
+    ...         T.call_llvm_intrin("void", "llvm.x86.tileloadd64", T.int8(1), T.address_of(A[k * 1024]), T.int64(64))
+    ...         T.call_llvm_intrin("void", "llvm.x86.tileloadd64", T.int8(2), T.address_of(B[k * 1024]), T.int64(64))
+    ...         T.call_llvm_intrin("void", "llvm.x86.tdpbusd", T.int8(0), T.int8(1), T.int8(2))
+    ...         T.call_llvm_intrin("void", "llvm.x86.tilestored64", T.int8(0), T.address_of(C[0]), T.int64(64))
+    >>> text = promote_tile_accumulators(f).script()
+    >>> text.count("tileloadd64"), text.index("T.int8(0), T.address_of(C[0])") < text.index("for k")
+    (3, True)
+    """
+    shapes = single_tile_shapes(func.body)
+    return func if shapes is None else func.with_body(_Promoter(shapes).visit_stmt(func.body))
+
+
+def PromoteTileAccumulators():  # noqa: N802 - pass names follow TVM's
+    """Keep AMX accumulator tiles in registers across loops around intrinsic calls.
+
+    Returns
+    -------
+    Pass
+        The pass (a ``PrimFuncPass``, phase 3 of lowering).
+    """
+    return func_pass(promote_tile_accumulators, "tir.PromoteTileAccumulators")
