@@ -209,8 +209,7 @@ def promote_tile_accumulators(func):
     Examples
     --------
     >>> from tensorize.script import tir as T
-    >>> from intrinsics.x86_amx_tiles import tile_config
-    >>> w = tile_config()
+    >>> w = [1, 0, 0x40004000400040, 0x40004000400040, 0, 0, 0x1010101010101010, 0]  # 8 tiles of 16 x 64 bytes
     >>> @T.prim_func
     ... def f(A: T.Buffer((4096,), "uint8"), B: T.Buffer((4096,), "int8"), C: T.Buffer((256,), "int32")):
     ...     cfg = T.allocate([8], "int64", "local")
