@@ -323,6 +323,10 @@ def hand_variants(a_dtype: str, b_dtype: str, K: int, emulate: bool) -> list:
         # first), and impl variants of the default blocking
         rows += [("2x2 tiles, tiles configured per block", {"disabled_pass": ["tir.HoistTileConfig"]}),
                  ("2x2 tiles, C zeroed in memory, then loaded", {"disabled_pass": ["tir.FuseTileZero"]})]
+        if chunk:  # K split over calls in a loop around them: the accumulators stay in their tiles, or not
+            rows += [(f"2x2 tiles, {chunk} K steps a call", {"k_steps": chunk}),
+                     (f"2x2 tiles, {chunk} K steps a call, accumulators through C",
+                      {"k_steps": chunk, "disabled_pass": ["tir.PromoteTileAccumulators"]})]
         name = amx_matmul_intrin(a_dtype, b_dtype, 2, 2, default_k_steps(K, k_step))
         rows.append(("2x2 tiles, grouped issue (loads, then multiplies)",
                      {"intrin": impl_variant_intrin(name, "grouped")}))

@@ -107,7 +107,7 @@ def test_every_hand_variant_of_the_benchmark_computes_the_gemm_on_the_tile_model
         ref, pack, c_dtype = bf16_to_f32(a).astype(np.float64) @ bf16_to_f32(b).astype(np.float64).T, 2, np.float32
     variants = bench.hand_variants(*dtypes, K, emulate=False)
     labels = [label for label, _ in variants]
-    assert len(set(labels)) == len(labels) == 13 and any("grouped" in label for label in labels)
+    assert len(set(labels)) == len(labels) == 15 and any("grouped" in label for label in labels)
     assert sum("prefetched" in label for label in labels) == 3 and sum("tileloaddt1" in lb for lb in labels) == 2
     assert len(bench.hand_variants(*dtypes, K, emulate=True)) == 4  # the impl and pass variants need tiles
     for label, kwargs in variants:
