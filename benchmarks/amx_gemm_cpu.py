@@ -51,6 +51,8 @@ import intrinsics  # noqa: E402,F401
 from intrinsics.naming import parse_intrin_name  # noqa: E402
 from intrinsics.x86_amx import INSTRUCTIONS, amx_matmul_intrin, impl_variant_intrin, tile_config  # noqa: E402
 from intrinsics.x86_amx_model import bf16_to_f32  # noqa: E402
+from intrinsics.x86_amx_conv import (amx_conv2d_direct, direct_rows, flatten_input, output_pixels,  # noqa: E402
+                                     pack_conv_weight, schedule_amx_conv2d_direct)
 from intrinsics.x86_amx_schedule import (amx_conv2d_nhwc, amx_gemm, conv2d_nhwc_hwio, default_k_steps,  # noqa: E402
                                          pack_b, schedule_amx_conv2d, schedule_amx_gemm)
 import search  # noqa: E402
@@ -162,6 +164,8 @@ def check_assembly() -> None:
                                 (amx_gemm(256, 256, 256, "bfloat16", "bfloat16"), schedule_amx_gemm,
                                  ("tdpbf16ps", "ldtilecfg")),
                                 (amx_conv2d_nhwc(1, 18, 18, 64, 64, 3, 3), schedule_amx_conv2d, ("tdpbusd",)),
+                                (amx_conv2d_direct(1, 18, 18, 64, 64, 3, 3), schedule_amx_conv2d_direct,
+                                 ("tdpbusd", "tilezero")),
                                 (amx_peak_kernel(steps=4)[0], None, ("tdpbusd", "tilezero"))):
         mod = sched(func).mod if sched else func
         asm = tvm.build(mod, target=CROSS).get_source("asm")
@@ -428,8 +432,19 @@ def conv2d_rows(conv_shape, data, weight, torch_res: dict, opts, emulate: bool) 
     base = torch_res.get("conv_q") or torch_res.get("conv_f32")
     base_name = "quantized conv2d" if torch_res.get("conv_q") else "f32 conv2d"
     ops = 2.0 * n * oh * ow * co * kh * kw * ci
-    rows = [(f"conv2d NHWC int8 {h}x{w}x{ci}->{co} {kh}x{kw}, hand",
+    rows = [(f"conv2d NHWC int8 {h}x{w}x{ci}->{co} {kh}x{kw}, hand (im2col GEMM)",
              *paired_time(lambda: fc(D, Wt, O), base, opts.repeat, ops), base_name)]
+    if ci % 64 == 0 and co % 32 == 0:  # the direct convolution: the input's pixels flat (its rows padded once, as a
+        # producer would write them), the output rows W wide (the OW valid pixels of each read in place)
+        direct = schedule_amx_conv2d_direct(amx_conv2d_direct(*conv_shape), emulate=emulate)
+        fd = tvm.build(direct.mod, target=TARGET)
+        Df = tvm.nd.array(flatten_input(data, kh, kw))
+        Wd = tvm.nd.array(pack_conv_weight(np.ascontiguousarray(weight.transpose(3, 0, 1, 2)), 4))
+        Od = tvm.nd.array(np.full((direct_rows(n, h, w, kh, kw)[1], co), 7, np.int32))
+        fd(Df, Wd, Od)
+        np.testing.assert_array_equal(Od.numpy()[output_pixels(n, h, w, kh, kw)], ref)
+        rows.append((f"conv2d NHWC int8, hand: direct (pixels flat, taps in tiles, output rows {w} wide)",
+                     *paired_time(lambda: fd(Df, Wd, Od), base, opts.repeat, ops), base_name))
     if opts.no_search:
         return rows
     fs, args, used = searched(conv2d_nhwc_hwio(*conv_shape), opts, "conv2d_int8", [data, weight])

@@ -147,3 +147,12 @@ def test_dry_run_of_the_hand_rows_only():
     assert result.returncode == 0, result.stderr[-3000:]
     rows = [line for line in result.stdout.splitlines() if line.startswith("u8.s8->s32 GEMM, hand:")]
     assert len(rows) == 2 * 4 and "searched" not in result.stdout  # 4 variants, each printed twice
+
+
+def test_dry_run_of_the_conv2d_rows():
+    """``--workloads conv2d --no-search``: the im2col GEMM and the direct convolution, each checked exactly against
+    numpy (on the descriptions) and timed next to PyTorch where it is installed."""
+    result = _run("amx_gemm_cpu.py", "--dry-run", "--no-search", "--conv-size", "12", "--repeat", "1",
+                  "--workloads", "conv2d")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "hand (im2col GEMM)" in result.stdout and "hand: direct (pixels flat" in result.stdout
