@@ -79,9 +79,12 @@ from .x86_amx_tiles import (INSTRUCTIONS, ISSUE_ORDERS, MULTIPLY_ORDERS, NUM_TIL
 # measured fastest for a hand-scheduled 1024^3 GEMM on a Sapphire Rapids core (int8 and bf16); (1, 2, 16) and
 # (2, 1, 16): the fastest bf16 1024^3 blockings of a later probe on another AMX host (2.20 and 2.52 ms on 2
 # threads against 2.62 for 1 x 1 and 2.76 for 2 x 2; results/amx_gemm.md), so the search proposes them too
-PREREGISTERED = ((1, 1, 1), (2, 2, 4), (2, 2, 8), (2, 2, 16), (1, 1, 16), (1, 2, 16), (2, 1, 16))
-# bf16's 2 x 2 block over the whole of a 1024-long K (32 steps of 32 values): the hand schedule's default there
-PREREGISTERED_BF16 = ((2, 2, 32),)
+# (2, 2, 1): one K step a call, for a direct convolution's 64 int8 (32 bf16) input channels, its taps as loops
+# around the call (lowering keeps the accumulators in their tiles across them: PromoteTileAccumulators)
+PREREGISTERED = ((1, 1, 1), (2, 2, 1), (2, 2, 4), (2, 2, 8), (2, 2, 16), (1, 1, 16), (1, 2, 16), (2, 1, 16))
+# bf16's 2 x 2 block over the whole of a 1024-long K (32 steps of 32 values): the hand schedule's default there;
+# (2, 2, 2): 64 bf16 input channels a call, a direct convolution's
+PREREGISTERED_BF16 = ((2, 2, 32), (2, 2, 2))
 # A packed into tiles, 8 steps a call: the K chunk the cache-blocked search sketch "a" keeps in L1
 # (search.schedule_rule.amx_blocking; 2 tiles x 8 KiB beside the streaming B chunk in a 48 KiB L1)
 PREREGISTERED_A_PACKED = ((2, 2, 8),)

@@ -9,6 +9,7 @@ import logging
 from tensorize.ir import expr as E
 from tensorize.ir.functor import collect_vars
 from tensorize.arith.index_map import IndexMap
+from tensorize.arith.linear_form import to_linear
 from tensorize.ir.stmt import BufferStore
 from tensorize.schedule import ScheduleError
 from tensorize.schedule.rv import LoopRV
@@ -25,7 +26,8 @@ IN_PLACE_OPERANDS = "in_place_operands"
 
 
 def rewrite_for_candidate(sch, cand: TensorizeCandidate) -> LoopRV:
-    """Reshape the candidate's block for its intrinsic (padding, reindex, transform_block_layout, tiling); the loop to tensorize at."""
+    """Reshape the candidate's block for its intrinsic (padding, reindex, transform_block_layout, tiling); the loop
+    to tensorize at."""
     from tensorize.ir.tensor_intrin import TensorIntrin
 
     block = sch.get_block(cand.block_name, cand.func_name) if cand.func_name else sch.get_block(cand.block_name)
@@ -55,17 +57,9 @@ def rewrite_for_candidate(sch, cand: TensorizeCandidate) -> LoopRV:
     #    A layout is a list of slots, each the tuple of original iterator positions fused into it.
     layouts, copies = {}, []
     for pos, (buf, role) in enumerate(zip(einsum.order, roles)):
-        o_part, d_part = _operand_dims(desc, desc_by_name[role], cand.mappings, cand.outer_iters, covered[pos])
-        target = [(k,) for k in o_part] + [(k,) for m in d_part for k in m.block_iters]
-        fused_target = [(k,) for k in o_part] + [tuple(m.block_iters) for m in d_part]
-        packed = role in packings  # always copied: the copy is what gets packed
-        if (not packed and fused_target == target and len(d_part) <= 1
-                and _plain_access(einsum, buf, [t[0] for t in target])):
-            continue  # already indexed by its iterators in the final order: used in place
-        if role in strided and fused_target == target and _plain_access(einsum, buf, [t[0] for t in target]):
-            continue  # a row-strided tile of the operand as it is (e.g. AMX's A and C): used in place
-        if pos != 0 and not packed and not cand.needs_padding and _usable_in_place(einsum, buf, d_part):
-            continue  # the intrinsic reads one element or one contiguous run of it: no copy needed
+        target, in_place = _placement(einsum, cand, pos, buf, role, desc, desc_by_name, packings, strided, covered)
+        if in_place:
+            continue
         copies.append(("write" if pos == 0 else "read", sch.reindex(block, buf.name)))
         layouts[pos] = [(k,) for k in covered[pos]]
         # 2a. order the copy's dimensions as (outer iterators..., each group's members in desc order).
@@ -116,6 +110,55 @@ def rewrite_for_candidate(sch, cand: TensorizeCandidate) -> LoopRV:
     _drop_trivial_copies(sch, copies)
     logger.debug("applied candidate:\n%s", cand.describe())
     return tile_inner[0]
+
+
+def _placement(einsum: Einsum, cand, pos, buf, role, desc, desc_by_name, packings, strided, covered):
+    """The operand's target layout (outer iterators, then each desc dimension's block iterators) and whether the
+    intrinsic reads it where it is (no reindex copy)."""
+    o_part, d_part = _operand_dims(desc, desc_by_name[role], cand.mappings, cand.outer_iters, covered[pos])
+    target = [(k,) for k in o_part] + [(k,) for m in d_part for k in m.block_iters]
+    fused_target = [(k,) for k in o_part] + [tuple(m.block_iters) for m in d_part]
+    packed = role in packings  # always copied: the copy is what gets packed
+    plain = fused_target == target and _plain_access(einsum, buf, [t[0] for t in target])
+    in_place = (
+        (not packed and plain and len(d_part) <= 1)  # already indexed by its iterators in the final order
+        or (role in strided and plain)  # a row-strided tile of the operand as it is (e.g. AMX's A and C)
+        # rows at a shift by outer iterators (a direct convolution's taps on flat pixels)
+        or (role in strided and pos != 0 and not cand.needs_padding and _shifted_rows_in_place(einsum, buf, d_part))
+        # the intrinsic reads one element or one contiguous run of it
+        or (pos != 0 and not packed and not cand.needs_padding and _usable_in_place(einsum, buf, d_part)))
+    return target, in_place
+
+
+def copied_operands(sch, cand: TensorizeCandidate) -> list[str]:
+    """The block's operands ``apply_candidate`` would copy (reindex) for ``cand``, without changing ``sch``: the
+    packed ones, and those the intrinsic cannot read where they are.
+
+    Parameters
+    ----------
+    sch : Schedule
+        The schedule holding the candidate's block, in its original loop nest.
+    cand : TensorizeCandidate
+        A candidate of ``get_tensorize_candidates``.
+
+    Returns
+    -------
+    list of str
+        Buffer names, output first.
+    """
+    from tensorize.ir.tensor_intrin import TensorIntrin
+
+    block = sch.get_block(cand.block_name, cand.func_name) if cand.func_name else sch.get_block(cand.block_name)
+    einsum = Einsum.of_block(sch.get(block))
+    intrin = TensorIntrin.get(cand.intrin_name)
+    view = desc_view(intrin.desc)
+    strided = set(intrin.meta.extra.get(IN_PLACE_OPERANDS, ()))
+    desc_by_name = {b.name: b for b in view.einsum.accesses}
+    block_role = {b: name for name, b in ((d, bb) for d, bb in cand.operands)}
+    covered = {k: _covered_positions(einsum, b) for k, b in enumerate(einsum.order)}
+    return [buf.name for pos, buf in enumerate(einsum.order)
+            if not _placement(einsum, cand, pos, buf, block_role[buf.name], view.einsum, desc_by_name, view.packings,
+                              strided, covered)[1]]
 
 
 def _permute(sch, block, pos, layout, target) -> None:
@@ -176,6 +219,26 @@ def _usable_in_place(einsum: Einsum, buf, d_part) -> bool:
     last = buf.shape[-1]
     return (idx[-1] is var and isinstance(last, E.IntImm) and last.value == d_part[0].extent
             and not any(v is var for ix in idx[:-1] for v in collect_vars(ix)))
+
+
+def _shifted_rows_in_place(einsum: Einsum, buf, d_part) -> bool:
+    """A row-strided 2-D tile read in place though its row index is shifted by outer iterators: the desc's rows
+    and columns are one block iterator each; the buffer's last index is the column iterator, plain, over the whole
+    dimension; the one before is the row iterator plus an expression of the outer iterators
+    (``data[p + rh * W + rw, ci]``, a direct convolution on flat pixels); no other index uses either."""
+    if len(d_part) != 2 or any(len(m.block_iters) != 1 or m.extent % m.intrin_extent for m in d_part):
+        return False
+    rows, cols = (einsum.iter_vars[m.block_iters[0]].var for m in d_part)
+    idx = einsum.accesses[buf]
+    last = buf.shape[-1]
+    if len(idx) < 2 or idx[-1] is not cols or not (isinstance(last, E.IntImm) and last.value == d_part[1].extent):
+        return False
+    shifted = to_linear(idx[-2])
+    row_terms = [(term, c) for term, c in shifted.terms.values() if any(v is rows for v in collect_vars(term))]
+    if not (len(row_terms) == 1 and row_terms[0][0] is rows and row_terms[0][1] == 1):
+        return False
+    return not any(v is rows or v is cols for ix in idx[:-2] for v in collect_vars(ix)) and \
+        not any(v is cols for v in collect_vars(idx[-2]))
 
 
 def _current_name(sch, block, pos: int) -> str:

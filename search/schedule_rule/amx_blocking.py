@@ -5,7 +5,8 @@ tiles; beyond that, its speed is where those tiles come from. L1 delivers two 1 
 multiply, L2 under one, so a block of 2 x 2 accumulators (one tile load per multiply) that streams both
 operands from L2 waits on L2. The generic tiling rule (``"SSRSRS"``, loops level by level) seldom draws the loop
 orders that fix this; these sketches fix them and sample only sizes. For a GEMM-shaped block (the loops above
-the intrinsic are ``[batch...,] i, j, k``, in units of the intrinsic's block):
+the intrinsic are ``[batch...,] [taps...,] i, j, k``, in units of the intrinsic's block; taps, reductions the
+intrinsic leaves outside such as a direct convolution's, go with ``k``):
 
 - ``"panel"``: ``j`` split into panels of column blocks; order panel, ``i``, column block, ``k``: the panel's
   B stays in L2 while the row blocks sweep it, and each block of C runs its K in a row (the hand schedule's
@@ -22,6 +23,8 @@ The K chunk is the intrinsic's (its ``k_steps``): each registered blocking is it
 ('panel', 'a', 'b')
 """
 from __future__ import annotations
+
+import re
 
 __all__ = ["SKETCHES", "is_amx", "amx_blocked_loops"]
 
@@ -65,24 +68,27 @@ def amx_blocked_loops(sch, loops, kinds, sketch: str, max_innermost_factor: int 
     -------
     list of LoopRV or None
         The loops in their new order (outermost first), or None, with ``sch`` unchanged, where the loops are
-        not ``[units..., batch..., i, j, k]`` (spatial loops and one reduction loop, innermost).
+        not ``[units..., batch..., taps..., i, j, k]`` (spatial loops, reductions the intrinsic leaves outside, such
+        as a convolution's taps, then i, j and one reduction loop, innermost). The taps join K: just outside
+        ``k`` in every sketch, so that the accumulators stay in their tiles across them.
     """
     if sketch not in SKETCHES:
         raise ValueError(f"unknown AMX sketch {sketch!r}; use one of {SKETCHES}")
     units = [lp for lp, kind in zip(loops, kinds) if kind == "U"]
     body = [(lp, kind) for lp, kind in zip(loops, kinds) if kind != "U"]
-    shape = "".join(kind for _, kind in body)
-    if len(shape) < 3 or not shape.endswith("SSR") or set(shape[:-3]) - {"S"}:
+    shape = re.fullmatch(r"(S*)(R*)SSR", "".join(kind for _, kind in body))
+    if shape is None:
         return None
-    batch = [lp for lp, _ in body[:-3]]
+    batch = [lp for lp, _ in body[:len(shape[1])]]
+    taps = [lp for lp, _ in body[len(shape[1]):-3]]  # reductions the intrinsic leaves outside (a conv's taps)
     i, j, k = (lp for lp, _ in body[-3:])
     panel, column = sch.split(j, sch.sample_perfect_tile(j, n=2, max_innermost_factor=max_innermost_factor))
     if sketch == "b":
         region, row = sch.split(i, sch.sample_perfect_tile(i, n=2, max_innermost_factor=max_innermost_factor))
-        order = [region, panel, k, column, row]
+        order = [region, panel, *taps, k, column, row]
     elif sketch == "a":
-        order = [panel, i, k, column]
+        order = [panel, i, *taps, k, column]
     else:
-        order = [panel, i, column, k]
+        order = [panel, i, column, *taps, k]
     sch.reorder(*units, *batch, *order)
     return units + batch + order

@@ -9,12 +9,27 @@ from tensorize.schedule import ScheduleError
 from tensorize.transform.split_layout_rewrite import LAYOUT_FREE_BUFFERS, LAYOUT_REWRITE_PREPROC
 
 from ..candidates import apply_candidate, get_tensorize_candidates
+from ..candidates.apply import copied_operands
 from .amx_blocking import SKETCHES, amx_blocked_loops, is_amx
 from .analysis import AUTO_TENSORIZE, TILED, loop_kinds, needs_multi_level_tiling
 from .base import RULES, ScheduleRule
 from .tiling import add_write_reuse, tile_loops
 
 logger = logging.getLogger(__name__)
+
+# AMX: among the generator's first few candidates, those copying the fewest operands go first (a convolution on
+# flat pixels read in place, its taps outside the intrinsic, before the im2col that fuses them into K).
+AMX_CANDIDATES_CONSIDERED = 4
+
+
+def _fewest_copies(sch, cands: list) -> list:
+    """``cands`` stably sorted by how many operands each would copy (``copied_operands``)."""
+    def copies(cand):
+        try:
+            return len(copied_operands(sch, cand))
+        except (ScheduleError, ValueError, KeyError):
+            return len(cand.operands)
+    return sorted(cands, key=copies)
 
 __all__ = ["MultiLevelTilingWithIntrin", "LAYOUT_REWRITE_PREPROC", "LAYOUT_FREE_BUFFERS"]
 
@@ -67,7 +82,10 @@ class MultiLevelTilingWithIntrin(ScheduleRule):
             except (ScheduleError, ValueError, KeyError) as err:
                 logger.debug("no %s candidates for %s: %s", intrin, blk.name_hint, err)
                 continue
-            for cand in list(cands)[:self.candidates_per_intrin]:
+            cands = list(cands)
+            if self.amx_sketches and is_amx(TensorIntrin.get(intrin).meta):
+                cands = _fewest_copies(sch, cands[:AMX_CANDIDATES_CONSIDERED]) + cands[AMX_CANDIDATES_CONSIDERED:]
+            for cand in cands[:self.candidates_per_intrin]:
                 out.extend(self._tensorized(sch.copy(), block, cand, intrin))
         if self.keep_untensorized or not out:
             out.append(sch)

@@ -34,66 +34,12 @@ from ..ir import stmt as S
 from ..ir.functor import StmtExprMutator, StmtExprVisitor, post_order_visit, substitute
 from ..ir.structural import structural_equal
 from ..ir.op_call import call_llvm_intrin
-from .hoist_tile_config import config_site, llvm_intrin_name
+from .tile_code import TILE_LOADS, TILE_STORE, TILE_ZERO, single_tile_shapes, tile_access
 from .pass_infra import func_pass
 
-_TILE_LOADS = ("llvm.x86.tileloadd64", "llvm.x86.tileloaddt164")
-_TILE_STORE = "llvm.x86.tilestored64"
 # Loop nests around tile code are followed iteration by iteration up to this many iterations in all (a K loop,
 # blocks of C).
 _MAX_SIMULATED_ITERATIONS = 1024
-
-
-def tile_shapes(words) -> list[tuple[int, int]]:
-    """Each tile's (rows, bytes per row) in an ``ldtilecfg`` descriptor given as 8 little-endian 64-bit words.
-
-    Parameters
-    ----------
-    words : sequence of int
-        The descriptor.
-
-    Returns
-    -------
-    list of (int, int)
-        Tiles 0 to 7.
-
-    Examples
-    --------
-    >>> tile_shapes([1, 0, 0x40004000400040, 0x40004000400040, 0, 0, 0x1010101010101010, 0])[0]
-    (16, 64)
-    """
-    raw = b"".join(int(w).to_bytes(8, "little", signed=int(w) < 0) for w in words)
-    return [(raw[48 + t], int.from_bytes(raw[16 + 2 * t:18 + 2 * t], "little")) for t in range(8)]
-
-
-class _Descriptors(StmtExprVisitor):
-    """Every ``ldtilecfg`` descriptor of a function, as constant words (None for one that is computed)."""
-
-    def __init__(self):
-        super().__init__()
-        self.sites, self.words, self.varying = set(), {}, set()
-
-    def visit_evaluate_(self, op):
-        var = config_site(op)
-        if var is not None:
-            self.sites.add(var)
-        super().visit_evaluate_(op)
-
-    def visit_buffer_store_(self, op):
-        words = self.words.setdefault(op.buffer.data, {})
-        if not (len(op.indices) == 1 and isinstance(op.indices[0], E.IntImm) and isinstance(op.value, E.IntImm)
-                and words.setdefault(op.indices[0].value, op.value.value) == op.value.value):
-            self.varying.add(op.buffer.data)  # computed, or two different constants for one word
-        super().visit_buffer_store_(op)
-
-    def only_descriptor(self) -> tuple | None:
-        found = set()
-        for var in self.sites:
-            words = self.words.get(var)
-            if var in self.varying or not words or sorted(words) != list(range(len(words))):
-                return None
-            found.add(tuple(words[i] for i in range(len(words))))
-        return found.pop() if len(found) == 1 else None
 
 
 _FILL_LOOPS = (S.ForKind.SERIAL, S.ForKind.UNROLLED, S.ForKind.VECTORIZED)
@@ -157,32 +103,6 @@ def _zero_fill(stmt):
     if any(p is None for p in parts):
         return None
     return guard, first.buffer, base, np.unique(np.concatenate(parts))
-
-
-def tile_access(stmt, names):
-    """``(tile, buffer, index, stride in bytes)`` when ``stmt`` calls one of the tile loads or stores ``names`` on a
-    flat buffer at a constant tile and stride.
-
-    Parameters
-    ----------
-    stmt : Stmt
-        A statement.
-    names : sequence of str
-        LLVM intrinsic names (``"llvm.x86.tileloadd64"``).
-
-    Returns
-    -------
-    tuple or None
-        None for any other statement.
-    """
-    if not isinstance(stmt, S.Evaluate) or llvm_intrin_name(stmt.value) not in names:
-        return None
-    tile, address, stride = stmt.value.args[1:4]
-    if not (isinstance(tile, E.IntImm) and isinstance(stride, E.IntImm) and isinstance(address, E.Call)
-            and address.op.name == "tir.address_of" and len(address.args[0].indices) == 1):
-        return None
-    load = address.args[0]
-    return tile.value, load.buffer, load.indices[0], stride.value
 
 
 class _Touches(StmtExprVisitor):
@@ -321,8 +241,8 @@ class _Fuser(StmtExprMutator):
         """What ``stmt`` does to the pending elements (advancing ``state``): ``"zero"`` for a tile load of pending
         elements only, ``"same"`` for a statement that stays as it is, None when the fusion must not happen."""
         buffer, base, element = state["buffer"], state["base"], state["element"]
-        load = tile_access(stmt, _TILE_LOADS)
-        access = load or tile_access(stmt, (_TILE_STORE,))
+        load = tile_access(stmt, TILE_LOADS)
+        access = load or tile_access(stmt, (TILE_STORE,))
         if access is None or access[1].data is not buffer.data:
             checker = _Touches(buffer.data, ())
             checker.visit_stmt(stmt)
@@ -340,8 +260,8 @@ class _Fuser(StmtExprMutator):
         return "zero" if inside.all() else None
 
     def _zero(self, load, condition):
-        tile = tile_access(load, _TILE_LOADS)[0]
-        zero = S.Evaluate(call_llvm_intrin("void", "llvm.x86.tilezero", E.IntImm("int8", tile)))
+        tile = tile_access(load, TILE_LOADS)[0]
+        zero = S.Evaluate(call_llvm_intrin("void", TILE_ZERO, E.IntImm("int8", tile)))
         return zero if condition is None else S.IfThenElse(condition, zero, load)
 
     def _step(self, stmt, state):
@@ -365,8 +285,8 @@ class _Fuser(StmtExprMutator):
         body = list(inner.seq) if isinstance(inner, S.SeqStmt) else [inner]
         plans = []  # per statement: None (leaves C alone) or (is a load, tile shape offsets, constant, steps)
         for stmt in body:
-            load = tile_access(stmt, _TILE_LOADS)
-            access = load or tile_access(stmt, (_TILE_STORE,))
+            load = tile_access(stmt, TILE_LOADS)
+            access = load or tile_access(stmt, (TILE_STORE,))
             if access is None or access[1].data is not state["buffer"].data:
                 checker = _Touches(state["buffer"].data, ())
                 checker.visit_stmt(stmt)
@@ -481,25 +401,6 @@ def fuse_tile_zero(func):
     """
     shapes = single_tile_shapes(func.body)
     return func if shapes is None else func.with_body(_Fuser(shapes).visit_stmt(func.body))
-
-
-def single_tile_shapes(body) -> list[tuple[int, int]] | None:
-    """The tile shapes (``tile_shapes``) of the one constant descriptor every ``ldtilecfg`` in ``body`` loads, or
-    None (no ``ldtilecfg``, or several or computed descriptors).
-
-    Parameters
-    ----------
-    body : Stmt
-        A function's body.
-
-    Returns
-    -------
-    list of (int, int) or None
-    """
-    scan = _Descriptors()
-    scan.visit_stmt(body)
-    words = scan.only_descriptor() if scan.sites else None
-    return None if words is None else tile_shapes(words)
 
 
 def FuseTileZero():  # noqa: N802 - pass names follow TVM's

@@ -31,57 +31,14 @@ from ..ir.expr_build import call_intrin
 from ..ir.functor import StmtExprMutator, StmtExprVisitor
 from ..ir.op_call import call_llvm_intrin
 from .pass_infra import func_pass
+from .tile_code import LDTILECFG, TILERELEASE, config_site, llvm_intrin_name
 from .remove_no_op import is_no_op
 
-LDTILECFG = "llvm.x86.ldtilecfg"
-TILERELEASE = "llvm.x86.tilerelease"
 # Other instructions that read or change the configuration: a region holding one keeps its per-call loads.
 _CONFIG_USERS = ("llvm.x86.sttilecfg", TILERELEASE)
 # Calls into other code, which may configure the tiles for itself.
 _FOREIGN_CALLS = frozenset({"tir.call_extern"})
 _TILE_PREFIXES = ("llvm.x86.tile", "llvm.x86.tdp", LDTILECFG, "llvm.x86.sttilecfg")
-
-
-def llvm_intrin_name(expr) -> str | None:
-    """The LLVM intrinsic ``expr`` calls (``"llvm.x86.ldtilecfg"``), or None when it is not such a call.
-
-    Parameters
-    ----------
-    expr : PrimExpr or None
-        An expression.
-
-    Returns
-    -------
-    str or None
-    """
-    if isinstance(expr, E.Call) and expr.op.name in ("tir.call_llvm_intrin", "tir.call_llvm_pure_intrin") \
-            and expr.args and isinstance(expr.args[0], E.StringImm):
-        return expr.args[0].value
-    return None
-
-
-def config_site(stmt) -> E.Var | None:
-    """The descriptor buffer's data variable when ``stmt`` is ``ldtilecfg(T.address_of(cfg[0]))``.
-
-    Parameters
-    ----------
-    stmt : Stmt
-        A statement.
-
-    Returns
-    -------
-    Var or None
-        The variable, or None for any other statement.
-    """
-    if not (isinstance(stmt, S.Evaluate) and llvm_intrin_name(stmt.value) == LDTILECFG and len(stmt.value.args) == 2):
-        return None
-    address = stmt.value.args[1]
-    if isinstance(address, E.Call) and address.op.name == "tir.address_of" and \
-            isinstance(address.args[0], E.BufferLoad):
-        load = address.args[0]
-        if all(isinstance(i, E.IntImm) and i.value == 0 for i in load.indices):
-            return load.buffer.data
-    return None
 
 
 class _RegionScan(StmtExprVisitor):

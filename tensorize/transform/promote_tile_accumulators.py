@@ -29,13 +29,12 @@ from ..ir import dtype as dt
 from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.functor import StmtExprMutator, StmtExprVisitor, substitute, uses_var
-from .fuse_tile_zero import single_tile_shapes, tile_access
-from .hoist_tile_config import llvm_intrin_name
+from .tile_code import TILE_LOADS, TILE_STORE, TILE_ZERO, llvm_intrin_name, single_tile_shapes, tile_access
 from .pass_infra import func_pass
 
-_LOADS = ("llvm.x86.tileloadd64", "llvm.x86.tileloaddt164")
-_STORE = ("llvm.x86.tilestored64",)
-_ZERO = "llvm.x86.tilezero"
+_LOADS = TILE_LOADS
+_STORE = (TILE_STORE,)
+_ZERO = TILE_ZERO
 
 
 def _accumulator_load(stmt):
@@ -146,6 +145,80 @@ class _Promoter(StmtExprMutator):
             if effects[n].buffers & promoted_buffers:  # tile loads and stores count too (their address_of)
                 return []
         return pairs if self._disjoint(regions) else []
+
+    def visit_seq_stmt_(self, op):
+        seq = [self.visit_stmt(s) for s in op.seq]
+        seq = self._drop_reloads(seq)
+        seq = self._drop_dead_stores(seq)
+        return S.SeqStmt.flatten(*seq) if seq else S.Evaluate(0)
+
+    def _cells(self, access):
+        """Elements (offsets from the access's index) a tile load or store covers, or None."""
+        tile, buffer, _, stride = access
+        element = dt.bits_of(buffer.dtype) // 8
+        rows, colsb = self.shapes[tile]
+        if stride % element or colsb % element:
+            return None
+        return (np.arange(rows)[:, None] * (stride // element) + np.arange(colsb // element)[None, :]).ravel()
+
+    def _overlap(self, a, b) -> bool | None:
+        """Whether two tile accesses of one buffer share elements (None: unknown)."""
+        cells_a, cells_b, shift = self._cells(a), self._cells(b), difference(a[2], b[2])
+        if cells_a is None or cells_b is None or shift is None:
+            return None
+        return bool(np.intersect1d(cells_a + shift, cells_b).size)
+
+    def _drop_reloads(self, seq) -> list:
+        """Straight-line code (a loop the search unrolled): a tile load right after a store of the same tile to the
+        same place, nothing in between writing the tile or those elements, is dropped: the tile still holds them."""
+        out = list(seq)
+        for m, stmt in enumerate(seq):
+            load = tile_access(stmt, _LOADS)
+            if load is None:
+                continue
+            for q in range(m - 1, -1, -1):
+                prev = out[q]
+                if prev is None:
+                    continue  # a load dropped already: the tile held those values
+                store = tile_access(prev, _STORE)
+                if store is not None and store[1].data is load[1].data:
+                    if store[0] == load[0] and store[3] == load[3] and difference(store[2], load[2]) == 0:
+                        out[m] = None
+                        break
+                    if self._overlap(store, load) is not False:
+                        break
+                    continue
+                other_load = tile_access(prev, _LOADS)
+                if other_load is not None and other_load[1].data is load[1].data and other_load[0] != load[0]:
+                    continue  # reads the buffer, writes another tile
+                effects = _effects(prev)
+                if load[0] in effects.written or load[0] in effects.accumulated or load[1].data in effects.buffers:
+                    break
+        return [s for s in out if s is not None]
+
+    def _drop_dead_stores(self, seq) -> list:
+        """A tile store that a later store of the same shape to the same place overwrites, nothing in between
+        reading those elements, is dropped."""
+        out = list(seq)
+        for q, stmt in enumerate(seq):
+            store = tile_access(stmt, _STORE)
+            if store is None:
+                continue
+            for m in range(q + 1, len(seq)):
+                later = seq[m]
+                access = tile_access(later, _STORE) or tile_access(later, _LOADS)
+                if access is not None and access[1].data is store[1].data:
+                    is_store = tile_access(later, _STORE) is not None
+                    if is_store and access[3] == store[3] and difference(access[2], store[2]) == 0 and \
+                            self.shapes[access[0]] == self.shapes[store[0]]:
+                        out[q] = None
+                        break
+                    if self._overlap(access, store) is not False:
+                        break
+                    continue
+                if store[1].data in _effects(later).buffers:
+                    break
+        return [s for s in out if s is not None]
 
     def _disjoint(self, regions) -> bool:
         covered = []

@@ -26,7 +26,7 @@ def test_every_registered_name_follows_the_scheme_and_matches_its_desc():
     names = registered_names()
     # x86 AVX-512, AVX2 and AVX-VNNI, lane-wise dots, Arm NEON/i8mm, SVE at three vector lengths, AMX
     # (5 instructions x 7 blockings, bf16's whole-K 2 x 2 block, and 5 instructions x 1 blocking with A packed)
-    assert len(names) == 5 + 4 + 3 + 5 + 6 + 5 * 7 + 1 + 5
+    assert len(names) == 5 + 4 + 3 + 5 + 6 + 5 * 8 + 2 + 5
     assert set(names) <= set(TensorIntrin.list_names())
     for name in names:
         parts = check_name(TensorIntrin.get(name))  # raises on a shape or dtype the desc contradicts

@@ -10,7 +10,8 @@ import tensorize as tvm
 from tensorize.codegen.python.interpreter import run_prim_func
 from tensorize.script import tir as T
 from tensorize.transform import PassContext
-from tensorize.transform.fuse_tile_zero import fuse_tile_zero, tile_shapes
+from tensorize.transform.fuse_tile_zero import fuse_tile_zero
+from tensorize.transform.tile_code import tile_shapes
 from tensorize.transform.hoist_tile_config import hoist_tile_config
 from tensorize.transform.promote_tile_accumulators import promote_tile_accumulators
 
