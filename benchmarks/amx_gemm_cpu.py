@@ -453,6 +453,14 @@ def conv2d_rows(conv_shape, data, weight, torch_res: dict, opts, emulate: bool) 
     np.testing.assert_array_equal(Os.numpy(), ref)
     rows.append((f"conv2d NHWC int8, searched: {used}", *paired_time(lambda: fs(*args, Os), base, opts.repeat, ops),
                  base_name))
+    if ci % 64 == 0 and co % 32 == 0:  # the search on the flat-pixel formulation (the direct convolution's)
+        fd, dargs, dused = searched(amx_conv2d_direct(*conv_shape), opts, "conv2d_direct_int8",
+                                    [flatten_input(data, kh, kw), np.ascontiguousarray(weight.transpose(3, 0, 1, 2))])
+        Osd = tvm.nd.array(np.full((direct_rows(n, h, w, kh, kw)[1], co), 7, np.int32))
+        fd(*dargs, Osd)
+        np.testing.assert_array_equal(Osd.numpy()[output_pixels(n, h, w, kh, kw)], ref)
+        rows.append((f"conv2d NHWC int8, searched on flat pixels: {dused}",
+                     *paired_time(lambda: fd(*dargs, Osd), base, opts.repeat, ops), base_name))
     return rows
 
 

@@ -367,3 +367,56 @@ def test_sampled_candidates_run_exactly_on_amx(dtype, w_dtype):
         out = tvm.nd.array(np.zeros(expected.shape, np.float32 if dtype == "bfloat16" else np.int32))
         lib(*args, out)
         check(out.numpy(), expected, 511)
+
+
+# -- direct convolutions on flat pixels ----------------------------------------------------------
+@pytest.mark.parametrize("dtype,w_dtype,channels", [("uint8", "int8", 64), ("bfloat16", "bfloat16", 64)])
+def test_direct_conv_on_flat_pixels_reads_the_input_in_place_and_is_exact(dtype, w_dtype, channels):
+    """``intrinsics.x86_amx_conv.amx_conv2d_direct``: the AMX rule prefers the candidate that tensorizes one tap's
+    pixels x channels (the input's rows read where they are, shifted by the tap) to the im2col one, the sketches
+    put the taps next to K, and lowering keeps the accumulators in their tiles across them."""
+    from intrinsics.x86_amx_conv import amx_conv2d_direct, direct_rows, flatten_input, output_pixels
+
+    N, H, W, CI, CO, KH, KW = 1, 9, 10, channels, 32, 3, 3
+    func = amx_conv2d_direct(N, H, W, CI, CO, KH, KW, dtype, w_dtype)
+    ctx, _, amx = amx_sketches(func)
+    direct = [s for s in amx if "data_reindex" not in s.mod.script()]
+    blockings = {re.search(r'"(matmul_\w+_amx\w*)"', str(s.trace))[1] for s in direct}
+    assert f"matmul_32x32x{channels}_{'u8i8s32' if dtype == 'uint8' else 'bf16bf16f32'}_amx" in blockings
+    rng = np.random.default_rng(6)
+    image = random_operand(rng, (N, H, W, CI), dtype)
+    weight = random_operand(rng, (CO, KH, KW, CI), w_dtype)
+    a, w = values(image), values(weight)
+    OH, OW = H - KH + 1, W - KW + 1
+    expected = sum(np.einsum("nhwc,oc->nhwo", a[:, r:r + OH, s:s + OW], w[:, r, s]) for r in range(KH)
+                   for s in range(KW))
+    flat = flatten_input(image, KH, KW)
+    for i, sketch in enumerate(direct[:4]):
+        sch = sample_candidate(ctx, sketch, default_postprocs(ctx), seed=i)
+        lowered = tvm.lower(sch.mod)
+        out = np.full((direct_rows(N, H, W, KH, KW)[1], CO), 7, np.float32 if dtype == "bfloat16" else np.int32)
+        run_prim_func(lowered, flat, weight, out, externs=AMXModel().externs())
+        check(out[output_pixels(N, H, W, KH, KW)], expected, KH * KW * CI)
+
+
+def test_amx_sketches_put_a_convolutions_taps_next_to_k():
+    """Loops ``taps..., i, j, k`` above the intrinsic: the taps stay outside ``k`` in every sketch's order."""
+    from search.schedule_rule.amx_blocking import amx_blocked_loops
+    from search.schedule_rule.analysis import loop_kinds
+    from tensorize.schedule import Schedule
+
+    from intrinsics.x86_amx_conv import amx_conv2d_direct
+
+    sch = Schedule(amx_conv2d_direct(1, 12, 12, 64, 64, 3, 3))
+    block = sch.get_block("C")
+    name = amx_matmul_intrin("uint8", "int8", 2, 2, 1)
+    cands = list(get_tensorize_candidates(sch, block, name))
+    direct = next(c for c in cands if c.outer_iter_names == ("vr", "vs"))
+    inner = apply_candidate(sch, direct)
+    loops = sch.get_loops(block)
+    outer = loops[:[sch.get(lp).loop_var for lp in loops].index(sch.get(inner).loop_var)]
+    kinds = loop_kinds(sch, block)[:len(outer)]
+    assert "".join(k for k in kinds if k != "U") == "RRSSR"
+    order = amx_blocked_loops(sch, outer, kinds, "panel")
+    names = [sch.get(lp).loop_var.name for lp in order]
+    assert names[-3:-1] == [sch.get(outer[0]).loop_var.name, sch.get(outer[1]).loop_var.name]

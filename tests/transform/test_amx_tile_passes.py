@@ -233,3 +233,24 @@ def test_accumulators_are_not_promoted_when_c_is_read_in_the_loop():
     func = tvm.script.from_source(_nest_program("bk"))
     read = _with(func.script(), '"llvm.x86.tdpbusd"', 'A[0] = T.Cast("uint8", C[b * 16])')
     assert promote_tile_accumulators(fuse_tile_zero(read)).script() == fuse_tile_zero(read).script()
+
+
+def test_unrolled_taps_keep_the_accumulator_in_its_tile():
+    """The K loop of ``_nest_program("bk")`` unrolled (as the search's unroll annotations leave it): each step's
+    reload of the tile just stored is dropped, and so is every store but the last."""
+    source = _nest_program("b")
+    lines = source.splitlines()
+    loop = next(n for n, ln in enumerate(lines) if "for b in range(2):" in ln)
+    body = lines[loop + 1:]
+    steps = [ln.replace("A[0 * 64]", f"A[{k} * 64]").replace("+ 0 * 1024", f"+ {k} * 1024") for k in range(2)
+             for ln in body if ln.strip()]
+    func = tvm.script.from_source("\n".join(lines[:loop + 1] + steps))
+    assert _calls(func, "tileloadd64") == 2 * 3 * 1 and _calls(func, "tilestored64") == 2
+    out = promote_tile_accumulators(fuse_tile_zero(func))
+    text = out.script()
+    assert _calls(out, "tilestored64") == 1 and _calls(out, "tilezero") == 1
+    assert "T.address_of(C[b * 16])" not in text.split("tilestored64")[0].split("tilezero")[1]
+    rng = np.random.default_rng(7)
+    a, b = rng.integers(0, 256, 2048).astype(np.uint8), rng.integers(-128, 128, 4096).astype(np.int8)
+    c = np.full(512, 7, np.int32)
+    np.testing.assert_array_equal(_run(func, a, b, c)[2], _run(out, a, b, c)[2])
