@@ -28,13 +28,12 @@ import itertools
 import numpy as np
 
 from ..arith.linear_form import difference, to_linear
-from ..ir import dtype as dt
 from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.functor import StmtExprMutator, StmtExprVisitor, post_order_visit, substitute
 from ..ir.structural import structural_equal
 from ..ir.op_call import call_llvm_intrin
-from .tile_code import TILE_LOADS, TILE_STORE, TILE_ZERO, single_tile_shapes, tile_access
+from .tile_code import TILE_LOADS, TILE_STORE, TILE_ZERO, single_tile_shapes, tile_access, tile_cells
 from .pass_infra import func_pass
 
 # Loop nests around tile code are followed iteration by iteration up to this many iterations in all (a K loop,
@@ -228,19 +227,15 @@ class _Fuser(StmtExprMutator):
             count += 1
         return guard, buffer, base, np.unique(np.concatenate(parts)), count
 
-    def _covered(self, access, base, element):
+    def _covered(self, access, base):
         """The elements (offsets from ``base``) a tile load or store covers, or None when not constant."""
-        tile, _, index, stride = access
-        offset = difference(index, base)
-        rows, colsb = self.shapes[tile]
-        if offset is None or stride % element or colsb % element or not rows:
-            return None
-        return (offset + np.arange(rows)[:, None] * (stride // element) + np.arange(colsb // element)[None, :]).ravel()
+        offset, cells = difference(access[2], base), tile_cells(self.shapes, access)
+        return None if offset is None or cells is None else offset + cells
 
     def _classify(self, stmt, state):
         """What ``stmt`` does to the pending elements (advancing ``state``): ``"zero"`` for a tile load of pending
         elements only, ``"same"`` for a statement that stays as it is, None when the fusion must not happen."""
-        buffer, base, element = state["buffer"], state["base"], state["element"]
+        buffer, base = state["buffer"], state["base"]
         load = tile_access(stmt, TILE_LOADS)
         access = load or tile_access(stmt, (TILE_STORE,))
         if access is None or access[1].data is not buffer.data:
@@ -248,7 +243,7 @@ class _Fuser(StmtExprMutator):
             checker.visit_stmt(stmt)
             return None if checker.found else "same"
         tile, _, index, stride = access
-        covered = self._covered(access, base, element)
+        covered = self._covered(access, base)
         if covered is None:
             return None
         if load is None:  # a store: its elements now hold the tile, in both programs
@@ -297,7 +292,7 @@ class _Fuser(StmtExprMutator):
             tile, _, index, stride = access
             form = to_linear(E.Sub(index, state["base"]))
             steps = [sum(c for term, c in form.terms.values() if term is loop.loop_var) for loop in loops]
-            shape = self._covered((tile, None, E.IntImm("int32", 0), stride), E.IntImm("int32", 0), state["element"])
+            shape = tile_cells(self.shapes, access)
             nest_vars = [loop.loop_var for loop in loops]
             if shape is None or any(all(term is not v for v in nest_vars) for term, _ in form.terms.values()):
                 return None
@@ -344,7 +339,7 @@ class _Fuser(StmtExprMutator):
         if fills is None:
             return None
         guard, buffer, base, offsets, count = fills
-        state = {"buffer": buffer, "base": base, "element": dt.bits_of(buffer.dtype) // 8, "pending": _Pending(offsets),
+        state = {"buffer": buffer, "base": base, "pending": _Pending(offsets),
                  "guard": guard, "zeroed": False}
         out = list(seq)
         for at in range(position + count, len(seq)):

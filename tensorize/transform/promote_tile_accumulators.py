@@ -25,28 +25,25 @@ import numpy as np
 
 from ..arith.analyzer import Analyzer
 from ..arith.linear_form import difference
-from ..ir import dtype as dt
 from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.functor import StmtExprMutator, StmtExprVisitor, substitute, uses_var
-from .tile_code import TILE_LOADS, TILE_STORE, TILE_ZERO, llvm_intrin_name, single_tile_shapes, tile_access
+from .tile_code import TILE_LOADS, TILE_STORE, TILE_ZERO, llvm_intrin_name, single_tile_shapes, tile_access, tile_cells
 from .pass_infra import func_pass
 
-_LOADS = TILE_LOADS
 _STORE = (TILE_STORE,)
-_ZERO = TILE_ZERO
 
 
 def _accumulator_load(stmt):
     """``(tile, access)`` when ``stmt`` loads a tile (``tileloadd``, or ``if c: tilezero(t) else tileloadd(t)``)."""
     if isinstance(stmt, S.IfThenElse) and stmt.else_case is not None:
         zero, load = stmt.then_case, stmt.else_case
-        access = tile_access(load, _LOADS)
-        if access is not None and isinstance(zero, S.Evaluate) and llvm_intrin_name(zero.value) == _ZERO and \
+        access = tile_access(load, TILE_LOADS)
+        if access is not None and isinstance(zero, S.Evaluate) and llvm_intrin_name(zero.value) == TILE_ZERO and \
                 isinstance(zero.value.args[1], E.IntImm) and zero.value.args[1].value == access[0]:
             return access[0], access
         return None
-    access = tile_access(stmt, _LOADS)
+    access = tile_access(stmt, TILE_LOADS)
     return None if access is None else (access[0], access)
 
 
@@ -64,7 +61,7 @@ class _TileWrites(StmtExprVisitor):
                 isinstance(op.args[1], E.IntImm):
             if name.startswith("llvm.x86.tdp"):
                 self.accumulated.add(op.args[1].value)
-            elif name in _LOADS or name == _ZERO:
+            elif name in TILE_LOADS or name == TILE_ZERO:
                 self.written.add(op.args[1].value)
         elif name in ("llvm.x86.ldtilecfg", "llvm.x86.tilerelease"):
             self.written.update(range(8))
@@ -111,7 +108,7 @@ class _Promoter(StmtExprMutator):
     def _pairs(self, loop, body) -> list[tuple[int, int]]:
         """(load, store) statement positions of the tiles that qualify."""
         effects = [_effects(s) for s in body]
-        pairs, regions = [], []
+        pairs, accesses = [], []
         for n, stmt in enumerate(body):
             load = _accumulator_load(stmt)
             if load is None:
@@ -133,18 +130,18 @@ class _Promoter(StmtExprMutator):
             if any(tile in e.written for e in later) or any(tile in e.accumulated for e in effects[m + 1:]):
                 continue
             pairs.append((n, m))
-            regions.append((buffer, index, stride, tile))
+            accesses.append(load[1])
         if not pairs:
             return []
         # nothing else may touch the promoted accumulators' buffers, and the accumulators must not overlap
         moved = {n for pair in pairs for n in pair}
-        promoted_buffers = {r[0].data for r in regions}
+        promoted_buffers = {a[1].data for a in accesses}
         for n, stmt in enumerate(body):
             if n in moved:
                 continue
             if effects[n].buffers & promoted_buffers:  # tile loads and stores count too (their address_of)
                 return []
-        return pairs if self._disjoint(regions) else []
+        return pairs if self._disjoint(accesses) else []
 
     def visit_seq_stmt_(self, op):
         seq = [self.visit_stmt(s) for s in op.seq]
@@ -152,18 +149,9 @@ class _Promoter(StmtExprMutator):
         seq = self._drop_dead_stores(seq)
         return S.SeqStmt.flatten(*seq) if seq else S.Evaluate(0)
 
-    def _cells(self, access):
-        """Elements (offsets from the access's index) a tile load or store covers, or None."""
-        tile, buffer, _, stride = access
-        element = dt.bits_of(buffer.dtype) // 8
-        rows, colsb = self.shapes[tile]
-        if stride % element or colsb % element:
-            return None
-        return (np.arange(rows)[:, None] * (stride // element) + np.arange(colsb // element)[None, :]).ravel()
-
     def _overlap(self, a, b) -> bool | None:
         """Whether two tile accesses of one buffer share elements (None: unknown)."""
-        cells_a, cells_b, shift = self._cells(a), self._cells(b), difference(a[2], b[2])
+        cells_a, cells_b, shift = tile_cells(self.shapes, a), tile_cells(self.shapes, b), difference(a[2], b[2])
         if cells_a is None or cells_b is None or shift is None:
             return None
         return bool(np.intersect1d(cells_a + shift, cells_b).size)
@@ -173,7 +161,7 @@ class _Promoter(StmtExprMutator):
         same place, nothing in between writing the tile or those elements, is dropped: the tile still holds them."""
         out = list(seq)
         for m, stmt in enumerate(seq):
-            load = tile_access(stmt, _LOADS)
+            load = tile_access(stmt, TILE_LOADS)
             if load is None:
                 continue
             for q in range(m - 1, -1, -1):
@@ -188,7 +176,7 @@ class _Promoter(StmtExprMutator):
                     if self._overlap(store, load) is not False:
                         break
                     continue
-                other_load = tile_access(prev, _LOADS)
+                other_load = tile_access(prev, TILE_LOADS)
                 if other_load is not None and other_load[1].data is load[1].data and other_load[0] != load[0]:
                     continue  # reads the buffer, writes another tile
                 effects = _effects(prev)
@@ -206,7 +194,7 @@ class _Promoter(StmtExprMutator):
                 continue
             for m in range(q + 1, len(seq)):
                 later = seq[m]
-                access = tile_access(later, _STORE) or tile_access(later, _LOADS)
+                access = tile_access(later, _STORE) or tile_access(later, TILE_LOADS)
                 if access is not None and access[1].data is store[1].data:
                     is_store = tile_access(later, _STORE) is not None
                     if is_store and access[3] == store[3] and difference(access[2], store[2]) == 0 and \
@@ -220,20 +208,11 @@ class _Promoter(StmtExprMutator):
                     break
         return [s for s in out if s is not None]
 
-    def _disjoint(self, regions) -> bool:
-        covered = []
-        for buffer, index, stride, tile in regions:
-            same = [c for c in covered if c[0] is buffer.data]
-            element = dt.bits_of(buffer.dtype) // 8
-            rows, colsb = self.shapes[tile]
-            if stride % element or colsb % element:
+    def _disjoint(self, accesses) -> bool:
+        """Whether the promoted tiles' accesses cover disjoint elements of their buffers."""
+        for n, a in enumerate(accesses):
+            if any(b[1].data is a[1].data and self._overlap(a, b) is not False for b in accesses[:n]):
                 return False
-            cells = (np.arange(rows)[:, None] * (stride // element) + np.arange(colsb // element)[None, :]).ravel()
-            for data, other_index, other_cells in same:
-                shift = difference(index, other_index)
-                if shift is None or np.intersect1d(cells + shift, other_cells).size:
-                    return False
-            covered.append((buffer.data, index, cells))
         return True
 
 

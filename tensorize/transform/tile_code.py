@@ -7,6 +7,9 @@ stores of flat buffers.
 """
 from __future__ import annotations
 
+import numpy as np
+
+from ..ir import dtype as dt
 from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.functor import StmtExprVisitor
@@ -155,3 +158,34 @@ def single_tile_shapes(body) -> list[tuple[int, int]] | None:
     scan.visit_stmt(body)
     words = scan.only_descriptor() if scan.sites else None
     return None if words is None else tile_shapes(words)
+
+
+def tile_cells(shapes, access) -> np.ndarray | None:
+    """The elements of a flat buffer a tile load or store covers, as offsets from its index: the tile's rows
+    (``shapes``, from ``single_tile_shapes``) at the access's row stride; None when the stride or the tile's row
+    is not a whole number of elements.
+
+    Parameters
+    ----------
+    shapes : list of (int, int)
+        Rows and bytes per row of each tile.
+    access : tuple
+        ``tile_access``'s ``(tile, buffer, index, stride in bytes)``.
+
+    Returns
+    -------
+    numpy.ndarray or None
+
+    Examples
+    --------
+    >>> from tensorize.ir.buffer import decl_buffer
+    >>> C = decl_buffer((64,), "int32", "C")
+    >>> tile_cells([(2, 8)], (0, C, 0, 16)).tolist()
+    [0, 1, 4, 5]
+    """
+    tile, buffer, _, stride = access
+    element = dt.bits_of(buffer.dtype) // 8
+    rows, colsb = shapes[tile]
+    if not rows or stride % element or colsb % element:
+        return None
+    return (np.arange(rows)[:, None] * (stride // element) + np.arange(colsb // element)[None, :]).ravel()
