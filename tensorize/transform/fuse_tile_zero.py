@@ -30,11 +30,12 @@ import numpy as np
 from ..arith.linear_form import difference, to_linear
 from ..ir import expr as E
 from ..ir import stmt as S
-from ..ir.functor import StmtExprMutator, StmtExprVisitor, post_order_visit, substitute
+from ..ir.functor import StmtExprMutator, post_order_visit, substitute
 from ..ir.structural import structural_equal
 from ..ir.op_call import call_llvm_intrin
-from .tile_code import TILE_LOADS, TILE_STORE, TILE_ZERO, single_tile_shapes, tile_access, tile_cells
+from .tile_code import TILE_LOADS, TILE_STORE, TILE_ZERO, single_tile_shapes, tile_access, tile_cells, tile_effects
 from .pass_infra import func_pass
+from .remove_no_op import is_no_op
 
 # Loop nests around tile code are followed iteration by iteration up to this many iterations in all (a K loop,
 # blocks of C).
@@ -102,26 +103,6 @@ def _zero_fill(stmt):
     if any(p is None for p in parts):
         return None
     return guard, first.buffer, base, np.unique(np.concatenate(parts))
-
-
-class _Touches(StmtExprVisitor):
-    """Whether a statement reads or writes a buffer other than through the given tile instructions."""
-
-    def __init__(self, data, allowed):
-        super().__init__()
-        self.data, self.allowed, self.found = data, allowed, False
-
-    def visit_evaluate_(self, op):
-        if not any(op is s for s in self.allowed):
-            super().visit_evaluate_(op)
-
-    def visit_buffer_load_(self, op):
-        self.found |= op.buffer.data is self.data
-        super().visit_buffer_load_(op)
-
-    def visit_buffer_store_(self, op):
-        self.found |= op.buffer.data is self.data
-        super().visit_buffer_store_(op)
 
 
 class _Pending:
@@ -204,7 +185,9 @@ class _Fuser(StmtExprMutator):
             if fused is not None:
                 seq = fused
             position += 1
-        kept = [s for s in seq if not (isinstance(s, S.Evaluate) and isinstance(s.value, E.IntImm))]
+        kept = [s for s in seq if not is_no_op(s)]
+        if len(kept) == len(op.seq) and all(a is b for a, b in zip(kept, op.seq)):
+            return op
         return S.SeqStmt.flatten(*kept) if kept else S.Evaluate(0)
 
     def _fills(self, seq, position):
@@ -239,9 +222,7 @@ class _Fuser(StmtExprMutator):
         load = tile_access(stmt, TILE_LOADS)
         access = load or tile_access(stmt, (TILE_STORE,))
         if access is None or access[1].data is not buffer.data:
-            checker = _Touches(buffer.data, ())
-            checker.visit_stmt(stmt)
-            return None if checker.found else "same"
+            return None if buffer.data in tile_effects(stmt).buffers else "same"
         tile, _, index, stride = access
         covered = self._covered(access, base)
         if covered is None:
@@ -283,9 +264,7 @@ class _Fuser(StmtExprMutator):
             load = tile_access(stmt, TILE_LOADS)
             access = load or tile_access(stmt, (TILE_STORE,))
             if access is None or access[1].data is not state["buffer"].data:
-                checker = _Touches(state["buffer"].data, ())
-                checker.visit_stmt(stmt)
-                if checker.found:
+                if state["buffer"].data in tile_effects(stmt).buffers:
                     return None
                 plans.append(None)
                 continue

@@ -28,29 +28,25 @@ from __future__ import annotations
 from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.expr_build import call_intrin
-from ..ir.functor import StmtExprMutator, StmtExprVisitor
+from ..ir.functor import StmtExprMutator
 from ..ir.op_call import call_llvm_intrin
 from .pass_infra import func_pass
-from .tile_code import LDTILECFG, TILERELEASE, config_site, llvm_intrin_name
+from .tile_code import LDTILECFG, TILERELEASE, DescriptorScan, config_site, has_tile_code, llvm_intrin_name
 from .remove_no_op import is_no_op
 
 # Other instructions that read or change the configuration: a region holding one keeps its per-call loads.
 _CONFIG_USERS = ("llvm.x86.sttilecfg", TILERELEASE)
 # Calls into other code, which may configure the tiles for itself.
 _FOREIGN_CALLS = frozenset({"tir.call_extern"})
-_TILE_PREFIXES = ("llvm.x86.tile", "llvm.x86.tdp", LDTILECFG, "llvm.x86.sttilecfg")
 
 
-class _RegionScan(StmtExprVisitor):
-    """What one region holds: its ``ldtilecfg`` sites, the descriptors' stores, and whether anything in it
-    (a nested parallel loop with tile code, another configuration instruction, a foreign call) forbids
+class _RegionScan(DescriptorScan):
+    """What one region holds: its ``ldtilecfg`` sites and descriptors (``DescriptorScan``), and whether anything
+    in it (a nested parallel loop with tile code, another configuration instruction, a foreign call) forbids
     hoisting."""
 
     def __init__(self):
         super().__init__()
-        self.sites: list[E.Var] = []
-        self.words: dict = {}       # descriptor variable -> {index: value}
-        self.varying: set = set()   # descriptor variables with a computed index or value
         self.allocs: dict = {}      # descriptor variable -> Allocate
         self.buffers: dict = {}     # descriptor variable -> Buffer
         self.other_loads: set = set()
@@ -59,19 +55,14 @@ class _RegionScan(StmtExprVisitor):
 
     def visit_for_(self, op):
         if op.kind == S.ForKind.PARALLEL:
-            self.blocked |= _has_tile_code(op.body)
+            self.blocked |= has_tile_code(op.body)
             return
         super().visit_for_(op)
 
     def visit_evaluate_(self, op):
-        var = config_site(op)
-        if var is not None:
-            self.sites.append(var)
-            self._in_site = True
-            super().visit_evaluate_(op)
-            self._in_site = False
-            return
+        self._in_site = config_site(op) is not None
         super().visit_evaluate_(op)
+        self._in_site = False
 
     def visit_call_(self, op):
         name = llvm_intrin_name(op)
@@ -85,12 +76,7 @@ class _RegionScan(StmtExprVisitor):
         super().visit_buffer_load_(op)
 
     def visit_buffer_store_(self, op):
-        var = op.buffer.data
-        self.buffers.setdefault(var, op.buffer)
-        words = self.words.setdefault(var, {})
-        if not (len(op.indices) == 1 and isinstance(op.indices[0], E.IntImm) and isinstance(op.value, E.IntImm)
-                and words.setdefault(op.indices[0].value, op.value.value) == op.value.value):
-            self.varying.add(var)  # computed, or two different constants for one word
+        self.buffers.setdefault(op.buffer.data, op.buffer)
         super().visit_buffer_store_(op)
 
     def visit_allocate_(self, op):
@@ -104,33 +90,9 @@ class _RegionScan(StmtExprVisitor):
     def descriptor(self) -> tuple | None:
         """The one descriptor every site loads (its words in index order), or None when the region does not
         qualify."""
-        if not self.sites or self.blocked:
+        if self.blocked:
             return None
-        found = set()
-        for var in set(self.sites):
-            words = self.words.get(var, {})
-            if var in self.varying or var in self.other_loads or var not in self.allocs or \
-                    sorted(words) != list(range(len(words))) or not words:
-                return None
-            found.add(tuple(words[i] for i in range(len(words))))
-        return found.pop() if len(found) == 1 else None
-
-
-class _TileCodeFinder(StmtExprVisitor):
-    def __init__(self):
-        super().__init__()
-        self.found = False
-
-    def visit_call_(self, op):
-        name = llvm_intrin_name(op)
-        self.found |= name is not None and name.startswith(_TILE_PREFIXES)
-        super().visit_call_(op)
-
-
-def _has_tile_code(stmt) -> bool:
-    finder = _TileCodeFinder()
-    finder.visit_stmt(stmt)
-    return finder.found
+        return self.constant_descriptor(lambda var: var not in self.other_loads and var in self.allocs)
 
 
 class _StripSites(StmtExprMutator):
@@ -216,7 +178,7 @@ def hoist_tile_config(func):
     >>> text.count("ldtilecfg"), text.index("ldtilecfg") < text.index("for j"), "tilerelease" in text
     (1, True, True)
     """
-    if not _has_tile_code(func.body):
+    if not has_tile_code(func.body):
         return func
     return func.with_body(_Hoister().region(func.body))
 

@@ -27,8 +27,9 @@ from ..arith.analyzer import Analyzer
 from ..arith.linear_form import difference
 from ..ir import expr as E
 from ..ir import stmt as S
-from ..ir.functor import StmtExprMutator, StmtExprVisitor, substitute, uses_var
-from .tile_code import TILE_LOADS, TILE_STORE, TILE_ZERO, llvm_intrin_name, single_tile_shapes, tile_access, tile_cells
+from ..ir.functor import StmtExprMutator, substitute, uses_var
+from .tile_code import (TILE_LOADS, TILE_STORE, TILE_ZERO, llvm_intrin_name, single_tile_shapes, tile_access,
+                        tile_cells, tile_effects)
 from .pass_infra import func_pass
 
 _STORE = (TILE_STORE,)
@@ -47,39 +48,16 @@ def _accumulator_load(stmt):
     return None if access is None else (access[0], access)
 
 
-class _TileWrites(StmtExprVisitor):
-    """Which tile registers a statement writes, apart from accumulating dot products (``tdp*`` into their first
-    operand), and which buffers it touches outside tile loads and stores."""
+class _EffectsOf:
+    """``tile_effects`` of a sequence's statements, each found once, when first asked for."""
 
-    def __init__(self):
-        super().__init__()
-        self.written, self.accumulated, self.buffers = set(), set(), set()
+    def __init__(self, seq):
+        self.seq, self.found = seq, {}
 
-    def visit_call_(self, op):
-        name = llvm_intrin_name(op)
-        if name is not None and name.startswith("llvm.x86.") and len(op.args) > 1 and \
-                isinstance(op.args[1], E.IntImm):
-            if name.startswith("llvm.x86.tdp"):
-                self.accumulated.add(op.args[1].value)
-            elif name in TILE_LOADS or name == TILE_ZERO:
-                self.written.add(op.args[1].value)
-        elif name in ("llvm.x86.ldtilecfg", "llvm.x86.tilerelease"):
-            self.written.update(range(8))
-        super().visit_call_(op)
-
-    def visit_buffer_load_(self, op):
-        self.buffers.add(op.buffer.data)
-        super().visit_buffer_load_(op)
-
-    def visit_buffer_store_(self, op):
-        self.buffers.add(op.buffer.data)
-        super().visit_buffer_store_(op)
-
-
-def _effects(stmt) -> _TileWrites:
-    found = _TileWrites()
-    found.visit_stmt(stmt)
-    return found
+    def __getitem__(self, n):
+        if n not in self.found:
+            self.found[n] = tile_effects(self.seq[n])
+        return self.found[n]
 
 
 class _Promoter(StmtExprMutator):
@@ -107,7 +85,7 @@ class _Promoter(StmtExprMutator):
 
     def _pairs(self, loop, body) -> list[tuple[int, int]]:
         """(load, store) statement positions of the tiles that qualify."""
-        effects = [_effects(s) for s in body]
+        effects = [tile_effects(s) for s in body]
         pairs, accesses = [], []
         for n, stmt in enumerate(body):
             load = _accumulator_load(stmt)
@@ -145,8 +123,10 @@ class _Promoter(StmtExprMutator):
 
     def visit_seq_stmt_(self, op):
         seq = [self.visit_stmt(s) for s in op.seq]
-        seq = self._drop_reloads(seq)
-        seq = self._drop_dead_stores(seq)
+        if any(tile_access(s, _STORE) is not None for s in seq):
+            seq = self._drop_dead_stores(self._drop_reloads(seq))
+        if len(seq) == len(op.seq) and all(a is b for a, b in zip(seq, op.seq)):
+            return op
         return S.SeqStmt.flatten(*seq) if seq else S.Evaluate(0)
 
     def _overlap(self, a, b) -> bool | None:
@@ -159,7 +139,7 @@ class _Promoter(StmtExprMutator):
     def _drop_reloads(self, seq) -> list:
         """Straight-line code (a loop the search unrolled): a tile load right after a store of the same tile to the
         same place, nothing in between writing the tile or those elements, is dropped: the tile still holds them."""
-        out = list(seq)
+        out, effects = list(seq), _EffectsOf(seq)
         for m, stmt in enumerate(seq):
             load = tile_access(stmt, TILE_LOADS)
             if load is None:
@@ -179,15 +159,15 @@ class _Promoter(StmtExprMutator):
                 other_load = tile_access(prev, TILE_LOADS)
                 if other_load is not None and other_load[1].data is load[1].data and other_load[0] != load[0]:
                     continue  # reads the buffer, writes another tile
-                effects = _effects(prev)
-                if load[0] in effects.written or load[0] in effects.accumulated or load[1].data in effects.buffers:
+                done = effects[q]
+                if load[0] in done.written or load[0] in done.accumulated or load[1].data in done.buffers:
                     break
         return [s for s in out if s is not None]
 
     def _drop_dead_stores(self, seq) -> list:
         """A tile store that a later store of the same shape to the same place overwrites, nothing in between
         reading those elements, is dropped."""
-        out = list(seq)
+        out, effects = list(seq), _EffectsOf(seq)
         for q, stmt in enumerate(seq):
             store = tile_access(stmt, _STORE)
             if store is None:
@@ -204,7 +184,7 @@ class _Promoter(StmtExprMutator):
                     if self._overlap(access, store) is not False:
                         break
                     continue
-                if store[1].data in _effects(later).buffers:
+                if store[1].data in effects[m].buffers:
                     break
         return [s for s in out if s is not None]
 

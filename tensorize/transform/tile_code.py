@@ -19,6 +19,7 @@ TILERELEASE = "llvm.x86.tilerelease"
 TILE_LOADS = ("llvm.x86.tileloadd64", "llvm.x86.tileloaddt164")
 TILE_STORE = "llvm.x86.tilestored64"
 TILE_ZERO = "llvm.x86.tilezero"
+_TILE_PREFIXES = ("llvm.x86.tile", "llvm.x86.tdp", LDTILECFG, "llvm.x86.sttilecfg")
 
 
 def llvm_intrin_name(expr) -> str | None:
@@ -85,34 +86,131 @@ def tile_shapes(words) -> list[tuple[int, int]]:
     return [(raw[48 + t], int.from_bytes(raw[16 + 2 * t:18 + 2 * t], "little")) for t in range(8)]
 
 
-class _Descriptors(StmtExprVisitor):
-    """Every ``ldtilecfg`` descriptor of a function, as constant words (None for one that is computed)."""
+class DescriptorScan(StmtExprVisitor):
+    """The ``ldtilecfg`` sites of a statement (``sites``: their descriptor variables) and the words stored into
+    each descriptor (``words``; ``varying``: descriptors with a computed word, or two constants for one)."""
 
     def __init__(self):
         super().__init__()
-        self.sites, self.words, self.varying = set(), {}, set()
+        self.sites: list[E.Var] = []
+        self.words: dict = {}
+        self.varying: set = set()
 
     def visit_evaluate_(self, op):
         var = config_site(op)
         if var is not None:
-            self.sites.add(var)
+            self.sites.append(var)
         super().visit_evaluate_(op)
 
     def visit_buffer_store_(self, op):
         words = self.words.setdefault(op.buffer.data, {})
         if not (len(op.indices) == 1 and isinstance(op.indices[0], E.IntImm) and isinstance(op.value, E.IntImm)
                 and words.setdefault(op.indices[0].value, op.value.value) == op.value.value):
-            self.varying.add(op.buffer.data)  # computed, or two different constants for one word
+            self.varying.add(op.buffer.data)
         super().visit_buffer_store_(op)
 
-    def only_descriptor(self) -> tuple | None:
+    def constant_descriptor(self, usable=lambda var: True) -> tuple | None:
+        """The one descriptor every site loads, its words in order, or None: no site, several descriptors, a
+        computed or incomplete one, or one ``usable`` rejects.
+
+        Parameters
+        ----------
+        usable : callable
+            Tests each descriptor variable.
+
+        Returns
+        -------
+        tuple of int or None
+        """
         found = set()
-        for var in self.sites:
+        for var in set(self.sites):
             words = self.words.get(var)
-            if var in self.varying or not words or sorted(words) != list(range(len(words))):
+            if var in self.varying or not words or sorted(words) != list(range(len(words))) or not usable(var):
                 return None
             found.add(tuple(words[i] for i in range(len(words))))
         return found.pop() if len(found) == 1 else None
+
+
+class _StatementDescriptors(DescriptorScan):
+    def visit_expr(self, expr):  # sites and descriptor stores are statements: expressions need no walk
+        return None
+
+
+class _TileCodeFinder(StmtExprVisitor):
+    def __init__(self):
+        super().__init__()
+        self.found = False
+
+    def visit_expr(self, expr):  # tile instructions are statements, Evaluate(call): expressions need no walk
+        return None
+
+    def visit_evaluate_(self, op):
+        name = llvm_intrin_name(op.value)
+        self.found |= name is not None and name.startswith(_TILE_PREFIXES)
+
+
+def has_tile_code(stmt) -> bool:
+    """Whether ``stmt`` holds an AMX tile instruction (a load, store, dot product or configuration).
+
+    Parameters
+    ----------
+    stmt : Stmt
+        A statement.
+
+    Returns
+    -------
+    bool
+    """
+    finder = _TileCodeFinder()
+    finder.visit_stmt(stmt)
+    return finder.found
+
+
+class TileEffects(StmtExprVisitor):
+    """What a statement does to tile registers and buffers: ``written`` the tiles it loads, zeroes or (by
+    ``ldtilecfg``/``tilerelease``) resets, ``accumulated`` the tiles dot products accumulate into, ``buffers`` the
+    data variables of every buffer it reads or writes (tile loads and stores included, through ``address_of``)."""
+
+    def __init__(self):
+        super().__init__()
+        self.written, self.accumulated, self.buffers = set(), set(), set()
+
+    def visit_call_(self, op):
+        name = llvm_intrin_name(op)
+        if name is not None and name.startswith("llvm.x86.") and len(op.args) > 1 and \
+                isinstance(op.args[1], E.IntImm):
+            if name.startswith("llvm.x86.tdp"):
+                self.accumulated.add(op.args[1].value)
+            elif name in TILE_LOADS or name == TILE_ZERO:
+                self.written.add(op.args[1].value)
+        elif name in (LDTILECFG, TILERELEASE):
+            self.written.update(range(8))
+        super().visit_call_(op)
+
+    def visit_buffer_load_(self, op):
+        self.buffers.add(op.buffer.data)
+        super().visit_buffer_load_(op)
+
+    def visit_buffer_store_(self, op):
+        self.buffers.add(op.buffer.data)
+        super().visit_buffer_store_(op)
+
+
+def tile_effects(stmt) -> TileEffects:
+    """``TileEffects`` of ``stmt``.
+
+    Parameters
+    ----------
+    stmt : Stmt
+        A statement.
+
+    Returns
+    -------
+    TileEffects
+    """
+    effects = TileEffects()
+    effects.visit_stmt(stmt)
+    return effects
 
 
 def tile_access(stmt, names):
@@ -154,9 +252,9 @@ def single_tile_shapes(body) -> list[tuple[int, int]] | None:
     -------
     list of (int, int) or None
     """
-    scan = _Descriptors()
+    scan = _StatementDescriptors()
     scan.visit_stmt(body)
-    words = scan.only_descriptor() if scan.sites else None
+    words = scan.constant_descriptor()
     return None if words is None else tile_shapes(words)
 
 
