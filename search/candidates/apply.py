@@ -28,8 +28,6 @@ IN_PLACE_OPERANDS = "in_place_operands"
 def rewrite_for_candidate(sch, cand: TensorizeCandidate) -> LoopRV:
     """Reshape the candidate's block for its intrinsic (padding, reindex, transform_block_layout, tiling); the loop
     to tensorize at."""
-    from tensorize.ir.tensor_intrin import TensorIntrin
-
     block = sch.get_block(cand.block_name, cand.func_name) if cand.func_name else sch.get_block(cand.block_name)
     blk = sch.get(block)
     extents = tuple(int(iv.dom.extent) for iv in blk.iter_vars) if all(
@@ -41,14 +39,8 @@ def rewrite_for_candidate(sch, cand: TensorizeCandidate) -> LoopRV:
     if len(einsum.order) != len(cand.operands):
         raise ValueError(f"block {cand.block_name!r} accesses {len(einsum.order)} buffers but the candidate expects "
                          f"{len(cand.operands)}; generate candidates again")
-    intrin = TensorIntrin.get(cand.intrin_name)
-    view = desc_view(intrin.desc)
-    strided = set(intrin.meta.extra.get(IN_PLACE_OPERANDS, ()))  # desc operands the impl reads at any row stride
-    desc, packings = view.einsum, view.packings  # packed operands: logical indices + their packing
-    desc_by_name = {b.name: b for b in desc.accesses}
-    block_role = {b: name for name, b in ((d, bb) for d, bb in cand.operands)}  # block buffer name -> desc name
-    roles = [block_role[b.name] for b in einsum.order]  # role of each buffer, by first-appearance position
-    covered = {k: _covered_positions(einsum, b) for k, b in enumerate(einsum.order)}
+    plan = _OperandPlan(einsum, cand)
+    desc, desc_by_name, packings, covered, roles = plan.desc, plan.desc_by_name, plan.packings, plan.covered, plan.roles
     n = len(cand.iter_extents)
     ext = cand.iter_extents
 
@@ -56,8 +48,8 @@ def rewrite_for_candidate(sch, cand: TensorizeCandidate) -> LoopRV:
     #    in the final order is used in place); output first, then inputs (positions stay stable).
     #    A layout is a list of slots, each the tuple of original iterator positions fused into it.
     layouts, copies = {}, []
-    for pos, (buf, role) in enumerate(zip(einsum.order, roles)):
-        target, in_place = _placement(einsum, cand, pos, buf, role, desc, desc_by_name, packings, strided, covered)
+    for pos, buf in enumerate(einsum.order):
+        target, in_place = plan.placement(pos)
         if in_place:
             continue
         copies.append(("write" if pos == 0 else "read", sch.reindex(block, buf.name)))
@@ -112,22 +104,42 @@ def rewrite_for_candidate(sch, cand: TensorizeCandidate) -> LoopRV:
     return tile_inner[0]
 
 
-def _placement(einsum: Einsum, cand, pos, buf, role, desc, desc_by_name, packings, strided, covered):
-    """The operand's target layout (outer iterators, then each desc dimension's block iterators) and whether the
-    intrinsic reads it where it is (no reindex copy)."""
-    o_part, d_part = _operand_dims(desc, desc_by_name[role], cand.mappings, cand.outer_iters, covered[pos])
-    target = [(k,) for k in o_part] + [(k,) for m in d_part for k in m.block_iters]
-    fused_target = [(k,) for k in o_part] + [tuple(m.block_iters) for m in d_part]
-    packed = role in packings  # always copied: the copy is what gets packed
-    plain = fused_target == target and _plain_access(einsum, buf, [t[0] for t in target])
-    in_place = (
-        (not packed and plain and len(d_part) <= 1)  # already indexed by its iterators in the final order
-        or (role in strided and plain)  # a row-strided tile of the operand as it is (e.g. AMX's A and C)
-        # rows at a shift by outer iterators (a direct convolution's taps on flat pixels)
-        or (role in strided and pos != 0 and not cand.needs_padding and _shifted_rows_in_place(einsum, buf, d_part))
-        # the intrinsic reads one element or one contiguous run of it
-        or (pos != 0 and not packed and not cand.needs_padding and _usable_in_place(einsum, buf, d_part)))
-    return target, in_place
+class _OperandPlan:
+    """What deciding each operand's layout needs: the candidate's desc (logical indices; ``packings`` for packed
+    operands), the desc operands its impl reads at any row stride, each block operand's role and iterators."""
+
+    def __init__(self, einsum: Einsum, cand: TensorizeCandidate):
+        from tensorize.ir.tensor_intrin import TensorIntrin
+
+        intrin = TensorIntrin.get(cand.intrin_name)
+        view = desc_view(intrin.desc)
+        self.einsum, self.cand = einsum, cand
+        self.strided = set(intrin.meta.extra.get(IN_PLACE_OPERANDS, ()))
+        self.desc, self.packings = view.einsum, view.packings
+        self.desc_by_name = {b.name: b for b in self.desc.accesses}
+        block_role = {b: name for name, b in ((d, bb) for d, bb in cand.operands)}  # block buffer -> desc name
+        self.roles = [block_role[b.name] for b in einsum.order]  # by first-appearance position
+        self.covered = {k: _covered_positions(einsum, b) for k, b in enumerate(einsum.order)}
+
+    def placement(self, pos: int):
+        """The operand's target layout (outer iterators, then each desc dimension's block iterators) and whether
+        the intrinsic reads it where it is (no reindex copy)."""
+        einsum, cand, role, buf = self.einsum, self.cand, self.roles[pos], self.einsum.order[pos]
+        o_part, d_part = _operand_dims(self.desc, self.desc_by_name[role], cand.mappings, cand.outer_iters,
+                                       self.covered[pos])
+        target = [(k,) for k in o_part] + [(k,) for m in d_part for k in m.block_iters]
+        fused_target = [(k,) for k in o_part] + [tuple(m.block_iters) for m in d_part]
+        packed = role in self.packings  # always copied: the copy is what gets packed
+        strided = role in self.strided
+        plain = fused_target == target and _plain_access(einsum, buf, [t[0] for t in target])
+        in_place = (
+            (not packed and plain and len(d_part) <= 1)  # already indexed by its iterators in the final order
+            or (strided and plain)  # a row-strided tile of the operand as it is (e.g. AMX's A and C)
+            # rows at a shift by outer iterators (a direct convolution's taps on flat pixels)
+            or (strided and pos != 0 and not cand.needs_padding and _shifted_rows_in_place(einsum, buf, d_part))
+            # the intrinsic reads one element or one contiguous run of it
+            or (pos != 0 and not packed and not cand.needs_padding and _usable_in_place(einsum, buf, d_part)))
+        return target, in_place
 
 
 def copied_operands(sch, cand: TensorizeCandidate) -> list[str]:
@@ -146,19 +158,9 @@ def copied_operands(sch, cand: TensorizeCandidate) -> list[str]:
     list of str
         Buffer names, output first.
     """
-    from tensorize.ir.tensor_intrin import TensorIntrin
-
     block = sch.get_block(cand.block_name, cand.func_name) if cand.func_name else sch.get_block(cand.block_name)
-    einsum = Einsum.of_block(sch.get(block))
-    intrin = TensorIntrin.get(cand.intrin_name)
-    view = desc_view(intrin.desc)
-    strided = set(intrin.meta.extra.get(IN_PLACE_OPERANDS, ()))
-    desc_by_name = {b.name: b for b in view.einsum.accesses}
-    block_role = {b: name for name, b in ((d, bb) for d, bb in cand.operands)}
-    covered = {k: _covered_positions(einsum, b) for k, b in enumerate(einsum.order)}
-    return [buf.name for pos, buf in enumerate(einsum.order)
-            if not _placement(einsum, cand, pos, buf, block_role[buf.name], view.einsum, desc_by_name, view.packings,
-                              strided, covered)[1]]
+    plan = _OperandPlan(Einsum.of_block(sch.get(block)), cand)
+    return [buf.name for pos, buf in enumerate(plan.einsum.order) if not plan.placement(pos)[1]]
 
 
 def _permute(sch, block, pos, layout, target) -> None:
