@@ -25,6 +25,7 @@ from tensorize.schedule import Schedule
 from tensorize.script import tir as T
 
 from .x86_amx import amx_matmul_intrin, emulation_intrin
+from .x86_amx_schedule import _operands
 from .x86_amx_tiles import INSTRUCTIONS
 
 
@@ -201,7 +202,7 @@ def schedule_amx_conv2d_direct(func, m_tiles: int = 2, n_tiles: int = 2, paralle
     """
     sch = Schedule(func)
     block = sch.get_block("C")
-    data, weight = (r.buffer for r in sch.get(block).reads if r.buffer.dtype in ("uint8", "int8", "bfloat16"))
+    data, weight = _operands(sch, block)
     out_rows, CO = (int(s) for s in sch.get(block).writes[0].buffer.shape)
     CI = int(data.shape[1])
     _, _, k_step, _ = INSTRUCTIONS[(data.dtype, weight.dtype)]
