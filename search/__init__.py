@@ -8,18 +8,40 @@ make the space, ``strategy/`` searches it, ``feature/`` + ``cost_model/`` score 
 
 ``search`` builds on ``tensorize`` and ``intrinsics`` and never imports ``experiments``.
 
+The names below are imported on first use (PEP 562), so that a process needing one part, such as a
+measurement worker (``search.measure.worker``), does not pay for parsing every intrinsic of the space.
+
 >>> import search
 >>> sorted(n for n in search.__all__ if n.islower())
 ['apply_candidate', 'compile_tir', 'compile_tir_top_k', 'get_tensorize_candidates', 'split_layout_rewrite', 'tune_graph', 'tune_tir']
+>>> search.tune_tir.__module__
+'search.tune'
 """
-from .candidates import (CandidateList, IterMapping, TensorizeCandidate, apply_candidate,
-                         get_tensorize_candidates)
-from .context import TuneContext
-from .database import Database, TuningRecord, Workload
-from tensorize.transform.split_layout_rewrite import LayoutRewrite, split_layout_rewrite
-from .tune import TuningReport, compile_tir, compile_tir_top_k, tune_tir
-from .tune_graph import tune_graph
+from __future__ import annotations
 
-__all__ = ["tune_graph", "tune_tir", "compile_tir", "compile_tir_top_k", "TuningReport", "TuneContext",
-           "get_tensorize_candidates", "apply_candidate", "TensorizeCandidate", "IterMapping", "CandidateList", "Database", "TuningRecord", "Workload",
-           "split_layout_rewrite", "LayoutRewrite"]
+import importlib
+
+#: Each public name and the module it comes from.
+_EXPORTS = {
+    "tune_graph": ".tune_graph", "tune_tir": ".tune", "compile_tir": ".tune", "compile_tir_top_k": ".tune",
+    "TuningReport": ".tune", "TuneContext": ".context", "get_tensorize_candidates": ".candidates",
+    "apply_candidate": ".candidates", "TensorizeCandidate": ".candidates", "IterMapping": ".candidates",
+    "CandidateList": ".candidates", "Database": ".database", "TuningRecord": ".database", "Workload": ".database",
+    "split_layout_rewrite": "tensorize.transform.split_layout_rewrite",
+    "LayoutRewrite": "tensorize.transform.split_layout_rewrite",
+}
+
+__all__ = list(_EXPORTS)
+
+
+def __getattr__(name: str):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'search' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
