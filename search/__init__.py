@@ -1,9 +1,9 @@
 """Search: the auto-scheduler around TensorIR (MetaSchedule-shaped).
 
 ``tune_tir`` searches schedules of a program for a target and records every measurement in a
-database; ``compile_tir`` replays the best one (``compile_tir_top_k`` the best few). Each component is a small class chosen by name
-(see each folder's registry): ``schedule_rule/``, ``postproc/``, ``mutator/`` and ``candidates/``
-make the space, ``strategy/`` searches it, ``feature/`` + ``cost_model/`` score candidates,
+database; ``compile_tir`` replays the best one (``compile_tir_top_k`` the best few). Each component is a
+small class chosen by name (see each folder's registry): ``schedule_rule/``, ``postproc/``, ``mutator/`` and
+``candidates/`` make the space, ``strategy/`` searches it, ``feature/`` + ``cost_model/`` score candidates,
 ``measure/`` builds and times them in isolation, ``database/`` keeps the records.
 
 ``search`` builds on ``tensorize`` and ``intrinsics`` and never imports ``experiments``.
@@ -12,8 +12,9 @@ The names below are imported on first use (PEP 562), so that a process needing o
 measurement worker (``search.measure.worker``), does not pay for parsing every intrinsic of the space.
 
 >>> import search
->>> sorted(n for n in search.__all__ if n.islower())
-['apply_candidate', 'compile_tir', 'compile_tir_top_k', 'get_tensorize_candidates', 'split_layout_rewrite', 'tune_graph', 'tune_tir']
+>>> sorted(n for n in search.__all__ if n.islower())  # doctest: +NORMALIZE_WHITESPACE
+['apply_candidate', 'compile_tir', 'compile_tir_top_k', 'get_tensorize_candidates', 'split_layout_rewrite',
+ 'tune_graph', 'tune_tir']
 >>> search.tune_tir.__module__
 'search.tune'
 """

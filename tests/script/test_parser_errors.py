@@ -149,3 +149,27 @@ def test_parsing_pauses_the_collector_and_restores_it():
         assert not gc.isenabled()  # a caller's choice to keep it off is respected
     finally:
         gc.enable()
+
+
+def test_one_def_decorated_per_configuration_sees_each_configuration():
+    """The source of a ``def`` is read once per code object; each decoration still evaluates its own closure."""
+    def factory(n):
+        @T.prim_func
+        def f(A: T.Buffer((n,), "float32")):
+            for i in range(n):
+                with T.block("b"):
+                    vi = T.axis.spatial(n, i)
+                    A[vi] = T.float32(n)
+        return f
+
+    four, eight = factory(4), factory(8)
+    assert [int(s) for s in four.buffer_map[four.params[0]].shape] == [4]
+    assert [int(s) for s in eight.buffer_map[eight.params[0]].shape] == [8]
+    assert "T.float32(8.0)" in eight.script() and "T.float32(8.0)" not in four.script()
+
+
+def test_a_function_without_readable_source_names_itself_and_the_fix():
+    namespace = {"T": T}
+    exec("def made_by_exec(A: T.Buffer((4,), 'float32')):\n    A[0] = T.float32(1)\n", namespace)
+    with pytest.raises(DiagnosticError, match="made_by_exec.*from_source"):
+        T.prim_func(namespace["made_by_exec"])

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import functools
 import gc
 import importlib
 import importlib.util
@@ -152,10 +153,18 @@ def parse_prim_func(pyfunc, check_well_formed: bool = True, private: bool = Fals
     if not inspect.isfunction(pyfunc):
         raise TypeError(f"@T.prim_func decorates a function, not a {type(pyfunc).__name__}")
     frame = _caller_frame()
-    source = Source.from_object(pyfunc)
     with _gc_paused():
-        fdef = _find_def(source.parse(), ast.FunctionDef, pyfunc.__name__)
+        source, fdef = _function_source(pyfunc.__code__, pyfunc.__name__)
         return parse_function_def(source, fdef, _environment(pyfunc, frame), check_well_formed, private)
+
+
+@functools.lru_cache(maxsize=1024)
+def _function_source(code, name: str) -> tuple[Source, ast.FunctionDef]:
+    """The source and ``def`` node of a function's code object, read and parsed once: intrinsic factories
+    decorate one nested ``def`` per configuration (47 AMX blockings from one template), and reading a
+    function's source from its file takes milliseconds. The parser does not modify the tree."""
+    source = Source.from_object(code)
+    return source, _find_def(source.parse(), ast.FunctionDef, name)
 
 
 # -- from_source -----------------------------------------------------------------------------

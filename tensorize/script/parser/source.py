@@ -54,7 +54,7 @@ class Source:
 
         Parameters
         ----------
-        obj : function or class
+        obj : function, class or code object
             The object.
 
         Returns
@@ -66,8 +66,9 @@ class Source:
             lines, start_line = inspect.getsourcelines(obj)
             source_name = inspect.getsourcefile(obj) or inspect.getfile(obj)
         except (OSError, TypeError) as err:
+            name = getattr(obj, "__qualname__", getattr(obj, "co_qualname", obj))
             raise DiagnosticError(
-                f"cannot read the source of {getattr(obj, '__qualname__', obj)!r} ({err}); TVMScript needs the "
+                f"cannot read the source of {name!r} ({err}); TVMScript needs the "
                 "function's source: define it in a file or a notebook cell, or pass the text to "
                 "tensorize.script.from_source") from None
         text = "".join(lines)
