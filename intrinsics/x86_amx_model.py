@@ -41,6 +41,17 @@ def _bytes(ptr) -> tuple[np.ndarray, int]:
     return flat.view(np.uint8), ptr.offset * flat.dtype.itemsize
 
 
+def _row_slices(instruction: str, tile: np.ndarray, size: int, off: int, stride):
+    """``(row, byte slice)`` of each of ``tile``'s rows at ``off + row * stride`` in a buffer of ``size`` bytes;
+    AMXError naming ``instruction`` for a row outside it."""
+    width = tile.shape[1]
+    for r in range(tile.shape[0]):
+        start = off + r * int(stride)
+        if start < 0 or start + width > size:
+            raise AMXError(f"{instruction}: row {r} at byte {start} is outside the buffer ({size} bytes)")
+        yield r, slice(start, start + width)
+
+
 def bf16_to_f32(bits: np.ndarray) -> np.ndarray:
     """bfloat16 bit patterns (uint16) -> float32, denormals flushed to zero (AMX reads them as zero).
 
@@ -138,11 +149,8 @@ class AMXModel:
         """
         tile = self._tile(t)
         raw, off = _bytes(ptr)
-        for r in range(tile.shape[0]):
-            start = off + r * int(stride)
-            if start < 0 or start + tile.shape[1] > raw.size:
-                raise AMXError(f"tileloadd: row {r} at byte {start} is outside the buffer ({raw.size} bytes)")
-            tile[r] = raw[start:start + tile.shape[1]]
+        for r, row in _row_slices("tileloadd", tile, raw.size, off, stride):
+            tile[r] = raw[row]
         return 0
 
     def tilestored64(self, t, ptr, stride) -> int:
@@ -169,11 +177,8 @@ class AMXModel:
         """
         tile = self._tile(t)
         raw, off = _bytes(ptr)
-        for r in range(tile.shape[0]):
-            start = off + r * int(stride)
-            if start < 0 or start + tile.shape[1] > raw.size:
-                raise AMXError(f"tilestored: row {r} at byte {start} is outside the buffer ({raw.size} bytes)")
-            raw[start:start + tile.shape[1]] = tile[r]
+        for r, row in _row_slices("tilestored", tile, raw.size, off, stride):
+            raw[row] = tile[r]
         return 0
 
     def tilezero(self, t) -> int:
