@@ -353,6 +353,12 @@ def test_model_faults_like_the_hardware():
     model.ldtilecfg(Pointer(np.array(tile_config(rows=8), np.int64), 0))
     with pytest.raises(AMXError, match="shapes do not fit"):  # 8-row A and B tiles cannot make a 64-deep dot
         model.int8_dot("tdpbusd", 0, 4, 6)
+    rows = np.zeros(8 * 64 + 63, np.uint8)  # 8 rows of 64 bytes at a 64-byte stride fit; at 65 the last does not
+    model.tileloadd64(0, Pointer(rows, 0), 64)
+    model.tilestored64(0, Pointer(rows, 63), 64)
+    for instruction in (model.tileloadd64, model.tilestored64):
+        with pytest.raises(AMXError, match=r"row 7 at byte 520 is outside the buffer \(575 bytes\)"):
+            instruction(0, Pointer(rows, 65), 65)
 
 
 # -- numerics: the descriptions in place of the instructions, compiled for this CPU -----------------
