@@ -102,18 +102,30 @@ def has_if_then_else(block: Block) -> bool:
 
 def is_elementwise_of(consumer: Block, producer: Block) -> bool:
     """``consumer`` is spatial, a single store, and reads what ``producer`` writes at its own output
-    indices (ReLU, bias add, cast after a GEMM)."""
+    indices (ReLU, bias add, cast after a GEMM), or at its own iterators in order (an epilogue whose iteration
+    space was remapped with the producer's buffer, e.g. image rows and columns fused into pixels, storing
+    ``out[n, p // W, p % W, c]``); an iterator of extent 1 may be read as the constant 0 (a model's batch of
+    one: ``clip[v_n, y, x, c] = f(conv[0, y, x, c])``)."""
     if not is_spatial(consumer) or not isinstance(consumer.body, BufferStore):
         return False
     written = {id(w.buffer) for w in producer.writes}
     store = consumer.body
+    unit = {id(iv.var) for iv in consumer.iter_vars if isinstance(iv.dom.extent, E.IntImm) and iv.dom.extent.value == 1}
+    iterators = [iv.var for iv in consumer.iter_vars]
+
+    def same(read, index) -> bool:
+        if read.same_as(index) if hasattr(read, "same_as") else read is index:
+            return True
+        return id(index) in unit and isinstance(read, E.IntImm) and read.value == 0
+
+    def matches(indices, targets) -> bool:
+        return len(indices) == len(targets) and all(same(a, b) for a, b in zip(indices, targets))
+
     ok = []
 
     def visit(node):
         if isinstance(node, E.BufferLoad) and id(node.buffer) in written:
-            ok.append(len(node.indices) == len(store.indices)
-                      and all(a.same_as(b) if hasattr(a, "same_as") else a is b
-                              for a, b in zip(node.indices, store.indices)))
+            ok.append(matches(node.indices, store.indices) or matches(node.indices, iterators))
 
     post_order_visit(store.value, visit)
     return bool(ok) and all(ok)

@@ -37,7 +37,7 @@ from .register_tile import (_lane_width, _register_tile, _scored_register_tile, 
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["default_schedules", "tiled_schedule", "simple_schedule", "schedule_variants"]
+__all__ = ["default_schedules", "tiled_schedule", "simple_schedule", "schedule_variants", "fuse_image_pixels"]
 
 
 def _is_reduction(sch: Schedule, block) -> bool:
@@ -196,7 +196,7 @@ def _inline_padding(sch: Schedule, block) -> None:
             logger.debug("cannot inline the padding of %s", _name(block))
 
 
-def _fuse_image_rows(sch: Schedule, block, epilogue, lanes: int):
+def fuse_image_pixels(sch: Schedule, block, epilogue, lanes: int):
     """Fuse the image rows and columns of ``block`` (its second- and third-to-last spatial axes, e.g. a
     convolution's ``y``, ``x``), of the buffer it writes and of ``epilogue`` (else of a local copy made
     here) into one axis of pixels, where the register tile then fills better: a 7x7 image gives 7 rows,
@@ -207,8 +207,24 @@ def _fuse_image_rows(sch: Schedule, block, epilogue, lanes: int):
     an operand is indexed by only one of the two (a Winograd GEMM's weights by tile position: a tile of rows
     would need a weight vector per row). An epilogue of another shape (a transposed convolution interleaving its
     phases) does not follow: the tile goes to a local copy, and the caller runs the epilogue as a pass of its
-    own. Returns the consumer of the fused buffer (the epilogue or the copy), or None when nothing was
-    fused."""
+    own. The search's ``multi_level_tiling`` makes the same fusion a sketch of its own.
+
+    Parameters
+    ----------
+    sch : Schedule
+        The schedule, changed in place when the pixels fuse (all steps, or none).
+    block : BlockRV
+        A reduction block with spatial iterators first (``..., y, x, c, <reduction>``) storing ``buf[spatial]``.
+    epilogue : BlockRV or None
+        Its elementwise consumer, whose iteration space follows; None (or another shape): a local copy.
+    lanes : int
+        Vector lanes of the target (the register tile the criterion scores).
+
+    Returns
+    -------
+    BlockRV or None
+        The consumer of the fused buffer (the epilogue or the copy), or None when nothing was fused.
+    """
     blk = sch.get(block)
     ivs = blk.iter_vars
     ns = _num_spatial(sch, block)
@@ -282,7 +298,7 @@ def _schedule_reduction(sch: Schedule, block, epilogue, lanes: int, stream_all: 
         reuse_rows(sch, block, spatial)
         loops = sch.get_loops(block)
         spatial, reduce = loops[:ns], loops[ns:]
-        consumer = _fuse_image_rows(sch, block, epilogue, lanes)
+        consumer = fuse_image_pixels(sch, block, epilogue, lanes)
         if consumer is not None:
             cache = consumer if consumer != epilogue else None
             if cache is not None and epilogue is not None:  # fused without the epilogue (another shape)

@@ -104,7 +104,7 @@ def reuse_rows(sch, block, spatial: list) -> None:
     loops, bound one to one to its iterators). Where the second-to-last axis indexes an operand that the vector
     axis indexes too (each row would need its own weight vectors), the axes that index none of those operands
     move innermost, before the vector axis: when the block writes an intermediate buffer in iterator order,
-    by permuting the block's iterators and that buffer's layout alike (so that ``_fuse_image_rows`` may then
+    by permuting the block's iterators and that buffer's layout alike (so that ``fuse_image_pixels`` may then
     fuse two such axes into one of pixels), else by reordering the loops (the innermost such axis only). A
     transposed convolution's output phases pick its kernel taps: a tile of phases loaded 2 weight vectors per
     2 multiply-adds, a tile of 4 output columns 2 per 8.

@@ -66,3 +66,16 @@ def row_sum(M, K):
                 B[vi] = B[vi] + A[vi, vk]
 
     return rsum
+
+
+def conv1x1_batch1_relu(H, W, CI, CO):
+    """A batch-1 NHWC 1x1 convolution and a ReLU reading it at batch index 0, as a model's task has them."""
+    from tensorize import te
+
+    data = te.placeholder((1, H, W, CI), name="data")
+    weight = te.placeholder((CI, CO), name="weight")
+    rc = te.reduce_axis((0, CI), "rc")
+    conv = te.compute((1, H, W, CO), lambda n, y, x, c: te.sum(data[n, y, x, rc] * weight[rc, c], axis=[rc]),
+                      name="conv")
+    relu = te.compute((1, H, W, CO), lambda n, y, x, c: te.max(conv[0, y, x, c], 0.0), name="relu")
+    return te.create_prim_func([data, weight, relu])

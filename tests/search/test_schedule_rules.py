@@ -7,7 +7,7 @@ from search.schedule_rule import (LAYOUT_REWRITE_PREPROC, PARALLEL, RULES, UNROL
 from search.schedule_rule.analysis import AUTO_TENSORIZE, TILED
 from search.space_generator import PostOrderApply
 from tensorize.schedule import Schedule
-from tests.search.space_workloads import gemm_bias_relu, gemm_f32, row_sum
+from tests.search.space_workloads import conv1x1_batch1_relu, gemm_bias_relu, gemm_f32, row_sum
 from tests.workloads import int8_gemm
 
 HOST = "llvm -mcpu=haswell"
@@ -172,3 +172,28 @@ def test_padding_is_not_inlined_into_a_tensorized_convolution():
     posts = default_postprocs(ctx)
     for sketch in tensorized:
         sample_candidate(ctx, sketch, posts, seed=0)  # raises if the sketch cannot be tensorized
+
+
+def test_a_batch_one_epilogue_reading_index_0_is_fused_and_small_images_get_pixel_sketches():
+    """A model's epilogue reads ``conv[0, y, x, c]``: it is elementwise (batch extent 1), so the write stage fuses it
+    into the tile; a 7x7 image also gets sketches with its rows and columns fused into 49 pixels (the default
+    schedule's fusion), in the convolution, its buffer and the epilogue alike."""
+    from search.schedule_rule.analysis import is_elementwise_of
+
+    sch = Schedule(conv1x1_batch1_relu(7, 7, 16, 32))
+    assert is_elementwise_of(sch.get(sch.get_block("relu")), sch.get(sch.get_block("conv")))
+    ctx = TuneContext.create(conv1x1_batch1_relu(7, 7, 16, 32), HOST, intrinsics=(), seed=0)
+    space = PostOrderApply().generate_design_space(ctx)
+    pixels = [s for s in space if any(i.kind == "transform_layout" for i in s.trace.insts)]
+    assert len(space) == 6 and len(pixels) == 3
+    for s in space:
+        assert "conv_global" not in _blocks(s)  # the ReLU is the write stage, never a cache
+    for s in pixels:
+        assert [int(iv.dom.extent) for iv in s.get(s.get_block("conv")).iter_vars] == [1, 49, 32, 16]
+        assert [int(b) for b in s.get(s.get_block("relu")).writes[0].buffer.shape] == [1, 7, 7, 32]
+    rules = [AutoInline(), MultiLevelTiling(fuse_pixels=False)]
+    assert len(PostOrderApply(rules=rules).generate_design_space(ctx)) == 3
+    # rows of 12 pixels, which two tiles of 6 fill, stay apart: no pixel sketch
+    wide = TuneContext.create(conv1x1_batch1_relu(4, 12, 16, 32), HOST, intrinsics=(), seed=0)
+    assert not any(i.kind == "transform_layout" for s in PostOrderApply().generate_design_space(wide)
+                   for i in s.trace.insts)

@@ -11,7 +11,7 @@ from search.postproc import default_postprocs
 from search.space_generator import PostOrderApply, blocks_post_order, replay_candidate, sample_candidate
 from tensorize.ir import structural_equal
 from tensorize.schedule import Schedule, ScheduleError
-from tests.search.space_workloads import depthwise_f32, gemm_bias_relu, gemm_f32
+from tests.search.space_workloads import conv1x1_batch1_relu, depthwise_f32, gemm_bias_relu, gemm_f32
 from tests.workloads import conv2d_nhwc_int8, int8_gemm
 
 HOST = "llvm -mcpu=native"
@@ -72,6 +72,14 @@ def test_int8_conv2d_nhwc_candidates_equal_numpy():
 
 def test_depthwise_candidates_equal_numpy():
     _check_samples(depthwise_f32(10, 10, 16, 3, 3), 3)
+
+
+def test_pixel_fused_convolution_candidates_equal_numpy():
+    """Every sketch of a 7x7 image, its rows and columns fused into pixels or not, with the ReLU as its write stage."""
+    space, expected, arrays, _ = _check_samples(conv1x1_batch1_relu(7, 7, 16, 32), 6)
+    assert len(space) == 6
+    ref = np.maximum(np.einsum("nyxc,ck->nyxk", arrays[0], arrays[1]), 0)
+    np.testing.assert_allclose(expected, ref, rtol=1e-4, atol=1e-4)
 
 
 @pytest.mark.skipif("avx2" not in tvm.target.host_cpu()[1], reason="the host CPU lacks avx2")
