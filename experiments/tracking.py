@@ -1,5 +1,7 @@
 """MLflow tracking of experiment runs. The default store is a local SQLite file (no server);
-any tracking URI works by configuration (``tracking.uri=http://host:5000``).
+any tracking URI works by configuration (``tracking.uri=http://host:5000``). With a SQLite store, an
+experiment the harness creates keeps its artifacts beside the database (``<folder>/mlruns/<experiment>``), not in
+whatever folder the process runs in (MLflow's default, ``./mlruns``).
 
 A run records the host and process id that own it. A process killed mid-run (``kill -9``, a lost
 machine) leaves its run marked RUNNING; the next run of the same experiment marks such stale runs
@@ -9,7 +11,9 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import socket
+from pathlib import Path
 from contextlib import contextmanager
 from typing import Any, Iterator, Mapping
 
@@ -52,7 +56,7 @@ class Tracker:
 
         self._mlflow = mlflow
         mlflow.set_tracking_uri(self.uri)
-        experiment = mlflow.set_experiment(self.experiment_name)
+        experiment = _experiment(mlflow, self.experiment_name, self.uri)
         mark_stale_runs_killed(experiment.experiment_id)
         all_tags = {_HOST_TAG: socket.gethostname(), _PID_TAG: str(os.getpid()), **dict(tags or {})}
         if sweep:
@@ -101,6 +105,46 @@ class Tracker:
 
 
 _HOST_TAG, _PID_TAG = "tensorize.host", "tensorize.pid"
+
+
+def artifact_root(uri: str, experiment_name: str) -> str | None:
+    """Where a new experiment's artifacts go for the tracking ``uri``: beside a SQLite database, under
+    ``mlruns/<experiment name>``; None (MLflow's choice) for another store.
+
+    Parameters
+    ----------
+    uri : str
+        The tracking URI.
+    experiment_name : str
+        The experiment.
+
+    Returns
+    -------
+    str or None
+        A ``file://`` URI.
+
+    Examples
+    --------
+    >>> artifact_root("sqlite:////data/runs/mlflow.db", "dep conv")
+    'file:///data/runs/mlruns/dep_conv'
+    >>> artifact_root("http://host:5000", "gmm") is None
+    True
+    """
+    if not uri.startswith("sqlite:///"):
+        return None
+    database = Path(os.path.abspath(uri[len("sqlite:///"):]))
+    return (database.parent / "mlruns" / re.sub(r"[^A-Za-z0-9_.-]", "_", experiment_name)).as_uri()
+
+
+def _experiment(mlflow, name: str, uri: str):
+    """``mlflow.set_experiment(name)``, creating it first with its artifacts at ``artifact_root`` when missing."""
+    location = artifact_root(uri, name)
+    if location is not None and mlflow.get_experiment_by_name(name) is None:
+        try:
+            mlflow.create_experiment(name, artifact_location=location)
+        except mlflow.exceptions.MlflowException:  # another job of the sweep created it first
+            pass
+    return mlflow.set_experiment(name)
 SWEEP_TAG, KIND_TAG = "tensorize.sweep", "tensorize.kind"
 
 

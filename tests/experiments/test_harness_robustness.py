@@ -97,3 +97,16 @@ def test_a_writer_killed_mid_write_leaves_a_whole_file(tmp_path):
         proc.join(10)
         lines = open(path).read().splitlines()
         assert len(lines) == 20001 and lines[-1].startswith("end ")
+
+
+def test_artifacts_go_beside_the_sqlite_store_not_into_the_working_folder(tmp_path, monkeypatch):
+    pytest.importorskip("mlflow")
+    store, elsewhere = tmp_path / "store", tmp_path / "elsewhere"
+    store.mkdir()
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    tracker = Tracker(True, f"sqlite:///{store / 'mlflow.db'}", "where artifacts go")
+    with tracker.run("one", {"a": 1}):
+        tracker.log_text("kernel", "kernel.ll")
+    assert list((store / "mlruns" / "where_artifacts_go").glob("*/artifacts/kernel.ll"))
+    assert not list(elsewhere.iterdir())
