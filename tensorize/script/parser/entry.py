@@ -154,7 +154,7 @@ def parse_prim_func(pyfunc, check_well_formed: bool = True, private: bool = Fals
         raise TypeError(f"@T.prim_func decorates a function, not a {type(pyfunc).__name__}")
     frame = _caller_frame()
     with _gc_paused():
-        source, fdef = _function_source(pyfunc.__code__, pyfunc.__name__)
+        source, fdef = _function_source(inspect.unwrap(pyfunc).__code__, pyfunc.__name__)  # as getsource does
         return parse_function_def(source, fdef, _environment(pyfunc, frame), check_well_formed, private)
 
 
