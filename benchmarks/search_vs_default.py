@@ -14,9 +14,9 @@ means the search found a program faster than the default schedule.
 from __future__ import annotations
 
 import argparse
+import functools
 import logging
 import os
-import statistics
 import sys
 import tempfile
 
@@ -26,50 +26,44 @@ import numpy as np  # noqa: E402
 
 import search  # noqa: E402
 import tensorize as tvm  # noqa: E402
+from experiments.e2e import time_alternating  # noqa: E402
 from experiments.models import MODELS  # noqa: E402
 from search.database import trace_key  # noqa: E402
 from tensorize.frontend import from_onnx  # noqa: E402
 from tensorize.graph.build import default_schedule_variants, graph_tasks  # noqa: E402
 
 TARGET = "llvm -mcpu=native"
+CALLS = 50  # kernel calls a round
 
 
 def best_programs(db, mod, defaults):
-    """The database's fastest default schedule and fastest other program (median of each one's measurements)."""
-    workload = db.commit_workload(mod)
-    times, records = {}, {}
-    for rec in db.records_of(workload, TARGET):
-        if rec.is_valid:
-            times.setdefault(rec.trace_key, []).append(rec.mean_run_secs)
-            records[rec.trace_key] = rec
+    """The database's fastest default schedule and fastest other program (``Database.get_top_k``'s ranking by
+    each program's median measurement)."""
     default_keys = {trace_key(d.trace.as_json()) for d in defaults}
-    ranked = sorted(times, key=lambda k: statistics.median(times[k]))
-    default = next(k for k in ranked if k in default_keys)
-    searched = next((k for k in ranked if k not in default_keys), None)
-    return records[default].replay().mod, records[searched].replay().mod if searched else None
+    ranked = db.get_top_k(db.commit_workload(mod), 1 << 30, target=TARGET)
+    default = next(r for r in ranked if r.trace_key in default_keys)
+    searched = next((r for r in ranked if r.trace_key not in default_keys), None)
+    return default.replay().mod, searched.replay().mod if searched else None
 
 
 def paired(mods: dict, func, rounds: int) -> dict:
-    """Median seconds of each module over ``rounds`` interleaved rounds, outputs checked against ``func``'s."""
+    """Median seconds per call of each module over ``rounds`` interleaved rounds of ``CALLS`` calls
+    (``experiments.e2e.time_alternating``), outputs checked against ``func``'s."""
     rng = np.random.default_rng(0)
     shapes = [([int(s) for s in func.buffer_map[p].shape], func.buffer_map[p].dtype) for p in func.params]
     inputs = [rng.standard_normal(shape).astype(dtype) for shape, dtype in shapes[:-1]]
     out_shape, out_dtype = shapes[-1]
     expected = tvm.nd.array(np.zeros(out_shape, out_dtype))
     tvm.build(func, target=TARGET)(*[tvm.nd.array(x) for x in inputs], expected)
-    timers = {}
+    rounds_of = {}
     for name, mod in mods.items():
         lib = tvm.build(mod, target=TARGET)
         args = [tvm.nd.array(x) for x in inputs] + [tvm.nd.array(np.zeros(out_shape, out_dtype))]
         lib(*args)
         np.testing.assert_allclose(args[-1].numpy(), expected.numpy(), rtol=1e-3, atol=1e-3)
-        evaluator = lib.time_evaluator(lib.entry_name, tvm.cpu(), number=50, repeat=1)
-        timers[name] = (evaluator, args)
-    seconds = {name: [] for name in timers}
-    for _ in range(rounds):
-        for name, (evaluator, args) in timers.items():
-            seconds[name].append(evaluator(*args).mean)
-    return {name: float(np.median(v)) for name, v in seconds.items()}
+        rounds_of[name] = functools.partial(lib.time_evaluator(lib.entry_name, tvm.cpu(), number=CALLS, repeat=1),
+                                            *args)
+    return {name: secs / CALLS for name, secs in time_alternating(rounds_of, repeat=rounds, min_secs=0).items()}
 
 
 def main(argv=None) -> None:
