@@ -173,11 +173,10 @@ class _Promoter(StmtExprMutator):
             if store is None:
                 continue
             for m in range(q + 1, len(seq)):
-                later = seq[m]
-                access = tile_access(later, _STORE) or tile_access(later, TILE_LOADS)
+                later_store = tile_access(seq[m], _STORE)
+                access = later_store or tile_access(seq[m], TILE_LOADS)
                 if access is not None and access[1].data is store[1].data:
-                    is_store = tile_access(later, _STORE) is not None
-                    if is_store and access[3] == store[3] and difference(access[2], store[2]) == 0 and \
+                    if later_store is not None and access[3] == store[3] and difference(access[2], store[2]) == 0 and \
                             self.shapes[access[0]] == self.shapes[store[0]]:
                         out[q] = None
                         break
